@@ -1,0 +1,17 @@
+// Command regctl shows, reads and writes how kube-apiserver stores the core
+// API in etcd, using the server's own storage code.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := Run(ctx, IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}

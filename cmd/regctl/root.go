@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/regctl/regctl/internal/logs"
+	"github.com/regctl/regctl/internal/wiring"
+)
+
+// IOStreams are the streams a command reads and writes: data goes to Out,
+// progress and warnings to ErrOut.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// globalOptions are shared by every command: kube-apiserver's storage flags,
+// verbosity and the request timeout.
+type globalOptions struct {
+	IO             IOStreams
+	Server         *wiring.Options
+	Verbosity      int
+	RequestTimeout time.Duration
+}
+
+// wiringConfig is what a command hands to wiring.Build.
+func (g *globalOptions) wiringConfig() wiring.Config {
+	return wiring.Config{Options: g.Server, Timeout: g.RequestTimeout}
+}
+
+// exitError carries an exit code other than 1.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// Run runs regctl with args and returns the process exit code. The whole CLI
+// is callable from tests with buffers for streams.
+func Run(ctx context.Context, streams IOStreams, args []string) int {
+	root := newRootCmd(streams)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(streams.ErrOut, "error: %s\n", oneLine(ee.err))
+		}
+		return ee.code
+	}
+	fmt.Fprintf(streams.ErrOut, "error: %s\n", oneLine(err))
+	return 1
+}
+
+// oneLine keeps an error to the single line regctl promises.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+func newRootCmd(streams IOStreams) *cobra.Command {
+	g := &globalOptions{IO: streams, Server: wiring.NewOptions(), RequestTimeout: 5 * time.Second}
+	cmd := &cobra.Command{
+		Use:   "regctl",
+		Short: "See and touch how kube-apiserver stores the core API in etcd",
+		Long: `regctl instantiates kube-apiserver's own storage map for the core API (/api/v1),
+with the server's code and flags, and shows how each path is stored in etcd.
+
+Storage flags are kube-apiserver's (--etcd-servers, --etcd-prefix, --watch-cache,
+--watch-cache-sizes, --storage-media-type, --encryption-provider-config, ...),
+so a server's command line can be reused as is. Without --etcd-servers, regctl
+builds the map on an ephemeral in-process etcd.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			logs.Setup(g.Verbosity, streams.ErrOut)
+			return nil
+		},
+	}
+	cmd.SetIn(streams.In)
+	cmd.SetOut(streams.Out)
+	cmd.SetErr(streams.ErrOut)
+
+	fs := cmd.PersistentFlags()
+	fs.IntVarP(&g.Verbosity, "v", "v", 0, "Log level for klog, grpc and etcd; 0 is silent")
+	fs.DurationVar(&g.RequestTimeout, "request-timeout", g.RequestTimeout, "How long to wait for etcd to answer a request, including dialing it")
+	g.Server.AddFlags(fs)
+
+	cmd.AddCommand(newRoutesCmd(g, nil))
+	return cmd
+}

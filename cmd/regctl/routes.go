@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/wiring"
+)
+
+type routesOptions struct {
+	*globalOptions
+	Output render.Format
+}
+
+var routesFormats = []render.Format{render.Table, render.Wide, render.YAML, render.JSON}
+
+func newRoutesCmd(g *globalOptions, runF func(context.Context, *routesOptions) error) *cobra.Command {
+	opts := &routesOptions{globalOptions: g}
+	var output string
+	cmd := &cobra.Command{
+		Use:   "routes [-o table|wide|yaml|json]",
+		Short: "Print every path of the core storage map and how it is stored",
+		Long: `Print every path kube-apiserver serves under /api/v1 with its scope, etcd key
+prefix, storage decorator (watch cache or not), kind, verbs and storage version.
+
+The map is built by the server's own code from the given kube-apiserver flags.
+The output is sorted and deterministic, so it can be committed and diffed.`,
+		Example: `  # The default kube-apiserver's core storage map
+  regctl routes
+
+  # With kind, verbs, storage version and Go type
+  regctl routes -o wide
+
+  # As a server with watch caching off for secrets would store things
+  regctl routes --watch-cache-sizes=secrets#0 -o yaml`,
+		Args: cobra.NoArgs,
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			f, err := render.ParseFormat(output, routesFormats...)
+			opts.Output = f
+			return err
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runRoutes(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", string(render.Table), "Output format: table|wide|yaml|json")
+	return cmd
+}
+
+func runRoutes(ctx context.Context, opts *routesOptions) error {
+	w, err := wiring.Build(ctx, opts.wiringConfig())
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	return render.Print(opts.IO.Out, opts.Output, w.Table)
+}

@@ -1,0 +1,61 @@
+package etcdview
+
+import (
+	"bytes"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/recognizer"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	"sigs.k8s.io/yaml"
+)
+
+// MediaType names the encoding of a stored value by asking each of the
+// apiserver's serializers whether it recognizes the bytes (protobuf by its
+// "k8s\x00" magic, CBOR by its self-describing tag, JSON by shape). YAML has
+// no marker, so it is the answer only when the bytes parse as a YAML object
+// with a kind. Encrypted values are opaque: check ParseEnvelope first.
+func MediaType(data []byte) string {
+	for _, info := range legacyscheme.Codecs.SupportedMediaTypes() {
+		rd, ok := info.Serializer.(recognizer.RecognizingDecoder)
+		if !ok {
+			continue
+		}
+		if recognized, unknown, err := rd.RecognizesData(data); err == nil && recognized && !unknown {
+			return info.MediaType
+		}
+	}
+	var meta runtime.TypeMeta
+	if err := yaml.Unmarshal(data, &meta); err == nil && meta.Kind != "" {
+		return runtime.ContentTypeYAML
+	}
+	return "unknown"
+}
+
+// envelopePrefix starts every value written by an encrypting transformer:
+// k8s:enc:<provider>:<version>:<key name>:<ciphertext>.
+const envelopePrefix = "k8s:enc:"
+
+// Envelope is the plain-text header of an encrypted value.
+type Envelope struct {
+	Provider string // aescbc, aesgcm, secretbox, kms
+	Version  string // v1, v2
+	Key      string // the key or KMS plugin name from the encryption config
+}
+
+func (e Envelope) String() string {
+	return e.Provider + ":" + e.Version + ":" + e.Key
+}
+
+// ParseEnvelope reads the envelope of an encrypted value; ok is false when
+// the value is not encrypted.
+func ParseEnvelope(data []byte) (Envelope, bool) {
+	if !bytes.HasPrefix(data, []byte(envelopePrefix)) {
+		return Envelope{}, false
+	}
+	parts := strings.SplitN(string(data[len(envelopePrefix):min(len(data), 512)]), ":", 4)
+	if len(parts) < 4 {
+		return Envelope{}, false
+	}
+	return Envelope{Provider: parts[0], Version: parts[1], Key: parts[2]}, true
+}

@@ -1,0 +1,139 @@
+// Package render is the one place where regctl formats output: tables
+// (tablewriter), YAML (sigs.k8s.io/yaml) and JSON.
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+	"sigs.k8s.io/yaml"
+)
+
+// Format is an output format.
+type Format string
+
+const (
+	Table Format = "table"
+	Wide  Format = "wide"
+	YAML  Format = "yaml"
+	JSON  Format = "json"
+	Name  Format = "name"
+)
+
+// Tabular is a value that can be shown as a table. Header and Rows are pure:
+// they only project the value, so a table is a view of the same data the
+// yaml and json formats print.
+type Tabular interface {
+	Header(wide bool) []string
+	Rows(wide bool) [][]string
+}
+
+// Named is a value that can be printed one name per line (-o name).
+type Named interface {
+	Names() []string
+}
+
+// ParseFormat checks a -o value against the formats a command supports.
+func ParseFormat(s string, valid ...Format) (Format, error) {
+	for _, f := range valid {
+		if Format(s) == f {
+			return f, nil
+		}
+	}
+	names := make([]string, len(valid))
+	for i, f := range valid {
+		names[i] = string(f)
+	}
+	return "", fmt.Errorf("unknown output format %q: valid values are %s", s, strings.Join(names, "|"))
+}
+
+// Print writes v to w in format f.
+func Print(w io.Writer, f Format, v any) error {
+	switch f {
+	case YAML:
+		out, err := yaml.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("encoding yaml: %w", err)
+		}
+		_, err = w.Write(out)
+		return err
+	case JSON:
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(v); err != nil {
+			return fmt.Errorf("encoding json: %w", err)
+		}
+		return nil
+	case Table, Wide:
+		t, ok := v.(Tabular)
+		if !ok {
+			return fmt.Errorf("output format %q is not supported here", f)
+		}
+		return PrintTable(w, t.Header(f == Wide), t.Rows(f == Wide))
+	case Name:
+		n, ok := v.(Named)
+		if !ok {
+			return fmt.Errorf("output format %q is not supported here", f)
+		}
+		for _, name := range n.Names() {
+			if _, err := fmt.Fprintln(w, name); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown output format %q", f)
+}
+
+// PrintTable writes a borderless, left-aligned table in the style of
+// kubectl get: upper-case headers, columns three spaces apart.
+func PrintTable(w io.Writer, header []string, rows [][]string) error {
+	padding := tw.CellPadding{Global: tw.Padding{Left: "", Right: "   ", Overwrite: true}}
+	var buf bytes.Buffer
+	table := tablewriter.NewTable(&buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders: tw.BorderNone,
+			Symbols: tw.NewSymbols(tw.StyleNone),
+			Settings: tw.Settings{
+				Separators: tw.SeparatorsNone,
+				Lines:      tw.LinesNone,
+			},
+		})),
+		tablewriter.WithConfig(tablewriter.Config{
+			Header: tw.CellConfig{
+				Formatting: tw.CellFormatting{AutoFormat: tw.Off, AutoWrap: tw.WrapNone},
+				Alignment:  tw.CellAlignment{Global: tw.AlignLeft},
+				Padding:    padding,
+			},
+			Row: tw.CellConfig{
+				Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone},
+				Alignment:  tw.CellAlignment{Global: tw.AlignLeft},
+				Padding:    padding,
+			},
+		}),
+	)
+	table.Header(header)
+	if err := table.Bulk(rows); err != nil {
+		return fmt.Errorf("rendering table: %w", err)
+	}
+	if err := table.Render(); err != nil {
+		return fmt.Errorf("rendering table: %w", err)
+	}
+	// tablewriter pads every cell to its column's width; drop the padding
+	// at line ends so output diffs cleanly.
+	for _, line := range strings.SplitAfter(buf.String(), "\n") {
+		if line == "" {
+			continue
+		}
+		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,73 @@
+// Package wiring builds kube-apiserver's core (/api/v1) storage map with the
+// server's own code: its option structs and defaults, its storage factory and
+// RESTOptionsGetter, and the legacy REST storage provider. The result is a
+// route per path and a store per path, ready for regctl's commands.
+package wiring
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+	apiserveroptions "k8s.io/kubernetes/cmd/kube-apiserver/app/options"
+)
+
+// Options are kube-apiserver's own server options. regctl exposes the subset
+// that decides how the core API is stored, under the server's flag names,
+// with the server's defaults and help text.
+type Options struct {
+	Server *apiserveroptions.ServerRunOptions
+}
+
+// NewOptions returns the options of a default kube-apiserver.
+func NewOptions() *Options {
+	return &Options{Server: apiserveroptions.NewServerRunOptions()}
+}
+
+// serverFlags are the kube-apiserver flags, outside the etcd flag set, that
+// change the core storage map.
+var serverFlags = []string{
+	"runtime-config",
+	"service-cluster-ip-range",
+	"service-node-port-range",
+	"event-ttl",
+}
+
+// inertEtcdFlags are etcd flags that tune background work regctl never runs
+// (compaction, metric polling, health checks). They are accepted so that a
+// server's command line can be reused, but hidden from help.
+var inertEtcdFlags = []string{
+	"etcd-compaction-interval",
+	"etcd-count-metric-poll-period",
+	"etcd-db-metric-poll-interval",
+	"etcd-healthcheck-timeout",
+	"etcd-readycheck-timeout",
+	"default-watch-cache-size",
+}
+
+// AddFlags registers the server's etcd flags (EtcdOptions.AddFlags) and the
+// few other server flags that shape the core storage map.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	o.Server.Etcd.AddFlags(fs)
+	for _, name := range inertEtcdFlags {
+		if f := fs.Lookup(name); f != nil {
+			f.Hidden = true
+		}
+	}
+	all := o.Server.Flags()
+	for _, name := range serverFlags {
+		f := lookup(all.FlagSets, name)
+		if f == nil {
+			panic(fmt.Sprintf("kube-apiserver has no flag %q", name))
+		}
+		fs.AddFlag(f)
+	}
+}
+
+func lookup(sets map[string]*pflag.FlagSet, name string) *pflag.Flag {
+	for _, fs := range sets {
+		if f := fs.Lookup(name); f != nil {
+			return f
+		}
+	}
+	return nil
+}

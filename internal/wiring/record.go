@@ -1,0 +1,165 @@
+package wiring
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/registry/generic"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/storage/value"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+
+	"github.com/regctl/regctl/internal/etcdview"
+)
+
+// Decorator names as printed in the route table.
+const (
+	DecoratorCacher      = "cacher"
+	DecoratorUndecorated = "undecorated"
+	DecoratorNone        = "none"
+)
+
+// decision is what the server's RESTOptionsGetter decided for one resource.
+type decision struct {
+	ResourcePrefix string
+	EtcdPrefix     string
+	Decorator      string
+	MediaType      string
+	StorageVersion string
+	EtcdServers    []string
+	Encryption     string
+}
+
+// recordingGetter wraps the server's RESTOptionsGetter. It records what the
+// server chose for each resource, then hands regctl's stores undecorated
+// storage with every background loop off: no watch cache, no reflector, no
+// compaction, no metric polling ever runs against the user's etcd.
+type recordingGetter struct {
+	delegate generic.RESTOptionsGetter
+	// userServers is false when the etcd is regctl's own ephemeral one, whose
+	// address must not leak into the (deterministic) route table.
+	userServers bool
+
+	mu        sync.Mutex
+	decisions map[schema.GroupResource]decision
+}
+
+func newRecordingGetter(delegate generic.RESTOptionsGetter, userServers bool) *recordingGetter {
+	return &recordingGetter{delegate: delegate, userServers: userServers, decisions: map[schema.GroupResource]decision{}}
+}
+
+func (g *recordingGetter) GetRESTOptions(resource schema.GroupResource, example apiruntime.Object) (generic.RESTOptions, error) {
+	opts, err := g.delegate.GetRESTOptions(resource, example)
+	if err != nil {
+		return opts, err
+	}
+	d := decision{
+		ResourcePrefix: opts.ResourcePrefix,
+		EtcdPrefix:     opts.StorageConfig.Prefix,
+		Decorator:      decoratorName(opts.Decorator),
+		Encryption:     encryptionOf(opts.StorageConfig.Transformer),
+	}
+	if g.userServers {
+		d.EtcdServers = append([]string(nil), opts.StorageConfig.Transport.ServerList...)
+	}
+	if d.StorageVersion, err = storageVersionOf(opts, example); err != nil {
+		return opts, fmt.Errorf("finding the storage version of %s: %w", resource, err)
+	}
+	if d.MediaType, err = mediaTypeOf(opts, example); err != nil {
+		return opts, fmt.Errorf("finding the storage media type of %s: %w", resource, err)
+	}
+	g.mu.Lock()
+	g.decisions[resource] = d
+	g.mu.Unlock()
+
+	opts.Decorator = generic.UndecoratedStorage
+	opts.CountMetricPollPeriod = 0
+	opts.StorageConfig.CompactionInterval = 0
+	opts.StorageConfig.DBMetricPollInterval = 0
+	return opts, nil
+}
+
+func (g *recordingGetter) decision(gr schema.GroupResource) (decision, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	d, ok := g.decisions[gr]
+	return d, ok
+}
+
+// decoratorName tells which decorator the server picked from the function
+// value itself, not by re-deriving the server's rules: UndecoratedStorage by
+// identity, and the watch cache by being a closure made by StorageWithCacher.
+// The compiler may inline StorageWithCacher into its caller, which renames
+// the closure to <caller>.StorageWithCacher.funcN, so match on that part.
+func decoratorName(d generic.StorageDecorator) string {
+	name := funcName(d)
+	switch {
+	case name == funcName(generic.UndecoratedStorage):
+		return DecoratorUndecorated
+	case strings.Contains(name, "."+shortName(funcName(genericregistry.StorageWithCacher))+".func"):
+		return DecoratorCacher
+	}
+	return name
+}
+
+func funcName(fn any) string {
+	return runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
+}
+
+// shortName drops the package path: a/b/registry.StorageWithCacher → StorageWithCacher.
+func shortName(name string) string {
+	return name[strings.LastIndex(name, ".")+1:]
+}
+
+// storageVersionOf asks the storage codec's encode versioner which version
+// the example's kind is written in.
+func storageVersionOf(opts generic.RESTOptions, example apiruntime.Object) (string, error) {
+	kinds, _, err := legacyscheme.Scheme.ObjectKinds(example)
+	if err != nil {
+		return "", err
+	}
+	gvk, ok := opts.StorageConfig.EncodeVersioner.KindForGroupVersionKinds(kinds)
+	if !ok {
+		return "", fmt.Errorf("no storage version for %v", kinds)
+	}
+	return gvk.GroupVersion().String(), nil
+}
+
+// mediaTypeOf encodes the example with the storage codec the server chose and
+// reports what kind of bytes came out, i.e. what would land in etcd.
+func mediaTypeOf(opts generic.RESTOptions, example apiruntime.Object) (string, error) {
+	data, err := apiruntime.Encode(opts.StorageConfig.Codec, example.DeepCopyObject())
+	if err != nil {
+		return "", err
+	}
+	return etcdview.MediaType(data), nil
+}
+
+// encryptionOf runs a probe value through the resource's storage transformer
+// and reads the envelope it writes ("k8s:enc:<provider>:v1:<key>:").
+func encryptionOf(t value.Transformer) string {
+	if t == nil {
+		return "identity"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	probe := []byte("regctl-probe")
+	out, err := t.TransformToStorage(ctx, probe, value.DefaultContext(nil))
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	if env, ok := etcdview.ParseEnvelope(out); ok {
+		return env.String()
+	}
+	if string(out) == string(probe) {
+		return "identity"
+	}
+	return "unknown"
+}
