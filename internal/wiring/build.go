@@ -7,11 +7,13 @@ import (
 	"crypto/rand"
 	"fmt"
 	"net"
+	gopath "path"
 	"strings"
 	"time"
 
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 	serveroptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/server/options/encryptionconfig"
@@ -50,6 +52,7 @@ type Wiring struct {
 	// --etcd-servers was given, nil otherwise.
 	Embedded *etcdview.Embedded
 
+	owners  map[string]owner
 	closers []func()
 }
 
@@ -62,16 +65,41 @@ func (w *Wiring) Close() error {
 	return nil
 }
 
+// GenericStore returns the generic registry Store through which a path
+// reaches etcd (its own, or the one it shares), or nil for a path that never
+// touches etcd.
+func (w *Wiring) GenericStore(path string) *genericregistry.Store {
+	return w.owners[path].store
+}
+
+// EtcdKey is the etcd key the store of path uses for the object name in the
+// namespace carried by ctx: the store's own KeyFunc, under the etcd prefix
+// the storage layer puts in front of it.
+func (w *Wiring) EtcdKey(ctx context.Context, path, name string) (string, error) {
+	store := w.GenericStore(path)
+	if store == nil {
+		return "", fmt.Errorf("%s is not stored in etcd", path)
+	}
+	key, err := store.KeyFunc(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(gopath.Join("/", w.Table.EtcdPrefix), "/") + "/" + strings.TrimPrefix(key, "/"), nil
+}
+
 // Build instantiates the core storage map the way kube-apiserver does. With
 // no --etcd-servers it starts an ephemeral embedded etcd for the purpose.
-func Build(ctx context.Context, cfg Config) (w *Wiring, err error) {
-	w = &Wiring{}
-	defer func() {
-		if err != nil {
-			w.Close()
-			w = nil
-		}
-	}()
+func Build(ctx context.Context, cfg Config) (*Wiring, error) {
+	w := &Wiring{}
+	built, err := assemble(ctx, cfg, w)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	return built, nil
+}
+
+func assemble(ctx context.Context, cfg Config, w *Wiring) (*Wiring, error) {
 	s := cfg.Options.Server
 	etcd := *s.Etcd
 	etcd.StorageConfig.Transport.ServerList = append([]string(nil), etcd.StorageConfig.Transport.ServerList...)
@@ -140,11 +168,12 @@ func Build(ctx context.Context, cfg Config) (w *Wiring, err error) {
 	if err != nil {
 		return nil, err
 	}
+	w.owners = findOwners(w.Stores)
 	w.Table = RouteTable{
 		FormatVersion:     FormatVersion,
 		KubernetesVersion: KubernetesVersion(),
 		EtcdPrefix:        etcd.StorageConfig.Prefix,
-		Routes:            routes(w.Stores, discovered, getter),
+		Routes:            routes(w.Stores, w.owners, discovered, getter),
 	}
 	return w, nil
 }

@@ -3,6 +3,7 @@ package wiring
 import (
 	"path"
 	"reflect"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
+	corerest "k8s.io/kubernetes/pkg/registry/core/rest"
 )
 
 // FormatVersion is the version of the route table document. It changes when
@@ -57,15 +59,23 @@ type Route struct {
 }
 
 // KubernetesVersion is the version of k8s.io/kubernetes regctl was built
-// against, from the binary's build information.
+// against, from the binary's build information. Test binaries carry no
+// dependency list, so it falls back to the module directory the server's
+// code was compiled from (k8s.io/kubernetes@vX.Y.Z/...), which holds the
+// same version with or without -trimpath.
 func KubernetesVersion() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
+	const module = "k8s.io/kubernetes"
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range info.Deps {
+			if dep.Path == module {
+				return dep.Version
+			}
+		}
 	}
-	for _, dep := range info.Deps {
-		if dep.Path == "k8s.io/kubernetes" {
-			return dep.Version
+	file, _ := runtime.FuncForPC(reflect.ValueOf(corerest.New).Pointer()).FileLine(0)
+	if _, rest, ok := strings.Cut(file, module+"@"); ok {
+		if version, _, ok := strings.Cut(rest, "/"); ok {
+			return version
 		}
 	}
 	return "unknown"
@@ -73,8 +83,7 @@ func KubernetesVersion() string {
 
 // routes joins the storage map, the server's discovery and the recorded
 // storage decisions into one record per path, sorted by path.
-func routes(stores map[string]rest.Storage, discovered *metav1.APIResourceList, getter *recordingGetter) []Route {
-	owners := findOwners(stores)
+func routes(stores map[string]rest.Storage, owners map[string]owner, discovered *metav1.APIResourceList, getter *recordingGetter) []Route {
 	byPath := map[string]metav1.APIResource{}
 	for _, r := range discovered.APIResources {
 		byPath[r.Name] = r

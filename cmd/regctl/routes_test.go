@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/regctl/regctl/internal/render"
+)
+
+func TestRoutesGolden(t *testing.T) {
+	for _, tc := range []struct{ golden, format string }{
+		{"routes.yaml", "yaml"},
+		{"routes.json", "json"},
+		{"routes.txt", "table"},
+		{"routes-wide.txt", "wide"},
+	} {
+		t.Run(tc.format, func(t *testing.T) {
+			stdout, stderr, code := run(t, "routes", "-o", tc.format)
+			if code != 0 || stderr != "" {
+				t.Fatalf("exit %d, stderr %q", code, stderr)
+			}
+			golden(t, tc.golden, stdout)
+		})
+	}
+}
+
+func TestRoutesIsDeterministic(t *testing.T) {
+	first, _, _ := run(t, "routes", "-o", "yaml")
+	second, _, _ := run(t, "routes", "-o", "yaml")
+	if first != second {
+		t.Fatal("two runs of `routes -o yaml` differ")
+	}
+	for _, leak := range []string{"127.0.0.1", "regctl-etcd-", "/tmp/"} {
+		if strings.Contains(first, leak) {
+			t.Errorf("output mentions %q: the ephemeral etcd leaked into the table", leak)
+		}
+	}
+}
+
+func TestRoutesRejectsUnknownFormat(t *testing.T) {
+	stdout, stderr, code := run(t, "routes", "-o", "xml")
+	if code == 0 {
+		t.Fatal("want a non-zero exit for -o xml")
+	}
+	if stdout != "" {
+		t.Errorf("stdout %q, want nothing", stdout)
+	}
+	if want := "error: unknown output format \"xml\": valid values are table|wide|yaml|json\n"; stderr != want {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+}
+
+func TestRoutesUnreachableEtcd(t *testing.T) {
+	start := time.Now()
+	stdout, stderr, code := run(t, "routes", "--etcd-servers=http://127.0.0.1:1", "--request-timeout=1s")
+	if code == 0 {
+		t.Fatal("want a non-zero exit for an unreachable etcd")
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("took %s: want a fast failure", took)
+	}
+	if stdout != "" {
+		t.Errorf("stdout %q, want nothing", stdout)
+	}
+	if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "error: etcd at http://127.0.0.1:1") {
+		t.Errorf("stderr %q: want exactly one error line naming the etcd (no klog or grpc lines)", stderr)
+	}
+}
+
+func TestRoutesFlags(t *testing.T) {
+	var got *routesOptions
+	cmd := newRoutesCmd(&globalOptions{}, func(_ context.Context, o *routesOptions) error {
+		got = o
+		return nil
+	})
+	cmd.SetArgs([]string{"-o", "wide"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || got.Output != render.Wide {
+		t.Fatalf("options %+v, want output wide", got)
+	}
+}

@@ -1,0 +1,250 @@
+package wiring
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/regctl/regctl/internal/etcdview"
+)
+
+// build parses args as kube-apiserver flags and builds the map.
+func build(t *testing.T, args ...string) *Wiring {
+	t.Helper()
+	w, err := buildErr(t, args...)
+	if err != nil {
+		t.Fatalf("building with %v: %v", args, err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
+func buildErr(t *testing.T, args ...string) (*Wiring, error) {
+	t.Helper()
+	opts := NewOptions()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	opts.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatalf("parsing %v: %v", args, err)
+	}
+	return Build(context.Background(), Config{Options: opts, Timeout: 5 * time.Second})
+}
+
+func routeMap(w *Wiring) map[string]Route {
+	m := map[string]Route{}
+	for _, r := range w.Table.Routes {
+		m[r.Path] = r
+	}
+	return m
+}
+
+func TestDefaultServerHas39SortedPaths(t *testing.T) {
+	w := build(t)
+	if got := len(w.Table.Routes); got != 39 {
+		t.Fatalf("got %d paths, want the 39 of a default kube-apiserver", got)
+	}
+	for i := 1; i < len(w.Table.Routes); i++ {
+		if w.Table.Routes[i-1].Path >= w.Table.Routes[i].Path {
+			t.Fatalf("routes not sorted at %q, %q", w.Table.Routes[i-1].Path, w.Table.Routes[i].Path)
+		}
+	}
+	if len(w.Stores) != 39 {
+		t.Fatalf("got %d stores, want one per path", len(w.Stores))
+	}
+	if w.Table.KubernetesVersion != "v1.36.3" {
+		t.Errorf("kubernetesVersion = %q, want v1.36.3", w.Table.KubernetesVersion)
+	}
+	if w.Table.EtcdPrefix != "/registry" {
+		t.Errorf("etcdPrefix = %q, want /registry", w.Table.EtcdPrefix)
+	}
+}
+
+func TestDecorators(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		want  func(path string) string
+		check []string
+	}{
+		{
+			name: "default: events uncached, every other store cached",
+			want: func(p string) string {
+				if p == "events" {
+					return DecoratorUndecorated
+				}
+				return DecoratorCacher
+			},
+		},
+		{
+			name: "--watch-cache=false",
+			args: []string{"--watch-cache=false"},
+			want: func(string) string { return DecoratorUndecorated },
+		},
+		{
+			name: "--watch-cache-sizes=secrets#0",
+			args: []string{"--watch-cache-sizes=secrets#0"},
+			want: func(p string) string {
+				if p == "events" || p == "secrets" {
+					return DecoratorUndecorated
+				}
+				return DecoratorCacher
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := build(t, tc.args...)
+			owned := 0
+			for _, r := range w.Table.Routes {
+				switch r.Store {
+				case StoreOwn:
+					owned++
+					if want := tc.want(r.Path); r.Decorator != want {
+						t.Errorf("%s: decorator %q, want %q", r.Path, r.Decorator, want)
+					}
+				case StoreShared:
+					if want := tc.want(r.SharesWith); r.Decorator != want {
+						t.Errorf("%s (shares %s): decorator %q, want %q", r.Path, r.SharesWith, r.Decorator, want)
+					}
+				case StoreNone:
+					if r.Decorator != DecoratorNone {
+						t.Errorf("%s: decorator %q, want none", r.Path, r.Decorator)
+					}
+				}
+			}
+			if owned != 15 {
+				t.Errorf("%d paths own a store, want the 15 core resources with storage", owned)
+			}
+		})
+	}
+}
+
+func TestStoreSharing(t *testing.T) {
+	routes := routeMap(build(t))
+	for path, want := range map[string]string{
+		"pods/status":                  "pods",
+		"pods/binding":                 "pods",
+		"pods/log":                     "pods",
+		"bindings":                     "pods",
+		"serviceaccounts/token":        "serviceaccounts",
+		"namespaces/finalize":          "namespaces",
+		"services/proxy":               "services",
+		"replicationcontrollers/scale": "replicationcontrollers",
+	} {
+		r := routes[path]
+		if r.Store != StoreShared || r.SharesWith != want {
+			t.Errorf("%s: store %q sharesWith %q, want shared with %q", path, r.Store, r.SharesWith, want)
+		}
+		if r.KeyPrefix != routes[want].KeyPrefix || r.KeyPrefix == "" {
+			t.Errorf("%s: keyPrefix %q, want %s's %q", path, r.KeyPrefix, want, routes[want].KeyPrefix)
+		}
+	}
+	for _, path := range []string{"pods", "services", "namespaces", "events", "nodes"} {
+		if r := routes[path]; r.Store != StoreOwn || r.SharesWith != "" {
+			t.Errorf("%s: store %q sharesWith %q, want own", path, r.Store, r.SharesWith)
+		}
+	}
+	cs := routes["componentstatuses"]
+	if cs.Store != StoreNone || cs.KeyPrefix != "" || cs.Decorator != DecoratorNone || cs.StorageVersion != "" {
+		t.Errorf("componentstatuses = %+v, want store none with no prefix, decorator or storage version", cs)
+	}
+}
+
+func TestStorageDecisionsFollowFlags(t *testing.T) {
+	routes := routeMap(build(t, "--etcd-prefix=/custom", "--storage-media-type=application/json"))
+	pods := routes["pods"]
+	if pods.KeyPrefix != "/custom/pods/" {
+		t.Errorf("pods keyPrefix = %q, want /custom/pods/", pods.KeyPrefix)
+	}
+	if pods.MediaType != "application/json" {
+		t.Errorf("pods mediaType = %q, want application/json", pods.MediaType)
+	}
+	defaults := routeMap(build(t))
+	if got := defaults["pods"].MediaType; got != "application/vnd.kubernetes.protobuf" {
+		t.Errorf("default pods mediaType = %q, want protobuf", got)
+	}
+	if got := defaults["pods"].Encryption; got != "identity" {
+		t.Errorf("default pods encryption = %q, want identity", got)
+	}
+}
+
+func TestEphemeralEtcdNeverAppears(t *testing.T) {
+	w := build(t)
+	if w.Embedded == nil {
+		t.Fatal("no --etcd-servers: want an embedded etcd")
+	}
+	for _, r := range w.Table.Routes {
+		if len(r.EtcdServers) != 0 {
+			t.Fatalf("%s: etcdServers %v, want none for the ephemeral etcd", r.Path, r.EtcdServers)
+		}
+	}
+}
+
+func TestBuildAgainstRealEtcdLeavesRevisionUnchanged(t *testing.T) {
+	e, err := etcdview.StartEmbedded(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	client, err := clientv3.New(clientv3.Config{Endpoints: []string{e.ClientURL}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+	if _, err := client.Put(ctx, "/registry/namespaces/default", "x"); err != nil {
+		t.Fatal(err)
+	}
+	before, err := etcdview.Revision(ctx, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	w := build(t, "--etcd-servers="+e.ClientURL)
+	if w.Embedded != nil {
+		t.Fatal("--etcd-servers given: want no embedded etcd")
+	}
+	if got := routeMap(w)["pods"].EtcdServers; len(got) != 1 || got[0] != e.ClientURL {
+		t.Errorf("pods etcdServers = %v, want [%s]", got, e.ClientURL)
+	}
+	w.Close()
+
+	after, err := etcdview.Revision(ctx, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after != before {
+		t.Fatalf("etcd revision moved from %d to %d: building the map wrote to etcd", before, after)
+	}
+	leases, err := client.Leases(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(leases.Leases) != 0 {
+		t.Fatalf("building the map granted %d leases", len(leases.Leases))
+	}
+}
+
+func TestUnreachableEtcdFailsFast(t *testing.T) {
+	start := time.Now()
+	opts := NewOptions()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	opts.AddFlags(fs)
+	// Port 1 on loopback: nothing listens there.
+	if err := fs.Parse([]string{"--etcd-servers=http://127.0.0.1:1"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Build(context.Background(), Config{Options: opts, Timeout: time.Second})
+	if err == nil {
+		t.Fatal("want an error for an unreachable etcd")
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("took %s to fail: the server's 20s dial timeout leaked through", took)
+	}
+	if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, "127.0.0.1:1") || !strings.Contains(msg, "--etcd-servers") {
+		t.Errorf("error %q: want one line naming the server and the flag", msg)
+	}
+}
