@@ -98,6 +98,8 @@ builds the map on an ephemeral in-process etcd.`,
 	fs.DurationVar(&g.RequestTimeout, "request-timeout", g.RequestTimeout, "How long to wait for etcd to answer a request, including dialing it")
 	g.Server.AddFlags(fs)
 
-	cmd.AddCommand(newRoutesCmd(g, nil))
+	cmd.AddCommand(
+		newRoutesCmd(g, nil),
+	)
 	return cmd
 }
