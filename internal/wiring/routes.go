@@ -3,8 +3,6 @@ package wiring
 import (
 	"path"
 	"reflect"
-	"runtime"
-	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -12,6 +10,8 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	corerest "k8s.io/kubernetes/pkg/registry/core/rest"
+
+	"github.com/regctl/regctl/internal/buildinfo"
 )
 
 // FormatVersion is the version of the route table document. It changes when
@@ -59,26 +59,10 @@ type Route struct {
 }
 
 // KubernetesVersion is the version of k8s.io/kubernetes regctl was built
-// against, from the binary's build information. Test binaries carry no
-// dependency list, so it falls back to the module directory the server's
-// code was compiled from (k8s.io/kubernetes@vX.Y.Z/...), which holds the
-// same version with or without -trimpath.
+// against, from the binary's build information or, in test binaries, from
+// the module directory the server's code was compiled from.
 func KubernetesVersion() string {
-	const module = "k8s.io/kubernetes"
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, dep := range info.Deps {
-			if dep.Path == module {
-				return dep.Version
-			}
-		}
-	}
-	file, _ := runtime.FuncForPC(reflect.ValueOf(corerest.New).Pointer()).FileLine(0)
-	if _, rest, ok := strings.Cut(file, module+"@"); ok {
-		if version, _, ok := strings.Cut(rest, "/"); ok {
-			return version
-		}
-	}
-	return "unknown"
+	return buildinfo.ModuleVersion("k8s.io/kubernetes", corerest.New)
 }
 
 // routes joins the storage map, the server's discovery and the recorded
