@@ -4,12 +4,20 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/regctl/regctl/internal/logs"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+
+func TestMain(m *testing.M) {
+	logs.Setup(0, io.Discard)
+	os.Exit(m.Run())
+}
 
 // run runs the whole CLI in-process with buffers for streams.
 func run(t *testing.T, args ...string) (stdout, stderr string, code int) {

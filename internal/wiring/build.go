@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
@@ -19,6 +21,7 @@ import (
 	"k8s.io/apiserver/pkg/server/options/encryptionconfig"
 	"k8s.io/apiserver/pkg/server/resourceconfig"
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/apiserver/pkg/storage/value"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -52,7 +55,14 @@ type Wiring struct {
 	// --etcd-servers was given, nil otherwise.
 	Embedded *etcdview.Embedded
 
+	// Resources is the server's discovery of /api/v1, one entry per path.
+	Resources []metav1.APIResource
+
 	owners  map[string]owner
+	getter  *recordingGetter
+	client  *clientv3.Client
+	transport storagebackend.TransportConfig
+	timeout   time.Duration
 	closers []func()
 }
 
@@ -72,6 +82,32 @@ func (w *Wiring) GenericStore(path string) *genericregistry.Store {
 	return w.owners[path].store
 }
 
+// Client is a plain etcd client on the etcd the map was built on, for reads
+// that go around the stores (keys, raw values). It is dialed on first use.
+func (w *Wiring) Client(ctx context.Context) (*clientv3.Client, error) {
+	if w.client != nil {
+		return w.client, nil
+	}
+	c, err := etcdview.Connect(ctx, w.transport, w.timeout)
+	if err != nil {
+		return nil, err
+	}
+	w.client = c
+	w.closers = append(w.closers, func() { c.Close() })
+	return c, nil
+}
+
+// Transformer is the storage transformer (encryption) of the store behind
+// path, or nil when values are stored as they are encoded.
+func (w *Wiring) Transformer(path string) value.Transformer {
+	store := w.GenericStore(path)
+	if store == nil {
+		return nil
+	}
+	d, _ := w.getter.decision(store.DefaultQualifiedResource)
+	return d.transformer
+}
+
 // EtcdKey is the etcd key the store of path uses for the object name in the
 // namespace carried by ctx: the store's own KeyFunc, under the etcd prefix
 // the storage layer puts in front of it.
@@ -84,7 +120,23 @@ func (w *Wiring) EtcdKey(ctx context.Context, path, name string) (string, error)
 	if err != nil {
 		return "", err
 	}
-	return strings.TrimSuffix(gopath.Join("/", w.Table.EtcdPrefix), "/") + "/" + strings.TrimPrefix(key, "/"), nil
+	return w.underEtcdPrefix(key), nil
+}
+
+// EtcdKeyPrefix is the prefix of every key the store of path holds in the
+// namespace carried by ctx (all namespaces when there is none), ending in "/".
+func (w *Wiring) EtcdKeyPrefix(ctx context.Context, path string) (string, error) {
+	store := w.GenericStore(path)
+	if store == nil {
+		return "", fmt.Errorf("%s is not stored in etcd", path)
+	}
+	return w.underEtcdPrefix(store.KeyRootFunc(ctx)) + "/", nil
+}
+
+// underEtcdPrefix puts a store key under --etcd-prefix, as the etcd3 storage
+// layer does.
+func (w *Wiring) underEtcdPrefix(key string) string {
+	return strings.TrimSuffix(gopath.Join("/", w.Table.EtcdPrefix), "/") + "/" + strings.TrimPrefix(key, "/")
 }
 
 // Build instantiates the core storage map the way kube-apiserver does. With
@@ -120,8 +172,11 @@ func assemble(ctx context.Context, cfg Config, w *Wiring) (*Wiring, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.Close()
+		w.client = c
+		w.closers = append(w.closers, func() { c.Close() })
 	}
+	w.transport = etcd.StorageConfig.Transport
+	w.timeout = cfg.Timeout
 	if errs := etcd.Validate(); len(errs) > 0 {
 		return nil, fmt.Errorf("checking etcd flags: %w", utilerrors.NewAggregate(errs))
 	}
@@ -168,6 +223,8 @@ func assemble(ctx context.Context, cfg Config, w *Wiring) (*Wiring, error) {
 	if err != nil {
 		return nil, err
 	}
+	w.Resources = discovered.APIResources
+	w.getter = getter
 	w.owners = findOwners(w.Stores)
 	w.Table = RouteTable{
 		FormatVersion:     FormatVersion,

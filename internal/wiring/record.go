@@ -35,6 +35,8 @@ type decision struct {
 	StorageVersion string
 	EtcdServers    []string
 	Encryption     string
+
+	transformer value.Transformer
 }
 
 // recordingGetter wraps the server's RESTOptionsGetter. It records what the
@@ -65,6 +67,7 @@ func (g *recordingGetter) GetRESTOptions(resource schema.GroupResource, example 
 		EtcdPrefix:     opts.StorageConfig.Prefix,
 		Decorator:      decoratorName(opts.Decorator),
 		Encryption:     encryptionOf(opts.StorageConfig.Transformer),
+		transformer:    opts.StorageConfig.Transformer,
 	}
 	if g.userServers {
 		d.EtcdServers = append([]string(nil), opts.StorageConfig.Transport.ServerList...)

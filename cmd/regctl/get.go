@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/wiring"
+)
+
+type getOptions struct {
+	*globalOptions
+	scopeOptions
+	Args              []string
+	Output            render.Format
+	Subresource       string
+	LabelSelector     string
+	FieldSelector     string
+	ChunkSize         int64
+	ShowManagedFields bool
+}
+
+var getFormats = []render.Format{render.Table, render.Wide, render.YAML, render.JSON, render.Name}
+
+func newGetCmd(g *globalOptions, runF func(context.Context, *getOptions) error) *cobra.Command {
+	opts := &getOptions{globalOptions: g}
+	var output string
+	cmd := &cobra.Command{
+		Use:   "get TYPE[/NAME] [NAME...] [-n NAMESPACE | -A] [-o table|wide|yaml|json|name]",
+		Short: "Read objects from etcd through kube-apiserver's own stores",
+		Long: `Read objects from etcd through the store of their path: the server's Get and List,
+codecs, key functions, selectors (predicates) and table printers. Nothing is written.
+
+Names are resolved from the map: plural, singular, kind or short name (po, svc, cm, ...).
+Objects print as the apiserver serves them (external version, apiVersion and kind set);
+managedFields are hidden unless --show-managed-fields. Objects whose stored value cannot be
+read are reported on stderr with their etcd key and the reason, the rest are printed, and
+the exit code is 1.`,
+		Example: `  # One pod, as the apiserver's GET returns it
+  regctl get pods/web -n shop -o yaml
+
+  # Every pod on one node, across namespaces
+  regctl get pods -A --field-selector spec.nodeName=node-1
+
+  # The status subresource of a pod
+  regctl get pods/status web -n shop -o json`,
+		Args: cobra.MinimumNArgs(1),
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			f, err := render.ParseFormat(output, getFormats...)
+			opts.Output = f
+			opts.namespaceSet = cmd.Flags().Changed("namespace")
+			if opts.ChunkSize < 0 {
+				return fmt.Errorf("`--chunk-size` must be 0 (no paging) or more, not %d", opts.ChunkSize)
+			}
+			return err
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Args = args
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runGet(cmd.Context(), opts)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVarP(&output, "output", "o", string(render.Table), "Output format: table|wide|yaml|json|name")
+	addScopeFlags(fs, &opts.scopeOptions)
+	fs.StringVar(&opts.Subresource, "subresource", "", "Read this subresource of the object (e.g. status)")
+	fs.StringVarP(&opts.LabelSelector, "selector", "l", "", "Label selector, e.g. app=web,tier!=db")
+	fs.StringVar(&opts.FieldSelector, "field-selector", "", "Field selector, e.g. spec.nodeName=node-1,status.phase=Running")
+	fs.Int64Var(&opts.ChunkSize, "chunk-size", 500, "Objects per page (one etcd range request each); 0 reads all at once")
+	fs.BoolVar(&opts.ShowManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in yaml and json output")
+	return cmd
+}
+
+func runGet(ctx context.Context, opts *getOptions) error {
+	ref, err := parseObjectRef(opts.Args, opts.Subresource)
+	if err != nil {
+		return err
+	}
+	w, err := opts.buildLive(ctx)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	t, err := resolve(w, ref, opts.scopeOptions)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(t.Resource.Verbs, "get") {
+		return fmt.Errorf("%s cannot be read: the server serves it for %v only", t.Path, t.Resource.Verbs)
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
+	defer cancel()
+	if len(ref.Names) > 0 {
+		return getNamed(ctx, w, t, ref.Names, opts)
+	}
+	if !slices.Contains(t.Resource.Verbs, "list") {
+		return fmt.Errorf("%s cannot be listed: name an object", t.Path)
+	}
+	return getList(ctx, w, t, opts)
+}
+
+// getNamed reads each named object; missing ones are reported and the
+// others still printed.
+func getNamed(ctx context.Context, w *wiring.Wiring, t stores.Target, names []string, opts *getOptions) error {
+	var objs []runtime.Object
+	failed := 0
+	for _, name := range names {
+		obj, err := stores.Get(ctx, w, t, name)
+		if err != nil {
+			failed++
+			fmt.Fprintf(opts.IO.ErrOut, "error: %s\n", oneLine(err))
+			continue
+		}
+		objs = append(objs, opts.trim(obj))
+	}
+	if err := printObjects(ctx, w, t, objs, len(names) == 1, opts); err != nil {
+		return err
+	}
+	if failed > 0 {
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+func printObjects(ctx context.Context, w *wiring.Wiring, t stores.Target, objs []runtime.Object, single bool, opts *getOptions) error {
+	switch opts.Output {
+	case render.Table, render.Wide:
+		table := &render.ObjectTable{}
+		for _, obj := range objs {
+			tb, err := stores.Table(ctx, w, t, obj)
+			if err != nil {
+				return err
+			}
+			table.Append(tb)
+		}
+		if table.Len() == 0 {
+			return nil
+		}
+		return render.Print(opts.IO.Out, opts.Output, table)
+	case render.YAML, render.JSON:
+		if single && len(objs) == 1 {
+			return render.Print(opts.IO.Out, opts.Output, objs[0])
+		}
+	}
+	lw := render.NewListWriter(opts.IO.Out, opts.Output)
+	for _, obj := range objs {
+		if err := lw.Add(obj); err != nil {
+			return err
+		}
+	}
+	return lw.Close()
+}
+
+// getList pages through the store: yaml, json and names stream page by
+// page; a table keeps only its cells.
+func getList(ctx context.Context, w *wiring.Wiring, t stores.Target, opts *getOptions) error {
+	lo := stores.ListOptions{
+		LabelSelector: opts.LabelSelector,
+		FieldSelector: opts.FieldSelector,
+		ChunkSize:     opts.ChunkSize,
+		OnError: func(key string, err error) {
+			fmt.Fprintf(opts.IO.ErrOut, "error: %s\n", oneLine(err))
+		},
+	}
+	table := &render.ObjectTable{WithNamespace: opts.AllNamespaces && t.Resource.Namespaced}
+	lw := render.NewListWriter(opts.IO.Out, opts.Output)
+	tabular := opts.Output == render.Table || opts.Output == render.Wide
+	err := stores.List(ctx, w, t, lo, func(p stores.Page) error {
+		if tabular {
+			if len(p.Items) == 0 {
+				return nil
+			}
+			tb, err := stores.Table(ctx, w, t, p.List)
+			if err != nil {
+				return err
+			}
+			table.Append(tb)
+			return nil
+		}
+		for _, item := range p.Items {
+			obj, err := stores.ToExternal(item, t.GroupVersion())
+			if err != nil {
+				return err
+			}
+			if err := lw.Add(opts.trim(obj)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if !tabular {
+		if cerr := lw.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
+	if table.Len() == 0 {
+		if err == nil {
+			fmt.Fprintln(opts.IO.ErrOut, noResources(t))
+		}
+		return err
+	}
+	if perr := render.Print(opts.IO.Out, opts.Output, table); err == nil {
+		err = perr
+	}
+	return err
+}
+
+func noResources(t stores.Target) string {
+	if t.Namespace != "" {
+		return fmt.Sprintf("No resources found in %s namespace.", t.Namespace)
+	}
+	return "No resources found"
+}
+
+// trim hides managedFields unless asked, as kubectl does.
+func (o *getOptions) trim(obj runtime.Object) runtime.Object {
+	if o.ShowManagedFields {
+		return obj
+	}
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj
+}

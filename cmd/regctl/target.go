@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/spf13/pflag"
+
+	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/wiring"
+)
+
+// errNoEtcd is what a command that reads a live etcd says when none is given:
+// it must not dial a default address and hang.
+var errNoEtcd = errors.New("no etcd given: set `--etcd-servers` (and the TLS flags) to the etcd to read; `regctl routes` works without one")
+
+// buildLive builds the map against the user's etcd, refusing to run on the
+// ephemeral one.
+func (g *globalOptions) buildLive(ctx context.Context) (*wiring.Wiring, error) {
+	if len(g.Server.Server.Etcd.StorageConfig.Transport.ServerList) == 0 {
+		return nil, errNoEtcd
+	}
+	return wiring.Build(ctx, g.wiringConfig())
+}
+
+// scopeOptions are the namespace flags shared by the read commands.
+type scopeOptions struct {
+	Namespace     string
+	AllNamespaces bool
+	// namespaceSet tells an explicit -n from the default.
+	namespaceSet bool
+}
+
+// objectRef is what the user named: a resource, maybe a subresource, and
+// object names, in any of kubectl's forms (pods/foo, pods foo bar,
+// pods/status foo).
+type objectRef struct {
+	Resource    string
+	Subresource string
+	Names       []string
+}
+
+func parseObjectRef(args []string, subresource string) (objectRef, error) {
+	if len(args) == 0 {
+		return objectRef{}, errors.New("name a resource, e.g. `pods` or `pods/foo`")
+	}
+	ref := objectRef{Subresource: subresource}
+	typ, rest, slashed := strings.Cut(args[0], "/")
+	ref.Resource = typ
+	switch {
+	case !slashed:
+		ref.Names = args[1:]
+	case len(args) == 1:
+		ref.Names = []string{rest}
+	case subresource == "":
+		// pods/status foo: the part after the slash is a subresource.
+		ref.Subresource, ref.Names = rest, args[1:]
+	default:
+		return objectRef{}, fmt.Errorf("%q names one object; pass further names without a resource type, or use `%s NAME...`", args[0], typ)
+	}
+	if rest == "" && slashed {
+		return objectRef{}, fmt.Errorf("%q: missing a name after the slash", args[0])
+	}
+	return ref, nil
+}
+
+// resolve turns a reference into a target in the map, checking scope.
+func resolve(w *wiring.Wiring, ref objectRef, scope scopeOptions) (stores.Target, error) {
+	res, err := w.Resolve(ref.Resource)
+	if err != nil {
+		return stores.Target{}, err
+	}
+	t := stores.Target{Path: res.Name, Resource: res}
+	if ref.Subresource != "" {
+		sub, ok := w.Subresource(res.Name, ref.Subresource)
+		if !ok {
+			return stores.Target{}, fmt.Errorf("%s has no subresource %q", res.Name, ref.Subresource)
+		}
+		t.Path, t.Resource = sub.Name, sub
+		// Discovery gives subresources the kind they serve, but scope and
+		// names come from the resource.
+		t.Resource.Namespaced = res.Namespaced
+	}
+	if scope.AllNamespaces && len(ref.Names) > 0 {
+		return stores.Target{}, errors.New("`--all-namespaces` cannot be used with object names: pick a namespace with `-n`")
+	}
+	switch {
+	case !res.Namespaced && scope.namespaceSet:
+		return stores.Target{}, fmt.Errorf("%s is cluster-scoped: drop `-n %s`", res.Name, scope.Namespace)
+	case !res.Namespaced, scope.AllNamespaces:
+		t.Namespace = metav1.NamespaceAll
+	default:
+		t.Namespace = scope.Namespace
+	}
+	return t, nil
+}
+
+func addScopeFlags(fs *pflag.FlagSet, s *scopeOptions) {
+	fs.StringVarP(&s.Namespace, "namespace", "n", metav1.NamespaceDefault, "Namespace of namespaced resources")
+	fs.BoolVarP(&s.AllNamespaces, "all-namespaces", "A", false, "Across all namespaces")
+}

@@ -1,0 +1,77 @@
+package etcdview
+
+import (
+	"context"
+	"fmt"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// PrefixEnd is the end of the range holding every key that starts with prefix.
+func PrefixEnd(prefix string) string { return clientv3.GetPrefixRangeEnd(prefix) }
+
+// Count returns how many keys start with prefix, with a count-only request.
+func Count(ctx context.Context, c *clientv3.Client, prefix string) (int64, error) {
+	resp, err := c.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return 0, fmt.Errorf("counting keys under %s: %w", prefix, err)
+	}
+	return resp.Count, nil
+}
+
+// Pages reads every key under prefix in pages of pageSize, one range request
+// per page, all at the revision of the first page so the walk is a consistent
+// snapshot. With keysOnly the values are not transferred.
+func Pages(ctx context.Context, c *clientv3.Client, prefix string, pageSize int64, keysOnly bool, fn func([]*mvccpb.KeyValue) error) error {
+	end := PrefixEnd(prefix)
+	key := prefix
+	var rev int64
+	for {
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(pageSize)}
+		if keysOnly {
+			opts = append(opts, clientv3.WithKeysOnly())
+		}
+		if rev > 0 {
+			opts = append(opts, clientv3.WithRev(rev))
+		}
+		resp, err := c.Get(ctx, key, opts...)
+		if err != nil {
+			return fmt.Errorf("reading keys under %s: %w", prefix, err)
+		}
+		if rev == 0 {
+			rev = resp.Header.Revision
+		}
+		if len(resp.Kvs) > 0 {
+			if err := fn(resp.Kvs); err != nil {
+				return err
+			}
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			return nil
+		}
+		// The next page starts just after the last key of this one.
+		key = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+}
+
+// Value reads one key; nil when it does not exist.
+func Value(ctx context.Context, c *clientv3.Client, key string) (*mvccpb.KeyValue, error) {
+	resp, err := c.Get(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", key, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, nil
+	}
+	return resp.Kvs[0], nil
+}
+
+// LeaseTTL returns the seconds left on a lease, or -1 when it has expired.
+func LeaseTTL(ctx context.Context, c *clientv3.Client, lease int64) (int64, error) {
+	resp, err := c.TimeToLive(ctx, clientv3.LeaseID(lease))
+	if err != nil {
+		return 0, fmt.Errorf("reading lease %x: %w", lease, err)
+	}
+	return resp.TTL, nil
+}

@@ -1,0 +1,176 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+)
+
+// ListWriter prints Kubernetes objects one at a time, so a list of any
+// length is printed with flat memory. In yaml and json the objects form a
+// `kind: List` document, as kubectl prints several objects; with -o name
+// each is a kind/name line.
+type ListWriter struct {
+	w      io.Writer
+	format Format
+	n      int
+}
+
+// NewListWriter starts a list in format (yaml, json or name).
+func NewListWriter(w io.Writer, format Format) *ListWriter {
+	return &ListWriter{w: w, format: format}
+}
+
+// Add prints one object.
+func (l *ListWriter) Add(obj runtime.Object) error {
+	defer func() { l.n++ }()
+	switch l.format {
+	case Name:
+		_, err := fmt.Fprintln(l.w, ObjectName(obj))
+		return err
+	case JSON:
+		out, err := json.MarshalIndent(obj, "    ", "  ")
+		if err != nil {
+			return fmt.Errorf("encoding json: %w", err)
+		}
+		sep := ",\n    "
+		if l.n == 0 {
+			sep = "{\n  \"apiVersion\": \"v1\",\n  \"items\": [\n    "
+		}
+		_, err = fmt.Fprintf(l.w, "%s%s", sep, out)
+		return err
+	case YAML:
+		out, err := yaml.Marshal(obj)
+		if err != nil {
+			return fmt.Errorf("encoding yaml: %w", err)
+		}
+		if l.n == 0 {
+			if _, err := io.WriteString(l.w, "apiVersion: v1\nitems:\n"); err != nil {
+				return err
+			}
+		}
+		lines := strings.SplitAfter(strings.TrimSuffix(string(out), "\n"), "\n")
+		var b bytes.Buffer
+		for i, line := range lines {
+			if i == 0 {
+				b.WriteString("- ")
+			} else {
+				b.WriteString("  ")
+			}
+			b.WriteString(line)
+		}
+		b.WriteString("\n")
+		_, err = l.w.Write(b.Bytes())
+		return err
+	}
+	return fmt.Errorf("output format %q cannot print objects", l.format)
+}
+
+// Close ends the list document.
+func (l *ListWriter) Close() error {
+	var err error
+	switch l.format {
+	case JSON:
+		head := "\n  ],\n"
+		if l.n == 0 {
+			head = "{\n  \"apiVersion\": \"v1\",\n  \"items\": [],\n"
+		}
+		_, err = io.WriteString(l.w, head+"  \"kind\": \"List\",\n  \"metadata\": {\n    \"resourceVersion\": \"\"\n  }\n}\n")
+	case YAML:
+		head := ""
+		if l.n == 0 {
+			head = "apiVersion: v1\nitems: []\n"
+		}
+		_, err = io.WriteString(l.w, head+"kind: List\nmetadata:\n  resourceVersion: \"\"\n")
+	}
+	return err
+}
+
+// ObjectName is kind/name as kubectl -o name prints it for the core group.
+func ObjectName(obj runtime.Object) string {
+	kind := strings.ToLower(obj.GetObjectKind().GroupVersionKind().Kind)
+	name := ""
+	if m, err := meta.Accessor(obj); err == nil {
+		name = m.GetName()
+	}
+	return kind + "/" + name
+}
+
+// ObjectTable accumulates the server-side tables (metav1.Table) of one or
+// more pages and prints them as kubectl get does: upper-case column names,
+// priority-0 columns unless wide, a NAMESPACE column across namespaces.
+type ObjectTable struct {
+	WithNamespace bool
+
+	columns    []metav1.TableColumnDefinition
+	namespaces []string
+	cells      [][]string
+}
+
+// Append adds the rows of one table.
+func (t *ObjectTable) Append(table *metav1.Table) {
+	if t.columns == nil {
+		t.columns = table.ColumnDefinitions
+	}
+	for _, row := range table.Rows {
+		cells := make([]string, len(row.Cells))
+		for i, c := range row.Cells {
+			cells[i] = cell(c)
+		}
+		t.cells = append(t.cells, cells)
+		ns := ""
+		if row.Object.Object != nil {
+			if m, err := meta.Accessor(row.Object.Object); err == nil {
+				ns = m.GetNamespace()
+			}
+		}
+		t.namespaces = append(t.namespaces, ns)
+	}
+}
+
+// Len is the number of rows.
+func (t *ObjectTable) Len() int { return len(t.cells) }
+
+func (t *ObjectTable) Header(wide bool) []string {
+	var h []string
+	if t.WithNamespace {
+		h = append(h, "NAMESPACE")
+	}
+	for _, c := range t.columns {
+		if wide || c.Priority == 0 {
+			h = append(h, strings.ToUpper(c.Name))
+		}
+	}
+	return h
+}
+
+func (t *ObjectTable) Rows(wide bool) [][]string {
+	rows := make([][]string, 0, len(t.cells))
+	for i, cells := range t.cells {
+		var row []string
+		if t.WithNamespace {
+			row = append(row, t.namespaces[i])
+		}
+		for j, c := range t.columns {
+			if (wide || c.Priority == 0) && j < len(cells) {
+				row = append(row, cells[j])
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func cell(v any) string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprint(v)
+}

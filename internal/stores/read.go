@@ -1,0 +1,165 @@
+// Package stores reads and writes objects through the stores of the
+// instantiated storage map: the same Get, List, key functions, predicates,
+// strategies and table convertors that kube-apiserver runs.
+package stores
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+
+	"github.com/regctl/regctl/internal/wiring"
+)
+
+// Target is one path of the map, resolved from what the user typed.
+type Target struct {
+	// Path is the storage path: "pods", or "pods/status" for a subresource.
+	Path string
+	// Resource is the server's discovery entry for Path.
+	Resource metav1.APIResource
+	// Namespace is where to look; empty for cluster-scoped resources and for
+	// all namespaces.
+	Namespace string
+}
+
+// GroupVersion is the external version objects of the target are served in.
+func (t Target) GroupVersion() schema.GroupVersion {
+	if t.Resource.Version == "" {
+		return schema.GroupVersion{Version: "v1"}
+	}
+	return schema.GroupVersion{Group: t.Resource.Group, Version: t.Resource.Version}
+}
+
+func (t Target) context(ctx context.Context) context.Context {
+	ctx = genericapirequest.WithRequestInfo(ctx, &genericapirequest.RequestInfo{})
+	return genericapirequest.WithNamespace(ctx, t.Namespace)
+}
+
+// Get reads one object through the target's store and returns it in the
+// served external version, as the apiserver's GET would.
+func Get(ctx context.Context, w *wiring.Wiring, t Target, name string) (runtime.Object, error) {
+	getter, ok := w.Stores[t.Path].(rest.Getter)
+	if !ok {
+		return nil, fmt.Errorf("%s cannot be read: it has no getter", t.Path)
+	}
+	obj, err := getter.Get(t.context(ctx), name, &metav1.GetOptions{})
+	if err != nil {
+		return nil, explain(ctx, w, t, name, err)
+	}
+	return ToExternal(obj, t.GroupVersion())
+}
+
+// ToExternal converts an object from the store's internal version to the
+// served version, with apiVersion and kind set.
+func ToExternal(obj runtime.Object, gv schema.GroupVersion) (runtime.Object, error) {
+	out, err := legacyscheme.Scheme.ConvertToVersion(obj, gv)
+	if err != nil {
+		return nil, fmt.Errorf("converting to %s: %w", gv, err)
+	}
+	return out, nil
+}
+
+// ListOptions select and page a list.
+type ListOptions struct {
+	LabelSelector string
+	FieldSelector string
+	// ChunkSize is the page size; each page is one range request to etcd.
+	ChunkSize int64
+	// OnError is told about each object that cannot be read (undecodable,
+	// encrypted with an unknown key); the others are still listed.
+	OnError func(key string, err error)
+}
+
+// Page is one page of a list, in the store's internal version.
+type Page struct {
+	List  runtime.Object
+	Items []runtime.Object
+}
+
+// List pages through the target's objects with the store's own List and
+// predicates, handing each page to fn. Only one page is held at a time, so
+// memory stays flat however many objects match.
+func List(ctx context.Context, w *wiring.Wiring, t Target, opts ListOptions, fn func(Page) error) error {
+	lister, ok := w.Stores[t.Path].(rest.Lister)
+	if !ok {
+		return fmt.Errorf("%s cannot be listed", t.Path)
+	}
+	lo, err := listOptions(t, opts)
+	if err != nil {
+		return err
+	}
+	ctx = t.context(ctx)
+	for {
+		list, err := lister.List(ctx, lo)
+		if apierrors.IsInternalError(err) && opts.OnError != nil {
+			// One bad value fails a whole page in the store; go object by
+			// object from here to report it and still list the rest.
+			return listByKey(ctx, w, t, lo, opts.OnError, fn)
+		}
+		if err != nil {
+			return fmt.Errorf("listing %s: %w", t.Path, err)
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			return err
+		}
+		if err := fn(Page{List: list, Items: items}); err != nil {
+			return err
+		}
+		lm, err := meta.ListAccessor(list)
+		if err != nil {
+			return err
+		}
+		if lm.GetContinue() == "" {
+			return nil
+		}
+		lo.Continue = lm.GetContinue()
+	}
+}
+
+// listOptions parses selectors the way the apiserver's list handler does,
+// converting field labels through the scheme so that unsupported ones are
+// refused with the server's own message.
+func listOptions(t Target, opts ListOptions) (*metainternalversion.ListOptions, error) {
+	lo := &metainternalversion.ListOptions{Limit: opts.ChunkSize}
+	var err error
+	if lo.LabelSelector, err = labels.Parse(opts.LabelSelector); err != nil {
+		return nil, fmt.Errorf("parsing `--selector`: %w", err)
+	}
+	fs, err := fields.ParseSelector(opts.FieldSelector)
+	if err != nil {
+		return nil, fmt.Errorf("parsing `--field-selector`: %w", err)
+	}
+	gvk := t.GroupVersion().WithKind(t.Resource.Kind)
+	if lo.FieldSelector, err = fs.Transform(func(label, value string) (string, string, error) {
+		return legacyscheme.Scheme.ConvertFieldLabel(gvk, label, value)
+	}); err != nil {
+		return nil, fmt.Errorf("reading `--field-selector`: %w", err)
+	}
+	return lo, nil
+}
+
+// Table converts objects with the store's TableConvertor: the server-side
+// printers kubectl shows.
+func Table(ctx context.Context, w *wiring.Wiring, t Target, obj runtime.Object) (*metav1.Table, error) {
+	conv, ok := w.Stores[t.Path].(rest.TableConvertor)
+	if !ok {
+		return nil, fmt.Errorf("%s has no table printer", t.Path)
+	}
+	table, err := conv.ConvertToTable(t.context(ctx), obj, &metav1.TableOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("printing %s: %w", t.Path, err)
+	}
+	return table, nil
+}
