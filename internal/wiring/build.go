@@ -58,12 +58,12 @@ type Wiring struct {
 	// Resources is the server's discovery of /api/v1, one entry per path.
 	Resources []metav1.APIResource
 
-	owners  map[string]owner
-	getter  *recordingGetter
-	client  *clientv3.Client
+	owners    map[string]owner
+	getter    *recordingGetter
+	client    *clientv3.Client
 	transport storagebackend.TransportConfig
 	timeout   time.Duration
-	closers []func()
+	closers   []func()
 }
 
 // Close releases the stores' etcd clients and the embedded etcd, if any.
