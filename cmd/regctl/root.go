@@ -100,6 +100,7 @@ builds the map on an ephemeral in-process etcd.`,
 
 	cmd.AddCommand(
 		newRoutesCmd(g, nil),
+		newVersionCmd(g),
 	)
 	return cmd
 }
