@@ -47,6 +47,7 @@ etcd (which regctl embeds) it was built against.`,
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", string(versionText), "Output format: text|yaml|json")
+	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(versionFormats...))
 	return cmd
 }
 

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/regctl/regctl/internal/logs"
+	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/wiring"
+)
+
+// Shell completion for regctl's arguments. Commands set these as their
+// ValidArgsFunction; cobra calls them through its hidden __complete command,
+// with the flags typed so far already parsed into g. Errors go to stderr,
+// which the shell scripts discard, and complete nothing.
+
+// completeResources completes a resource of the core storage map: its plural
+// name or a short name. The map is built from the flags on the command line,
+// on an ephemeral etcd when no --etcd-servers is given, as `regctl routes`
+// builds it.
+func completeResources(g *globalOptions) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		w, err := completionWiring(cmd, g)
+		if err != nil {
+			return completionError(cmd, err)
+		}
+		defer w.Close()
+		return resourceCompletions(w.Table, toComplete), cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeResourceObjects completes `RESOURCE [NAME...]` and `RESOURCE/NAME`:
+// the first argument as completeResources does, then the names of the
+// objects of that resource, listed through its store from the etcd given by
+// --etcd-servers, in the namespace of the command's --namespace flag if it
+// has one (all namespaces otherwise). Without --etcd-servers there is no
+// etcd to read, so no names are offered.
+func completeResourceObjects(g *globalOptions) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		resource, prefix := "", toComplete
+		switch {
+		case len(args) == 0 && strings.Contains(toComplete, "/"):
+			resource, prefix, _ = strings.Cut(toComplete, "/")
+		case len(args) == 0:
+			return completeResources(g)(cmd, args, toComplete)
+		case strings.Contains(args[0], "/"):
+			// The object is already named.
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		default:
+			resource = args[0]
+		}
+		if !completionEtcdGiven(g) {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		w, err := completionWiring(cmd, g)
+		if err != nil {
+			return completionError(cmd, err)
+		}
+		defer w.Close()
+		names, err := completionObjectNames(cmd, g, w, resource)
+		if err != nil {
+			return completionError(cmd, err)
+		}
+		var out []cobra.Completion
+		for _, name := range names {
+			switch {
+			case !strings.HasPrefix(name, prefix):
+			case len(args) == 0:
+				out = append(out, resource+"/"+name)
+			case !slices.Contains(args[1:], name):
+				out = append(out, name)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeNamespaces completes a --namespace flag with the namespaces in the
+// etcd given by --etcd-servers; without one, with nothing.
+func completeNamespaces(g *globalOptions) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if !completionEtcdGiven(g) {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		w, err := completionWiring(cmd, g)
+		if err != nil {
+			return completionError(cmd, err)
+		}
+		defer w.Close()
+		names, err := completionObjectNames(cmd, g, w, "namespaces")
+		if err != nil {
+			return completionError(cmd, err)
+		}
+		var out []cobra.Completion
+		for _, name := range names {
+			if strings.HasPrefix(name, toComplete) {
+				out = append(out, name)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeFormats completes an --output flag with the formats a command
+// accepts.
+func completeFormats(formats ...render.Format) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		var out []cobra.Completion
+		for _, f := range formats {
+			if strings.HasPrefix(string(f), toComplete) {
+				out = append(out, string(f))
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completionEtcdGiven tells whether the user named an etcd to read. Object
+// names are only offered from it: an ephemeral etcd holds none.
+func completionEtcdGiven(g *globalOptions) bool {
+	return len(g.Server.Server.Etcd.StorageConfig.Transport.ServerList) > 0
+}
+
+// completionWiring builds the storage map for a completion. Completion skips
+// the commands' PersistentPreRunE, so logging is set up here: a library log
+// line would otherwise reach the user's terminal.
+func completionWiring(cmd *cobra.Command, g *globalOptions) (*wiring.Wiring, error) {
+	logs.Setup(g.Verbosity, cmd.ErrOrStderr())
+	return wiring.Build(completionContext(cmd), g.wiringConfig())
+}
+
+// completionContext is the command's context; cobra leaves it nil when a
+// command is executed without ExecuteContext.
+func completionContext(cmd *cobra.Command) context.Context {
+	if ctx := cmd.Context(); ctx != nil {
+		return ctx
+	}
+	return context.Background()
+}
+
+func completionError(cmd *cobra.Command, err error) ([]cobra.Completion, cobra.ShellCompDirective) {
+	fmt.Fprintf(cmd.ErrOrStderr(), "error: completing: %s\n", oneLine(err))
+	return nil, cobra.ShellCompDirectiveNoFileComp
+}
+
+// resourceCompletions are the resources of the table (not subresources),
+// described by their kind, and their short names, described by the
+// resource, that start with prefix, sorted.
+func resourceCompletions(t wiring.RouteTable, prefix string) []cobra.Completion {
+	var out []cobra.Completion
+	for _, r := range t.Routes {
+		if r.Subresource != "" {
+			continue
+		}
+		if strings.HasPrefix(r.Resource, prefix) {
+			out = append(out, cobra.CompletionWithDesc(r.Resource, r.Kind))
+		}
+		for _, short := range r.ShortNames {
+			if strings.HasPrefix(short, prefix) {
+				out = append(out, cobra.CompletionWithDesc(short, r.Resource))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// completionRoute finds the resource a completed argument names, by plural
+// or short name.
+func completionRoute(t wiring.RouteTable, name string) (wiring.Route, bool) {
+	for _, r := range t.Routes {
+		if r.Subresource == "" && (r.Resource == name || slices.Contains(r.ShortNames, name)) {
+			return r, true
+		}
+	}
+	return wiring.Route{}, false
+}
+
+// completionObjectNames lists the names of the objects of resource through
+// its store, sorted and without repeats (a name may be used in several
+// namespaces).
+func completionObjectNames(cmd *cobra.Command, g *globalOptions, w *wiring.Wiring, resource string) ([]string, error) {
+	route, ok := completionRoute(w.Table, resource)
+	if !ok {
+		return nil, nil
+	}
+	lister, ok := w.Stores[route.Path].(rest.Lister)
+	if !ok {
+		return nil, nil
+	}
+	ctx := completionContext(cmd)
+	if g.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, g.RequestTimeout)
+		defer cancel()
+	}
+	if f := cmd.Flags().Lookup("namespace"); f != nil && route.Scope == "Namespaced" {
+		ctx = genericapirequest.WithNamespace(ctx, f.Value.String())
+	}
+	list, err := lister.List(ctx, &metainternalversion.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", route.Path, err)
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", route.Path, err)
+	}
+	names := make([]string, 0, len(items))
+	for _, item := range items {
+		obj, err := meta.Accessor(item)
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: %w", route.Path, err)
+		}
+		names = append(names, obj.GetName())
+	}
+	slices.Sort(names)
+	return slices.Compact(names), nil
+}
