@@ -101,6 +101,7 @@ builds the map on an ephemeral in-process etcd.`,
 	cmd.AddCommand(
 		newRoutesCmd(g, nil),
 		newVersionCmd(g),
+		newGendocsCmd(),
 	)
 	return cmd
 }

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/regctl/regctl/internal/docgen"
+)
+
+// TestDocsAreCurrent regenerates the reference and man pages from the live
+// command tree and compares them with docs/.
+func TestDocsAreCurrent(t *testing.T) {
+	// cobra adds pflag.CommandLine's flags to every command. This test
+	// binary links test-only packages (an in-process kube-apiserver) that
+	// register global flags there, --version among them; the regctl binary
+	// links none, so the tree is documented without them.
+	defer func(saved *pflag.FlagSet) { pflag.CommandLine = saved }(pflag.CommandLine)
+	pflag.CommandLine = pflag.NewFlagSet("regctl", pflag.ContinueOnError)
+
+	got := t.TempDir()
+	if err := docgen.Generate(newRootCmd(IOStreams{}), got); err != nil {
+		t.Fatal(err)
+	}
+	const regenerate = "run `make docs` (go run ./cmd/regctl __gendocs docs) and commit the result"
+	for _, sub := range []string{docgen.ReferenceDir, docgen.ManDir} {
+		want := filepath.Join("..", "..", "docs", sub)
+		gotFiles, wantFiles := docFiles(t, filepath.Join(got, sub)), docFiles(t, want)
+		if len(wantFiles) == 0 {
+			t.Errorf("docs/%s has no pages: %s", sub, regenerate)
+			continue
+		}
+		for _, name := range gotFiles {
+			path := filepath.Join("docs", sub, name)
+			if !slices.Contains(wantFiles, name) {
+				t.Errorf("%s is missing: %s", path, regenerate)
+				continue
+			}
+			g, _ := os.ReadFile(filepath.Join(got, sub, name))
+			w, _ := os.ReadFile(filepath.Join(want, name))
+			if !bytes.Equal(g, w) {
+				t.Errorf("%s is stale: %s", path, regenerate)
+			}
+		}
+		for _, name := range wantFiles {
+			if !slices.Contains(gotFiles, name) {
+				t.Errorf("%s documents a command that no longer exists: %s", filepath.Join("docs", sub, name), regenerate)
+			}
+		}
+	}
+}
+
+func docFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out
+}
