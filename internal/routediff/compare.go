@@ -1,0 +1,202 @@
+package routediff
+
+import (
+	"fmt"
+	"io"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/regctl/regctl/internal/wiring"
+)
+
+// Result is what changed from an old route table to a new one. Every list
+// is sorted (routes by path, fields in json tag order), so the same two
+// tables always give the same Result, in text and in json.
+type Result struct {
+	// Old and New name the compared tables; Compare leaves them to the
+	// caller.
+	Old string `json:"old"`
+	New string `json:"new"`
+	// Equal is true when no counted field changed and no route was added
+	// or removed.
+	Equal bool `json:"equal"`
+	// Table holds the changes of the table's own fields.
+	Table   []Change       `json:"table"`
+	Changed []RouteChange  `json:"changed"`
+	Added   []wiring.Route `json:"added"`
+	Removed []wiring.Route `json:"removed"`
+}
+
+// RouteChange is a path present in both tables whose record changed.
+type RouteChange struct {
+	Path    string   `json:"path"`
+	Changes []Change `json:"changes"`
+}
+
+// Change is one field's old and new value. An informational change is in a
+// field the filter does not count: it is shown, but tables still compare
+// equal.
+type Change struct {
+	Field         string `json:"field"`
+	Old           any    `json:"old"`
+	New           any    `json:"new"`
+	Informational bool   `json:"informational,omitempty"`
+}
+
+// Compare lists what changed from the table from to the table to. Added and
+// removed routes always count; a changed field counts when filter counts it.
+func Compare(from, to wiring.RouteTable, filter Filter) Result {
+	res := Result{
+		Table:   changes(reflect.ValueOf(from), reflect.ValueOf(to), tableFields, filter),
+		Changed: []RouteChange{},
+		Added:   []wiring.Route{},
+		Removed: []wiring.Route{},
+	}
+	oldByPath := byPath(from.Routes)
+	newByPath := byPath(to.Routes)
+	for p, o := range oldByPath {
+		n, ok := newByPath[p]
+		if !ok {
+			res.Removed = append(res.Removed, o)
+			continue
+		}
+		if c := changes(reflect.ValueOf(o), reflect.ValueOf(n), routeFields, filter); len(c) > 0 {
+			res.Changed = append(res.Changed, RouteChange{Path: p, Changes: c})
+		}
+	}
+	for p, n := range newByPath {
+		if _, ok := oldByPath[p]; !ok {
+			res.Added = append(res.Added, n)
+		}
+	}
+	sort.Slice(res.Changed, func(i, j int) bool { return res.Changed[i].Path < res.Changed[j].Path })
+	sort.Slice(res.Added, func(i, j int) bool { return res.Added[i].Path < res.Added[j].Path })
+	sort.Slice(res.Removed, func(i, j int) bool { return res.Removed[i].Path < res.Removed[j].Path })
+	res.Equal = len(res.Added) == 0 && len(res.Removed) == 0 && !counted(res.Table)
+	for _, rc := range res.Changed {
+		res.Equal = res.Equal && !counted(rc.Changes)
+	}
+	return res
+}
+
+func byPath(routes []wiring.Route) map[string]wiring.Route {
+	m := make(map[string]wiring.Route, len(routes))
+	for _, r := range routes {
+		m[r.Path] = r
+	}
+	return m
+}
+
+func changes(from, to reflect.Value, fields []field, filter Filter) []Change {
+	out := []Change{}
+	for _, f := range fields {
+		o, n := normalize(from.Field(f.index)), normalize(to.Field(f.index))
+		if reflect.DeepEqual(o, n) {
+			continue
+		}
+		out = append(out, Change{Field: f.name, Old: o, New: n, Informational: !filter.Counts(f.name)})
+	}
+	return out
+}
+
+// normalize makes a missing list and an empty one the same value: the
+// document omits empty lists, and a hand-written table may spell them [].
+func normalize(v reflect.Value) any {
+	if v.Kind() == reflect.Slice && v.Len() == 0 {
+		return reflect.MakeSlice(v.Type(), 0, 0).Interface()
+	}
+	return v.Interface()
+}
+
+func counted(cs []Change) bool {
+	for _, c := range cs {
+		if !c.Informational {
+			return true
+		}
+	}
+	return false
+}
+
+// WithoutInformational drops the changes in fields that do not count, and
+// the routes left with no change.
+func (r Result) WithoutInformational() Result {
+	r.Table = keepCounted(r.Table)
+	changed := []RouteChange{}
+	for _, rc := range r.Changed {
+		if cs := keepCounted(rc.Changes); len(cs) > 0 {
+			changed = append(changed, RouteChange{Path: rc.Path, Changes: cs})
+		}
+	}
+	r.Changed = changed
+	return r
+}
+
+func keepCounted(cs []Change) []Change {
+	out := []Change{}
+	for _, c := range cs {
+		if !c.Informational {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Empty reports whether there is nothing to show: no change at all, counted
+// or informational.
+func (r Result) Empty() bool {
+	return len(r.Table) == 0 && len(r.Changed) == 0 && len(r.Added) == 0 && len(r.Removed) == 0
+}
+
+// WriteText writes the result as a short, git-like listing: the compared
+// tables, the table's changed fields, then changed, added and removed paths,
+// each field as `name: old -> new`. It writes nothing when r is Empty.
+func (r Result) WriteText(w io.Writer) error {
+	if r.Empty() {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "--- %s\n+++ %s\n", r.Old, r.New)
+	for _, c := range r.Table {
+		writeChange(&b, "", c)
+	}
+	for _, rc := range r.Changed {
+		fmt.Fprintf(&b, "changed: %s\n", rc.Path)
+		for _, c := range rc.Changes {
+			writeChange(&b, "  ", c)
+		}
+	}
+	for _, a := range r.Added {
+		fmt.Fprintf(&b, "added: %s\n", a.Path)
+	}
+	for _, rm := range r.Removed {
+		fmt.Fprintf(&b, "removed: %s\n", rm.Path)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeChange(b *strings.Builder, indent string, c Change) {
+	fmt.Fprintf(b, "%s%s: %s -> %s", indent, c.Field, show(c.Old), show(c.New))
+	if c.Informational {
+		b.WriteString(" (informational)")
+	}
+	b.WriteString("\n")
+}
+
+// show prints a value as the wide route table does: lists comma-separated,
+// nothing as <none>.
+func show(v any) string {
+	s := fmt.Sprint(v)
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice {
+		parts := make([]string, rv.Len())
+		for i := range parts {
+			parts[i] = fmt.Sprint(rv.Index(i).Interface())
+		}
+		s = strings.Join(parts, ",")
+	}
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}

@@ -1,0 +1,65 @@
+// Package routediff reads route tables as `regctl routes -o yaml|json` writes
+// them and compares two of them field by field, so that a change in how
+// kube-apiserver stores the core API shows up in review and fails CI.
+package routediff
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/regctl/regctl/internal/wiring"
+)
+
+// Load reads the route table in r, yaml or json. name is how errors refer to
+// the input (a file name, "stdin").
+//
+// The format version is checked before the document is decoded strictly, so
+// that a table from a newer regctl is reported as such rather than as a list
+// of unknown fields.
+func Load(r io.Reader, name string) (wiring.RouteTable, error) {
+	var t wiring.RouteTable
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return t, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return t, fmt.Errorf("reading %s: it is empty, not a route table", name)
+	}
+	var top map[string]json.RawMessage
+	if err := yaml.Unmarshal(data, &top); err != nil {
+		return t, fmt.Errorf("reading %s: not a route table: %w", name, err)
+	}
+	if raw, ok := top["formatVersion"]; ok {
+		var v int
+		if err := json.Unmarshal(raw, &v); err != nil || v < 1 {
+			return t, fmt.Errorf("reading %s: formatVersion %s is not a route table format version", name, raw)
+		}
+		if v > wiring.FormatVersion {
+			return t, fmt.Errorf("reading %s: the table was written by a newer regctl (format version %d, this regctl reads up to %d): upgrade regctl", name, v, wiring.FormatVersion)
+		}
+	}
+	if _, ok := top["routes"]; !ok {
+		return t, fmt.Errorf("reading %s: not a route table: it has no %q", name, "routes")
+	}
+	if _, ok := top["formatVersion"]; !ok {
+		return t, fmt.Errorf("reading %s: not a route table: it has no %q (write one with `regctl routes -o yaml`)", name, "formatVersion")
+	}
+	if err := yaml.UnmarshalStrict(data, &t); err != nil {
+		return t, fmt.Errorf("reading %s: %w", name, err)
+	}
+	seen := make(map[string]bool, len(t.Routes))
+	for _, r := range t.Routes {
+		if r.Path == "" {
+			return t, fmt.Errorf("reading %s: a route has no path", name)
+		}
+		if seen[r.Path] {
+			return t, fmt.Errorf("reading %s: path %q is listed twice", name, r.Path)
+		}
+		seen[r.Path] = true
+	}
+	return t, nil
+}
