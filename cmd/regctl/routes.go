@@ -12,6 +12,8 @@ import (
 type routesOptions struct {
 	*globalOptions
 	Output render.Format
+	// Check is a committed route table to compare the live one with.
+	Check string
 }
 
 var routesFormats = []render.Format{render.Table, render.Wide, render.YAML, render.JSON}
@@ -34,7 +36,11 @@ The output is sorted and deterministic, so it can be committed and diffed.`,
   regctl routes -o wide
 
   # As a server with watch caching off for secrets would store things
-  regctl routes --watch-cache-sizes=secrets#0 -o yaml`,
+  regctl routes --watch-cache-sizes=secrets#0 -o yaml
+
+  # In CI: exit 1 with the diff when the committed table is out of date
+  regctl routes -o yaml > routes.yaml
+  regctl routes --check routes.yaml`,
 		Args: cobra.NoArgs,
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			f, err := render.ParseFormat(output, routesFormats...)
@@ -49,10 +55,15 @@ The output is sorted and deterministic, so it can be committed and diffed.`,
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", string(render.Table), "Output format: table|wide|yaml|json")
+	cmd.Flags().StringVar(&opts.Check, "check", "", "Compare the live table with this committed one: exit 1 with the diff when they differ, 2 on error")
+	cmd.AddCommand(newRoutesDiffCmd(g, nil))
 	return cmd
 }
 
 func runRoutes(ctx context.Context, opts *routesOptions) error {
+	if opts.Check != "" {
+		return checkRoutes(ctx, opts)
+	}
 	w, err := wiring.Build(ctx, opts.wiringConfig())
 	if err != nil {
 		return err
