@@ -80,7 +80,7 @@ the exit code is 1.`,
 }
 
 func runGet(ctx context.Context, opts *getOptions) error {
-	ref, err := parseObjectRef(opts.Args, opts.Subresource)
+	ref, err := parseObjectRef(opts.Args, opts.Subresource, true)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/test/apiserver"
 )
@@ -86,6 +87,17 @@ func TestReadsAgreeWithKubeAPIServer(t *testing.T) {
 		t.Errorf("regctl:\n%s\napiserver:\n%s", got, want)
 	})
 
+	t.Run("keys counts equal what the apiserver lists", func(t *testing.T) {
+		// The server's own controllers write now and then; retry on churn.
+		var diffs []string
+		for attempt := 0; attempt < 3; attempt++ {
+			if diffs = keysAgree(t, s, etcdFlag); len(diffs) == 0 {
+				return
+			}
+		}
+		t.Error(strings.Join(diffs, "; "))
+	})
+
 	t.Run("selectors select what the server selects", func(t *testing.T) {
 		for _, sel := range []struct{ label, field string }{
 			{label: "app=web"},
@@ -115,6 +127,38 @@ func TestReadsAgreeWithKubeAPIServer(t *testing.T) {
 			}
 		}
 	})
+}
+
+// keysAgree compares `regctl keys` with the number of objects the
+// apiserver lists for each resource with a store.
+func keysAgree(t *testing.T, s *apiserver.Server, etcdFlag string) []string {
+	stdout, stderr, code := run(t, "keys", "-o", "json", etcdFlag)
+	if code != 0 {
+		t.Fatalf("keys: exit %d: %s", code, stderr)
+	}
+	var usage []etcdview.Usage
+	if err := json.Unmarshal([]byte(stdout), &usage); err != nil {
+		t.Fatal(err)
+	}
+	var diffs []string
+	seen := 0
+	for _, u := range usage {
+		if u.Resource == "" {
+			continue
+		}
+		seen++
+		list, err := s.Dynamic.Resource(corev1.SchemeGroupVersion.WithResource(u.Resource)).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatalf("listing %s: %v", u.Resource, err)
+		}
+		if int64(len(list.Items)) != u.Keys {
+			diffs = append(diffs, fmt.Sprintf("%s: regctl counts %d keys, the apiserver lists %d", u.Resource, u.Keys, len(list.Items)))
+		}
+	}
+	if seen != 15 {
+		t.Fatalf("keys shows %d resources, want the 15 with a store", seen)
+	}
+	return diffs
 }
 
 // serverTable reads a list as the server's Table and prints it the way

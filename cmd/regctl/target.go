@@ -44,7 +44,9 @@ type objectRef struct {
 	Names       []string
 }
 
-func parseObjectRef(args []string, subresource string) (objectRef, error) {
+// Subresources are named with --subresource or, when allowSubresource, in
+// the pods/status NAME form.
+func parseObjectRef(args []string, subresource string, allowSubresource bool) (objectRef, error) {
 	if len(args) == 0 {
 		return objectRef{}, errors.New("name a resource, e.g. `pods` or `pods/foo`")
 	}
@@ -56,7 +58,7 @@ func parseObjectRef(args []string, subresource string) (objectRef, error) {
 		ref.Names = args[1:]
 	case len(args) == 1:
 		ref.Names = []string{rest}
-	case subresource == "":
+	case subresource == "" && allowSubresource:
 		// pods/status foo: the part after the slash is a subresource.
 		ref.Subresource, ref.Names = rest, args[1:]
 	default:

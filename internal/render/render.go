@@ -34,6 +34,12 @@ type Tabular interface {
 	Rows(wide bool) [][]string
 }
 
+// Described is a value shown as aligned "Field:  value" lines, for one
+// thing with many attributes.
+type Described interface {
+	Fields() [][2]string
+}
+
 // Named is a value that can be printed one name per line (-o name).
 type Named interface {
 	Names() []string
@@ -71,11 +77,17 @@ func Print(w io.Writer, f Format, v any) error {
 		}
 		return nil
 	case Table, Wide:
-		t, ok := v.(Tabular)
-		if !ok {
-			return fmt.Errorf("output format %q is not supported here", f)
+		switch t := v.(type) {
+		case Tabular:
+			return PrintTable(w, t.Header(f == Wide), t.Rows(f == Wide))
+		case Described:
+			rows := make([][]string, 0, len(t.Fields()))
+			for _, field := range t.Fields() {
+				rows = append(rows, []string{field[0] + ":", field[1]})
+			}
+			return PrintTable(w, nil, rows)
 		}
-		return PrintTable(w, t.Header(f == Wide), t.Rows(f == Wide))
+		return fmt.Errorf("output format %q is not supported here", f)
 	case Name:
 		n, ok := v.(Named)
 		if !ok {
@@ -118,7 +130,9 @@ func PrintTable(w io.Writer, header []string, rows [][]string) error {
 			},
 		}),
 	)
-	table.Header(header)
+	if header != nil {
+		table.Header(header)
+	}
 	if err := table.Bulk(rows); err != nil {
 		return fmt.Errorf("rendering table: %w", err)
 	}

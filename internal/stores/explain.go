@@ -2,10 +2,8 @@ package stores
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/regctl/regctl/internal/etcdview"
@@ -17,8 +15,7 @@ import (
 // provider and key it was written with, or its encoding. API errors that
 // already say what is wrong (NotFound, Invalid) pass through unchanged.
 func explain(ctx context.Context, w *wiring.Wiring, t Target, name string, err error) error {
-	var status apierrors.APIStatus
-	if errors.As(err, &status) && !apierrors.IsInternalError(err) {
+	if !unreadable(err) {
 		return err
 	}
 	key, kerr := w.EtcdKey(genericapirequest.WithNamespace(ctx, t.Namespace), t.Path, name)

@@ -5,7 +5,9 @@ package stores
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -41,8 +43,17 @@ func (t Target) GroupVersion() schema.GroupVersion {
 	return schema.GroupVersion{Group: t.Resource.Group, Version: t.Resource.Version}
 }
 
+// context carries what a request to the apiserver would: the namespace, and
+// request info naming the resource, which stores use in their errors.
 func (t Target) context(ctx context.Context) context.Context {
-	ctx = genericapirequest.WithRequestInfo(ctx, &genericapirequest.RequestInfo{})
+	resource, sub, _ := strings.Cut(t.Path, "/")
+	ctx = genericapirequest.WithRequestInfo(ctx, &genericapirequest.RequestInfo{
+		IsResourceRequest: true,
+		APIVersion:        "v1",
+		Namespace:         t.Namespace,
+		Resource:          resource,
+		Subresource:       sub,
+	})
 	return genericapirequest.WithNamespace(ctx, t.Namespace)
 }
 
@@ -102,7 +113,7 @@ func List(ctx context.Context, w *wiring.Wiring, t Target, opts ListOptions, fn 
 	ctx = t.context(ctx)
 	for {
 		list, err := lister.List(ctx, lo)
-		if apierrors.IsInternalError(err) && opts.OnError != nil {
+		if unreadable(err) && opts.OnError != nil {
 			// One bad value fails a whole page in the store; go object by
 			// object from here to report it and still list the rest.
 			return listByKey(ctx, w, t, lo, opts.OnError, fn)
@@ -126,6 +137,17 @@ func List(ctx context.Context, w *wiring.Wiring, t Target, opts ListOptions, fn 
 		}
 		lo.Continue = lm.GetContinue()
 	}
+}
+
+// unreadable tells a failure to read stored values (a decoding or decryption
+// error, surfacing raw or as an internal error) from API errors about the
+// request itself.
+func unreadable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var status apierrors.APIStatus
+	return !errors.As(err, &status) || apierrors.IsInternalError(err)
 }
 
 // listOptions parses selectors the way the apiserver's list handler does,

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+
+	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/wiring"
+)
+
+type keysOptions struct {
+	*globalOptions
+	scopeOptions
+	Args      []string
+	Output    render.Format
+	Check     bool
+	ChunkSize int64
+}
+
+var keysFormats = []render.Format{render.Table, render.YAML, render.JSON}
+
+func newKeysCmd(g *globalOptions, runF func(context.Context, *keysOptions) error) *cobra.Command {
+	opts := &keysOptions{globalOptions: g}
+	var output string
+	cmd := &cobra.Command{
+		Use:   "keys [TYPE[/NAME] [NAME...]] [-n NAMESPACE | -A] [--check]",
+		Short: "Show etcd keys: usage per resource, a resource's keys, or one object's key",
+		Long: `With no argument, show each path that has a store with its key prefix, number of keys and
+total value size, plus the keys under the etcd prefix that no core path claims (other API
+groups, allocator ranges), grouped by their next path segment.
+
+With a resource, stream its keys (paged, keys only). With an object, print the exact key its
+store uses (the store's own key function); this needs no etcd, unless --check asks whether
+the key exists, with its revisions, version, lease and value size.`,
+		Example: `  # Keys and bytes per resource
+  regctl keys
+
+  # Every pod key in one namespace
+  regctl keys pods -n kube-system
+
+  # The key of one object, and whether it exists
+  regctl keys pods/web -n shop --check`,
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			f, err := render.ParseFormat(output, keysFormats...)
+			opts.Output = f
+			opts.namespaceSet = cmd.Flags().Changed("namespace")
+			return err
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Args = args
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runKeys(cmd.Context(), opts)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVarP(&output, "output", "o", string(render.Table), "Output format: table|yaml|json")
+	addScopeFlags(fs, &opts.scopeOptions)
+	fs.BoolVar(&opts.Check, "check", false, "With an object: read the key from etcd and show whether it exists")
+	fs.Int64Var(&opts.ChunkSize, "chunk-size", 1000, "Keys per etcd range request")
+	return cmd
+}
+
+func runKeys(ctx context.Context, opts *keysOptions) error {
+	if len(opts.Args) == 0 {
+		return keysUsage(ctx, opts)
+	}
+	ref, err := parseObjectRef(opts.Args, "", false)
+	if err != nil {
+		return err
+	}
+	if ref.Subresource != "" {
+		return fmt.Errorf("keys belong to resources, not subresources: use %q", ref.Resource)
+	}
+	// The key of an object is the store's key function: it needs the map but
+	// no etcd, unless --check reads it.
+	var w *wiring.Wiring
+	if len(ref.Names) > 0 && !opts.Check {
+		w, err = wiring.Build(ctx, opts.wiringConfig())
+	} else {
+		w, err = opts.buildLive(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	t, err := resolve(w, ref, opts.scopeOptions)
+	if err != nil {
+		return err
+	}
+	if w.GenericStore(t.Path) == nil {
+		return fmt.Errorf("%s is not stored in etcd", t.Path)
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
+	defer cancel()
+	if len(ref.Names) > 0 {
+		return objectKeys(ctx, w, t, ref.Names, opts)
+	}
+	return streamKeys(ctx, w, t, opts)
+}
+
+func keysUsage(ctx context.Context, opts *keysOptions) error {
+	w, err := opts.buildLive(ctx)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
+	defer cancel()
+	c, err := w.Client(ctx)
+	if err != nil {
+		return err
+	}
+	claimed := map[string]string{}
+	for _, r := range w.Table.Routes {
+		if r.Store == wiring.StoreOwn {
+			claimed[r.KeyPrefix] = r.Path
+		}
+	}
+	root := strings.TrimSuffix(w.Table.EtcdPrefix, "/") + "/"
+	usage, err := etcdview.UsageUnder(ctx, c, root, claimed, opts.ChunkSize)
+	if err != nil {
+		return err
+	}
+	if opts.Output == render.Table {
+		return render.Print(opts.IO.Out, opts.Output, etcdview.UsageTable(usage))
+	}
+	return render.Print(opts.IO.Out, opts.Output, usage)
+}
+
+// streamKeys prints a resource's keys page by page.
+func streamKeys(ctx context.Context, w *wiring.Wiring, t stores.Target, opts *keysOptions) error {
+	c, err := w.Client(ctx)
+	if err != nil {
+		return err
+	}
+	prefix, err := w.EtcdKeyPrefix(genericapirequest.WithNamespace(ctx, t.Namespace), t.Path)
+	if err != nil {
+		return err
+	}
+	return etcdview.Pages(ctx, c, prefix, opts.ChunkSize, true, func(kvs []*mvccpb.KeyValue) error {
+		for _, kv := range kvs {
+			if _, err := fmt.Fprintf(opts.IO.Out, "%s\n", kv.Key); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// objectKeys prints the key of each named object, or with --check what etcd
+// holds there; a missing key makes the exit code 1.
+func objectKeys(ctx context.Context, w *wiring.Wiring, t stores.Target, names []string, opts *keysOptions) error {
+	ctx = genericapirequest.WithNamespace(ctx, t.Namespace)
+	var infos []etcdview.KeyInfo
+	for _, name := range names {
+		key, err := w.EtcdKey(ctx, t.Path, name)
+		if err != nil {
+			return fmt.Errorf("computing the key of %s %q: %w", t.Path, name, err)
+		}
+		if !opts.Check {
+			infos = append(infos, etcdview.KeyInfo{Key: key})
+			continue
+		}
+		c, err := w.Client(ctx)
+		if err != nil {
+			return err
+		}
+		info, err := etcdview.Check(ctx, c, key)
+		if err != nil {
+			return err
+		}
+		infos = append(infos, info)
+	}
+	if !opts.Check {
+		for _, info := range infos {
+			if _, err := fmt.Fprintln(opts.IO.Out, info.Key); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var missing []string
+	for _, info := range infos {
+		if !info.Exists {
+			missing = append(missing, info.Key)
+		}
+	}
+	var err error
+	if opts.Output == render.Table {
+		err = render.Print(opts.IO.Out, opts.Output, keyInfoTable(infos))
+	} else if len(infos) == 1 {
+		err = render.Print(opts.IO.Out, opts.Output, infos[0])
+	} else {
+		err = render.Print(opts.IO.Out, opts.Output, infos)
+	}
+	if err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		return &exitError{code: 1, err: errors.New("no such key: " + strings.Join(missing, ", "))}
+	}
+	return nil
+}
+
+// keyInfoTable shows several key checks under one header.
+type keyInfoTable []etcdview.KeyInfo
+
+func (t keyInfoTable) Header(wide bool) []string { return etcdview.KeyInfo{}.Header(wide) }
+
+func (t keyInfoTable) Rows(wide bool) [][]string {
+	var rows [][]string
+	for _, k := range t {
+		rows = append(rows, k.Rows(wide)...)
+	}
+	return rows
+}
