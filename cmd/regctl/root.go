@@ -102,6 +102,9 @@ builds the map on an ephemeral in-process etcd.`,
 		newRoutesCmd(g, nil),
 		newVersionCmd(g),
 		newGendocsCmd(),
+		newGetCmd(g, nil),
+		newKeysCmd(g, nil),
+		newInspectCmd(g, nil),
 	)
 	return cmd
 }
