@@ -105,6 +105,9 @@ builds the map on an ephemeral in-process etcd.`,
 		newGetCmd(g, nil),
 		newKeysCmd(g, nil),
 		newInspectCmd(g, nil),
+		newCreateCmd(g, nil),
+		newReplaceCmd(g, nil),
+		newDeleteCmd(g, nil),
 	)
 	return cmd
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/spf13/pflag"
 
@@ -104,4 +105,21 @@ func resolve(w *wiring.Wiring, ref objectRef, scope scopeOptions) (stores.Target
 func addScopeFlags(fs *pflag.FlagSet, s *scopeOptions) {
 	fs.StringVarP(&s.Namespace, "namespace", "n", metav1.NamespaceDefault, "Namespace of namespaced resources")
 	fs.BoolVarP(&s.AllNamespaces, "all-namespaces", "A", false, "Across all namespaces")
+}
+
+// resolveKind finds the resource a manifest object belongs to by its
+// apiVersion and kind, among the map's resources (not subresources).
+func resolveKind(w *wiring.Wiring, gvk schema.GroupVersionKind) (metav1.APIResource, error) {
+	if gvk.Group != "" {
+		return metav1.APIResource{}, fmt.Errorf("%s %s is not in the core API: regctl writes /api/v1 objects only", gvk.GroupVersion(), gvk.Kind)
+	}
+	if gvk.Version != "v1" {
+		return metav1.APIResource{}, fmt.Errorf("apiVersion %q is not served: the core API is v1", gvk.Version)
+	}
+	for _, r := range w.Resources {
+		if !strings.Contains(r.Name, "/") && r.Kind == gvk.Kind {
+			return r, nil
+		}
+	}
+	return metav1.APIResource{}, fmt.Errorf("unknown kind %q in v1 (see `regctl routes -o wide`)", gvk.Kind)
 }

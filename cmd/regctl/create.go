@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/regctl/regctl/internal/stores"
+)
+
+type createOptions struct {
+	writeOptions
+	Filename string
+}
+
+func newCreateCmd(g *globalOptions, runF func(context.Context, *createOptions) error) *cobra.Command {
+	opts := &createOptions{writeOptions: writeOptions{globalOptions: g}}
+	var output string
+	cmd := &cobra.Command{
+		Use:   "create -f FILE|- [-n NAMESPACE] [--dry-run] [-o yaml|json|name]",
+		Short: "Create objects in etcd through kube-apiserver's own stores",
+		Long: `Create the objects of a manifest (YAML or JSON: one object, a kind: List, or a stream of
+documents) by writing them through the store of their path, exactly as kube-apiserver's
+create would: strict decoding and defaulting, generateName, uid, creationTimestamp,
+the resource's strategy and validation, encoding in the storage version and media type,
+encryption when configured, and a TTL lease for events.
+
+Admission plugins, webhooks and authorization do not run (regctl says so on stderr);
+the namespace must exist and not be terminating, as the NamespaceLifecycle plugin checks.
+Every document is read and checked first: a stream with a bad document writes nothing.`,
+		Example: `  # Create the objects of a file
+  regctl create -f pods.yaml
+
+  # Check what would be stored, without writing
+  regctl create -f pod.yaml --dry-run -o yaml`,
+		Args: cobra.NoArgs,
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			opts.namespaceSet = cmd.Flags().Changed("namespace")
+			return opts.parseOutput(output)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runCreate(cmd.Context(), opts)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVarP(&opts.Filename, "filename", "f", "", "The manifest to create: a file, or - for standard input")
+	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace for objects that do not name one")
+	addWriteFlags(fs, &opts.writeOptions, &output)
+	return cmd
+}
+
+func runCreate(ctx context.Context, opts *createOptions) error {
+	objs, readErrs := readManifest(opts.IO.In, opts.Filename)
+	if len(objs) == 0 {
+		return refuse(opts.IO.ErrOut, readErrs)
+	}
+	w, err := opts.buildLive(ctx)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	todo, errs := plan(w, objs, opts.scopeOptions, "")
+	if errs = append(readErrs, errs...); len(errs) > 0 {
+		return refuse(opts.IO.ErrOut, errs)
+	}
+	writeWarning(opts.IO.ErrOut)
+	return writeEach(ctx, &opts.writeOptions, todo, "created", func(ctx context.Context, p planned) (runtime.Object, error) {
+		ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
+		defer cancel()
+		return stores.Create(ctx, w, p.target, p.obj, stores.WriteOptions{DryRun: opts.DryRun})
+	})
+}
+
+// refuse reports every problem of a manifest and says nothing was written.
+func refuse(errOut io.Writer, errs []error) error {
+	reportAll(errOut, errs)
+	return &exitError{code: 1, err: errors.New("nothing was written")}
+}

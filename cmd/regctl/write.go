@@ -1,0 +1,190 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/regctl/regctl/internal/manifest"
+	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/wiring"
+)
+
+// writeOptions are shared by create, replace and delete.
+type writeOptions struct {
+	*globalOptions
+	scopeOptions
+	Output render.Format // empty: messages only
+	DryRun bool
+}
+
+var writeFormats = []render.Format{render.YAML, render.JSON, render.Name}
+
+func addWriteFlags(fs *pflag.FlagSet, o *writeOptions, output *string) {
+	fs.StringVarP(output, "output", "o", "", "Also print the stored objects: yaml|json|name")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "Run defaulting, strategies and validation, print the result, write nothing")
+}
+
+func (o *writeOptions) parseOutput(s string) error {
+	if s == "" {
+		return nil
+	}
+	f, err := render.ParseFormat(s, writeFormats...)
+	o.Output = f
+	return err
+}
+
+// bypassWarning is said once per write: regctl writes what the stores write,
+// and nothing in front of them runs.
+const bypassWarning = "warning: regctl writes straight to etcd through the apiserver's stores: admission plugins (but for namespace lifecycle), webhooks and authorization do not run"
+
+func writeWarning(errOut io.Writer) { fmt.Fprintln(errOut, bypassWarning) }
+
+// readManifest reads -f FILE, or standard input for "-".
+func readManifest(in io.Reader, filename string) ([]manifest.Object, []error) {
+	if filename == "" {
+		return nil, []error{fmt.Errorf("`-f` is required: a file, or - for standard input")}
+	}
+	r := in
+	if filename != "-" {
+		f, err := os.Open(filename)
+		if err != nil {
+			return nil, []error{fmt.Errorf("reading %s: %w", filename, err)}
+		}
+		defer f.Close()
+		r = f
+	}
+	return manifest.Read(r)
+}
+
+// planned is one manifest object resolved to its path and decoded into the
+// store's internal type, ready to be written.
+type planned struct {
+	src    manifest.Object
+	target stores.Target
+	obj    runtime.Object
+}
+
+// label names an object in messages: pod/web (document 2).
+func (p planned) label() string {
+	return strings.ToLower(p.src.GVK.Kind) + "/" + p.src.Name
+}
+
+// plan resolves and decodes every object first, so that a stream with a bad
+// document is refused whole, before anything is written.
+func plan(w *wiring.Wiring, objs []manifest.Object, scope scopeOptions, subresource string) ([]planned, []error) {
+	var out []planned
+	var errs []error
+	for _, o := range objs {
+		p, err := planOne(w, o, scope, subresource)
+		if err != nil {
+			errs = append(errs, &manifest.Error{Doc: o.Doc, Item: o.Item, Err: err})
+			continue
+		}
+		out = append(out, p)
+	}
+	return out, errs
+}
+
+func planOne(w *wiring.Wiring, o manifest.Object, scope scopeOptions, subresource string) (planned, error) {
+	res, err := resolveKind(w, o.GVK)
+	if err != nil {
+		return planned{}, err
+	}
+	t := stores.Target{Path: res.Name, Resource: res}
+	if subresource != "" {
+		sub, ok := w.Subresource(res.Name, subresource)
+		if !ok {
+			return planned{}, fmt.Errorf("%s has no subresource %q", res.Name, subresource)
+		}
+		t.Path = sub.Name
+	}
+	if res.Namespaced {
+		switch {
+		case o.Namespace == "":
+			t.Namespace = scope.Namespace
+		case scope.namespaceSet && o.Namespace != scope.Namespace:
+			return planned{}, fmt.Errorf("the object's namespace %q does not match `-n %s`", o.Namespace, scope.Namespace)
+		default:
+			t.Namespace = o.Namespace
+		}
+	}
+	obj, err := stores.Decode(t, o.JSON)
+	if err != nil {
+		return planned{}, err
+	}
+	return planned{src: o, target: t, obj: obj}, nil
+}
+
+// reportAll prints each error on its own line, in document order.
+func reportAll(errOut io.Writer, errs []error) {
+	slices.SortStableFunc(errs, func(a, b error) int {
+		var ea, eb *manifest.Error
+		if !errors.As(a, &ea) || !errors.As(b, &eb) {
+			return 0
+		}
+		return cmp.Or(cmp.Compare(ea.Doc, eb.Doc), cmp.Compare(ea.Item, eb.Item))
+	})
+	for _, err := range errs {
+		fmt.Fprintf(errOut, "error: %s\n", oneLine(err))
+	}
+}
+
+// writeEach runs write on every planned object in order, saying on stderr
+// what became of each, and printing the results with -o. A failure does not
+// stop the others; it makes the exit code 1.
+func writeEach(ctx context.Context, o *writeOptions, objs []planned, verb string, write func(context.Context, planned) (runtime.Object, error)) error {
+	var results []runtime.Object
+	failed := 0
+	suffix := ""
+	if o.DryRun {
+		suffix = " (dry run)"
+	}
+	for _, p := range objs {
+		out, err := write(ctx, p)
+		if err != nil {
+			failed++
+			fmt.Fprintf(o.IO.ErrOut, "error: %s (%s): %s\n", p.src.Where(), p.label(), oneLine(err))
+			continue
+		}
+		name := p.label()
+		if m, err := meta.Accessor(out); err == nil {
+			name = strings.ToLower(p.src.GVK.Kind) + "/" + m.GetName()
+		}
+		fmt.Fprintf(o.IO.ErrOut, "%s %s%s\n", name, verb, suffix)
+		results = append(results, out)
+	}
+	if err := printWritten(o, results); err != nil {
+		return err
+	}
+	if failed > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d of %d objects were not %s", failed, len(objs), verb)}
+	}
+	return nil
+}
+
+func printWritten(o *writeOptions, results []runtime.Object) error {
+	switch {
+	case o.Output == "" || len(results) == 0:
+		return nil
+	case len(results) == 1 && o.Output != render.Name:
+		return render.Print(o.IO.Out, o.Output, results[0])
+	}
+	lw := render.NewListWriter(o.IO.Out, o.Output)
+	for _, r := range results {
+		if err := lw.Add(r); err != nil {
+			return err
+		}
+	}
+	return lw.Close()
+}

@@ -1,0 +1,320 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// manifestFile writes a manifest to a temp file and returns its path.
+func manifestFile(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "manifest.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+const shopNamespace = `apiVersion: v1
+kind: Namespace
+metadata:
+  name: shop
+`
+
+const webPod = `apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  namespace: shop
+  labels: {app: web}
+spec:
+  containers:
+  - name: c
+    image: busybox
+`
+
+// rawValue reads the bytes etcd holds at key.
+func (s *liveEtcd) rawValue(t *testing.T, key string) []byte {
+	t.Helper()
+	resp, err := s.client.Get(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil
+	}
+	return resp.Kvs[0].Value
+}
+
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	stdout, stderr, code := run(t, args...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, stderr)
+	}
+	return stdout
+}
+
+func TestCreateWritesThroughTheStore(t *testing.T) {
+	s := newLiveEtcd(t)
+	stdout, stderr, code := run(t, "create", "-f", manifestFile(t, shopNamespace+"---\n"+webPod), "-o", "json", s.flag())
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{bypassWarning, "namespace/shop created", "pod/web created"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q: want %q", stderr, want)
+		}
+	}
+	var list struct {
+		Kind  string          `json:"kind"`
+		Items []corev1.Pod    `json:"items"`
+		Raw   json.RawMessage `json:"-"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &list); err != nil || list.Kind != "List" || len(list.Items) != 2 {
+		t.Fatalf("stdout %q: want a List of the two stored objects", stdout)
+	}
+	pod := list.Items[1]
+	// The strategy and defaulting ran: uid, creation time, generation,
+	// defaulted fields and the status the pod strategy sets on create.
+	if pod.UID == "" || pod.CreationTimestamp.IsZero() || pod.Generation != 1 || pod.Spec.RestartPolicy != corev1.RestartPolicyAlways || pod.Status.Phase != corev1.PodPending || pod.Status.QOSClass != corev1.PodQOSBestEffort {
+		t.Errorf("stored pod %+v: want uid, creationTimestamp, generation 1, defaults and Pending status", pod)
+	}
+	info := mustRun(t, "inspect", "pods/web", "-n", "shop", "-o", "json", s.flag())
+	if !strings.Contains(info, `"encoding": "application/vnd.kubernetes.protobuf"`) || !strings.Contains(info, `"storedKind": "Pod"`) {
+		t.Errorf("inspect: %s", info)
+	}
+}
+
+func TestCreateEventGetsItsTTLLease(t *testing.T) {
+	s := newLiveEtcd(t)
+	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+`---
+apiVersion: v1
+kind: Event
+metadata: {name: ev, namespace: shop}
+involvedObject: {kind: Pod, name: web, namespace: shop}
+reason: Started
+`), s.flag())
+	out := mustRun(t, "inspect", "events/ev", "-n", "shop", "-o", "json", s.flag())
+	var info struct {
+		Lease    string `json:"lease"`
+		LeaseTTL int64  `json:"leaseTTL"`
+	}
+	if err := json.Unmarshal([]byte(out), &info); err != nil || info.Lease == "" || info.LeaseTTL < 3000 {
+		t.Errorf("event storage %s: want a lease of about --event-ttl (1h)", out)
+	}
+}
+
+func TestInvalidWritesLeaveEtcdUnchanged(t *testing.T) {
+	s := newLiveEtcd(t)
+	mustRun(t, "create", "-f", manifestFile(t, shopNamespace), s.flag())
+	before := s.revision(t)
+	for _, tc := range []struct {
+		name     string
+		manifest string
+		args     []string
+		want     string
+	}{
+		{"pod without containers", "apiVersion: v1\nkind: Pod\nmetadata: {name: empty, namespace: shop}\nspec: {containers: []}\n", nil,
+			`Pod "empty" is invalid: spec.containers: Required value`},
+		{"bad name", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Bad_Name, namespace: shop}\n", nil,
+			`ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name"`},
+		{"missing namespace", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n", []string{"-n", ""},
+			`metadata.namespace: Required value`},
+		{"namespace that does not exist", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm, namespace: nope}\n", nil,
+			`namespaces "nope" not found`},
+		{"unknown field", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm, namespace: shop}\ncolour: red\n", nil,
+			`strict decoding error: unknown field "colour"`},
+		{"dry run", webPod, []string{"--dry-run"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"create", "-f", manifestFile(t, tc.manifest), s.flag()}, tc.args...)
+			_, stderr, code := run(t, args...)
+			if tc.want == "" {
+				if code != 0 || !strings.Contains(stderr, "pod/web created (dry run)") {
+					t.Errorf("exit %d, stderr %q", code, stderr)
+				}
+			} else if code == 0 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q: want %q", code, stderr, tc.want)
+			}
+			if after := s.revision(t); after != before {
+				t.Errorf("etcd revision moved from %d to %d", before, after)
+			}
+		})
+	}
+}
+
+func TestCreateExistingIsAlreadyExists(t *testing.T) {
+	s := newLiveEtcd(t)
+	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+"---\n"+webPod), s.flag())
+	value := s.rawValue(t, "/registry/pods/shop/web")
+	_, stderr, code := run(t, "create", "-f", manifestFile(t, strings.Replace(webPod, "busybox", "nginx", 1)), s.flag())
+	if code == 0 || !strings.Contains(stderr, `pods "web" already exists`) {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if !bytes.Equal(s.rawValue(t, "/registry/pods/shop/web"), value) {
+		t.Error("the stored value changed")
+	}
+}
+
+func TestMalformedManifestsWriteNothing(t *testing.T) {
+	s := newLiveEtcd(t)
+	mustRun(t, "create", "-f", manifestFile(t, shopNamespace), s.flag())
+	before := s.revision(t)
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: good, namespace: shop}\n"
+	for _, tc := range []struct {
+		name, manifest string
+		want           []string
+	}{
+		{"not yaml", cm + "---\n{{{ not: yaml\n", []string{"document 2: not YAML or JSON"}},
+		{"unknown kind", cm + "---\napiVersion: v1\nkind: Gizmo\nmetadata: {name: g}\n", []string{`document 2: unknown kind "Gizmo" in v1`}},
+		{"kind from another group", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n", []string{"document 1: apps/v1 Deployment is not in the core API"}},
+		{"list mixing good and bad", "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(strings.TrimSpace(cm), "\n", "\n  ") + "\n- {apiVersion: v1, kind: Gizmo, metadata: {name: g}}\n- {kind: ConfigMap, metadata: {name: x}}\n",
+			[]string{`document 1, item 2: unknown kind "Gizmo"`, "document 1, item 3: no apiVersion set"}},
+		{"empty", "# nothing here\n", []string{"no objects found"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := run(t, "create", "-f", manifestFile(t, tc.manifest), s.flag())
+			if code == 0 || stdout != "" {
+				t.Fatalf("exit %d, stdout %q", code, stdout)
+			}
+			for _, want := range append(tc.want, "nothing was written") {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr %q: want %q", stderr, want)
+				}
+			}
+			if after := s.revision(t); after != before {
+				t.Errorf("etcd revision moved from %d to %d", before, after)
+			}
+		})
+	}
+}
+
+func TestWriteFailuresAreReportedPerObject(t *testing.T) {
+	s := newLiveEtcd(t)
+	mustRun(t, "create", "-f", manifestFile(t, shopNamespace), s.flag())
+	m := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: shop}\n---\n" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: shop}\n---\n" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: shop}\n"
+	_, stderr, code := run(t, "create", "-f", manifestFile(t, m), s.flag())
+	if code == 0 {
+		t.Error("exit 0 with a failed document")
+	}
+	for _, want := range []string{"configmap/a created", `document 2 (configmap/a): configmaps "a" already exists`, "configmap/b created", "1 of 3 objects were not created"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q: want %q", stderr, want)
+		}
+	}
+}
+
+func TestReplaceOptimisticConcurrency(t *testing.T) {
+	s := newLiveEtcd(t)
+	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: shop}\ndata: {k: v1}\n"), s.flag())
+	current := mustRun(t, "get", "configmaps/cfg", "-n", "shop", "-o", "yaml", s.flag())
+
+	edited := strings.Replace(current, "k: v1", "k: v2", 1)
+	mustRun(t, "replace", "-f", manifestFile(t, edited), s.flag())
+	value := s.rawValue(t, "/registry/configmaps/shop/cfg")
+
+	// The same edit again carries the old resourceVersion: Conflict.
+	stale := strings.Replace(current, "k: v1", "k: v3", 1)
+	_, stderr, code := run(t, "replace", "-f", manifestFile(t, stale), s.flag())
+	if code == 0 || !strings.Contains(stderr, `Operation cannot be fulfilled on configmaps "cfg": the object has been modified`) {
+		t.Errorf("stale replace: exit %d, stderr %q", code, stderr)
+	}
+	if !bytes.Equal(s.rawValue(t, "/registry/configmaps/shop/cfg"), value) {
+		t.Error("a stale replace changed the stored value")
+	}
+
+	// Without a resourceVersion: refused, unless --force.
+	bare := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: shop}\ndata: {k: v4}\n"
+	if _, stderr, code := run(t, "replace", "-f", manifestFile(t, bare), s.flag()); code == 0 || !strings.Contains(stderr, "no metadata.resourceVersion") {
+		t.Errorf("replace without resourceVersion: exit %d, %q", code, stderr)
+	}
+	mustRun(t, "replace", "-f", manifestFile(t, bare), "--force", s.flag())
+	if got := mustRun(t, "get", "configmaps/cfg", "-n", "shop", "-o", "yaml", s.flag()); !strings.Contains(got, "k: v4") {
+		t.Errorf("after --force: %s", got)
+	}
+
+	// Two replaces from the same version at once: exactly one wins.
+	base := mustRun(t, "get", "configmaps/cfg", "-n", "shop", "-o", "yaml", s.flag())
+	files := []string{manifestFile(t, strings.Replace(base, "k: v4", "k: a", 1)), manifestFile(t, strings.Replace(base, "k: v4", "k: b", 1))}
+	codes := make([]int, 2)
+	var wg sync.WaitGroup
+	for i := range files {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			_, _, codes[i] = run(t, "replace", "-f", files[i], s.flag())
+		}(i)
+	}
+	wg.Wait()
+	if (codes[0] == 0) == (codes[1] == 0) {
+		t.Errorf("concurrent replaces exited %v: want exactly one success", codes)
+	}
+}
+
+func TestReplaceStatusSubresource(t *testing.T) {
+	s := newLiveEtcd(t)
+	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+"---\n"+webPod), s.flag())
+	current := mustRun(t, "get", "pods/web", "-n", "shop", "-o", "yaml", s.flag())
+	// Through the status store only status changes: the image edit is dropped.
+	edited := strings.Replace(strings.Replace(current, "phase: Pending", "phase: Running", 1), "image: busybox", "image: nginx", 1)
+	mustRun(t, "replace", "--subresource", "status", "-f", manifestFile(t, edited), s.flag())
+	got := mustRun(t, "get", "pods/web", "-n", "shop", "-o", "yaml", s.flag())
+	if !strings.Contains(got, "phase: Running") || !strings.Contains(got, "image: busybox") {
+		t.Errorf("after a status replace:\n%s", got)
+	}
+}
+
+func TestDeleteFollowsGracefulDeletionAndFinalizers(t *testing.T) {
+	s := newLiveEtcd(t)
+	bound := strings.Replace(webPod, "spec:\n", "spec:\n  nodeName: node-1\n", 1)
+	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+"---\n"+bound+"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: shop, labels: {tier: cache}}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: shop, labels: {tier: cache}}\n"), s.flag())
+
+	// A bound pod with a grace period is only marked.
+	_, stderr, _ := run(t, "delete", "pods/web", "-n", "shop", s.flag())
+	if !strings.Contains(stderr, "pod/web marked for deletion") {
+		t.Errorf("graceful delete: %q", stderr)
+	}
+	if got := mustRun(t, "get", "pods/web", "-n", "shop", "-o", "yaml", s.flag()); !strings.Contains(got, "deletionTimestamp:") {
+		t.Errorf("pod after graceful delete:\n%s", got)
+	}
+	_, stderr, _ = run(t, "delete", "pods/web", "-n", "shop", "--grace-period=0", s.flag())
+	if !strings.Contains(stderr, "pod/web deleted") || s.rawValue(t, "/registry/pods/shop/web") != nil {
+		t.Errorf("delete --grace-period=0: %q, key still there: %v", stderr, s.rawValue(t, "/registry/pods/shop/web") != nil)
+	}
+
+	// By selector, with dry run first.
+	before := s.revision(t)
+	mustRun(t, "delete", "configmaps", "-l", "tier=cache", "-n", "shop", "--dry-run", s.flag())
+	if s.revision(t) != before {
+		t.Error("a dry-run delete wrote")
+	}
+	_, stderr, _ = run(t, "delete", "configmaps", "-l", "tier=cache", "-n", "shop", s.flag())
+	if !strings.Contains(stderr, "configmap/a deleted") || !strings.Contains(stderr, "configmap/b deleted") {
+		t.Errorf("delete -l: %q", stderr)
+	}
+
+	// A namespace with finalizers goes to Terminating.
+	_, stderr, _ = run(t, "delete", "namespaces/shop", s.flag())
+	if !strings.Contains(stderr, "namespace/shop marked for deletion") {
+		t.Errorf("namespace delete: %q", stderr)
+	}
+	if got := mustRun(t, "get", "namespaces/shop", "-o", "yaml", s.flag()); !strings.Contains(got, "phase: Terminating") {
+		t.Errorf("namespace after delete:\n%s", got)
+	}
+	// And refuses new content.
+	_, stderr, code := run(t, "create", "-f", manifestFile(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: shop}\n"), s.flag())
+	if code == 0 || !strings.Contains(stderr, "unable to create new content in namespace shop because it is being terminated") {
+		t.Errorf("create in a terminating namespace: exit %d, %q", code, stderr)
+	}
+}

@@ -1,0 +1,151 @@
+// Package manifest splits what a user feeds `regctl create -f`: YAML or JSON,
+// one object, a multi-document stream, or a kind: List, into one JSON
+// document per object, each labelled with where it came from.
+package manifest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// Object is one object of a manifest.
+type Object struct {
+	// Doc is the 1-based position of the document in the stream; Item the
+	// 1-based position inside a kind: List, 0 for a plain document.
+	Doc, Item int
+	// JSON is the object as JSON, ready for the apiserver's decoders.
+	JSON []byte
+	GVK  schema.GroupVersionKind
+	Name string
+	// Namespace is metadata.namespace as written, possibly empty.
+	Namespace string
+}
+
+// Where says where the object came from, for messages.
+func (o Object) Where() string {
+	if o.Item > 0 {
+		return fmt.Sprintf("document %d, item %d", o.Doc, o.Item)
+	}
+	return fmt.Sprintf("document %d", o.Doc)
+}
+
+// Error is a problem with one document.
+type Error struct {
+	Doc, Item int
+	Err       error
+}
+
+func (e *Error) Error() string {
+	return Object{Doc: e.Doc, Item: e.Item}.Where() + ": " + e.Err.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Read splits r into objects. It reads the whole stream; every document that
+// cannot be understood is reported in errs, so that nothing is written from a
+// stream with a bad document in it unless the caller decides otherwise.
+func Read(r io.Reader) (objs []Object, errs []error) {
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(r))
+	for doc := 1; ; doc++ {
+		raw, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			errs = append(errs, &Error{Doc: doc, Err: fmt.Errorf("reading: %w", err)})
+			break
+		}
+		if len(bytes.TrimSpace(stripComments(raw))) == 0 {
+			doc--
+			continue
+		}
+		o, err := parse(raw)
+		if err != nil {
+			errs = append(errs, &Error{Doc: doc, Err: err})
+			continue
+		}
+		if !o.isList() {
+			o.Doc = doc
+			objs = append(objs, o.Object)
+			continue
+		}
+		for i, item := range o.items {
+			it, err := parse(item)
+			if err != nil {
+				errs = append(errs, &Error{Doc: doc, Item: i + 1, Err: err})
+				continue
+			}
+			it.Doc, it.Item = doc, i+1
+			objs = append(objs, it.Object)
+		}
+	}
+	if len(objs) == 0 && len(errs) == 0 {
+		errs = append(errs, errors.New("no objects found"))
+	}
+	return objs, errs
+}
+
+type parsed struct {
+	Object
+	items []json.RawMessage
+}
+
+func (p parsed) isList() bool { return p.GVK.Kind == "List" && p.items != nil }
+
+func parse(raw []byte) (parsed, error) {
+	data, err := yaml.YAMLToJSON(raw)
+	if err != nil {
+		return parsed{}, fmt.Errorf("not YAML or JSON: %w", err)
+	}
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return parsed{}, fmt.Errorf("not an object: %w", err)
+	}
+	if head.Kind == "" {
+		return parsed{}, errors.New("no kind set")
+	}
+	if head.APIVersion == "" {
+		return parsed{}, errors.New("no apiVersion set")
+	}
+	gv, err := schema.ParseGroupVersion(head.APIVersion)
+	if err != nil {
+		return parsed{}, fmt.Errorf("reading apiVersion: %w", err)
+	}
+	p := parsed{Object: Object{JSON: data, GVK: gv.WithKind(head.Kind), Name: head.Metadata.Name, Namespace: head.Metadata.Namespace}}
+	if head.Kind == "List" {
+		p.items = head.Items
+		if p.items == nil {
+			p.items = []json.RawMessage{}
+		}
+	}
+	return p, nil
+}
+
+// stripComments drops YAML comment lines, so a document of only comments
+// counts as empty.
+func stripComments(raw []byte) []byte {
+	var out [][]byte
+	for _, line := range bytes.Split(raw, []byte("\n")) {
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] == '#' {
+			continue
+		}
+		out = append(out, line)
+	}
+	return bytes.Join(out, []byte("\n"))
+}

@@ -1,0 +1,160 @@
+package stores
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	api "k8s.io/kubernetes/pkg/apis/core"
+
+	"github.com/regctl/regctl/internal/wiring"
+)
+
+// Decode turns a manifest object (JSON in the target's served version) into
+// the store's internal object, as the apiserver's create and update
+// handlers do: strict decoding (unknown or duplicate fields are errors),
+// defaulting, conversion to the internal version.
+func Decode(t Target, data []byte) (runtime.Object, error) {
+	var strict runtime.Serializer
+	for _, info := range legacyscheme.Codecs.SupportedMediaTypes() {
+		if info.MediaType == runtime.ContentTypeJSON {
+			strict = info.StrictSerializer
+		}
+	}
+	decoder := legacyscheme.Codecs.DecoderToVersion(strict, schema.GroupVersion{Group: t.GroupVersion().Group, Version: runtime.APIVersionInternal})
+	gvk := t.GroupVersion().WithKind(t.Resource.Kind)
+	obj, got, err := decoder.Decode(data, &gvk, nil)
+	if err != nil {
+		if runtime.IsStrictDecodingError(err) {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		return nil, fmt.Errorf("decoding %s: %w", gvk.Kind, err)
+	}
+	if got.GroupVersion() != t.GroupVersion() || got.Kind != gvk.Kind {
+		return nil, fmt.Errorf("%s is not a %s", got, gvk)
+	}
+	return obj, nil
+}
+
+// WriteOptions apply to every write.
+type WriteOptions struct {
+	// DryRun runs defaulting, strategies and validation, and writes nothing.
+	DryRun bool
+}
+
+func (o WriteOptions) dryRun() []string {
+	if o.DryRun {
+		return []string{metav1.DryRunAll}
+	}
+	return nil
+}
+
+// Create writes a new object through the target's store: generateName, uid,
+// creationTimestamp and generation, the resource's PrepareForCreate and
+// Validate, encoding in the storage version, encryption, and a TTL lease for
+// events. It returns the stored object in the served version.
+func Create(ctx context.Context, w *wiring.Wiring, t Target, obj runtime.Object, opts WriteOptions) (runtime.Object, error) {
+	creater, ok := w.Stores[t.Path].(rest.Creater)
+	if !ok {
+		return nil, fmt.Errorf("%s does not accept create", t.Path)
+	}
+	if err := checkNamespace(ctx, w, t, obj, true); err != nil {
+		return nil, err
+	}
+	if svc, ok := obj.(*api.Service); ok && needsClusterIP(svc) {
+		return nil, errClusterIP
+	}
+	out, err := creater.Create(t.context(ctx), obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{DryRun: opts.dryRun()})
+	if err != nil {
+		return nil, err
+	}
+	return ToExternal(out, t.GroupVersion())
+}
+
+// errClusterIP explains the one create regctl cannot do. Since Kubernetes
+// 1.33 cluster IPs are allocated by creating networking.k8s.io IPAddress
+// objects through a running apiserver, which regctl does not have.
+var errClusterIP = errors.New("a service that needs a cluster IP cannot be created by regctl: cluster IPs are allocated through the networking.k8s.io IPAddress API of a running apiserver; use `clusterIP: None` or `type: ExternalName`, or create it through the apiserver")
+
+func needsClusterIP(svc *api.Service) bool {
+	return svc.Spec.Type != api.ServiceTypeExternalName && svc.Spec.ClusterIP != api.ClusterIPNone
+}
+
+// Update replaces an object through the target's store (a subresource's
+// store for status and the like). The object's resourceVersion is the
+// precondition: a stale one fails with Conflict and nothing is written.
+func Update(ctx context.Context, w *wiring.Wiring, t Target, obj runtime.Object, opts WriteOptions) (runtime.Object, error) {
+	updater, ok := w.Stores[t.Path].(rest.Updater)
+	if !ok {
+		return nil, fmt.Errorf("%s does not accept update", t.Path)
+	}
+	if err := checkNamespace(ctx, w, t, obj, false); err != nil {
+		return nil, err
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	out, _, err := updater.Update(t.context(ctx), m.GetName(), rest.DefaultUpdatedObjectInfo(obj),
+		rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{DryRun: opts.dryRun()})
+	if err != nil {
+		return nil, err
+	}
+	return ToExternal(out, t.GroupVersion())
+}
+
+// Delete deletes an object through the target's store, with the resource's
+// graceful deletion and finalizers: a pod on a node with a grace period gets
+// a deletionTimestamp, a namespace goes to Terminating. deleted is false
+// when the object remains, marked for deletion.
+func Delete(ctx context.Context, w *wiring.Wiring, t Target, name string, gracePeriod *int64, opts WriteOptions) (obj runtime.Object, deleted bool, err error) {
+	deleter, ok := w.Stores[t.Path].(rest.GracefulDeleter)
+	if !ok {
+		return nil, false, fmt.Errorf("%s does not accept delete", t.Path)
+	}
+	out, deleted, err := deleter.Delete(t.context(ctx), name, rest.ValidateAllObjectFunc, &metav1.DeleteOptions{GracePeriodSeconds: gracePeriod, DryRun: opts.dryRun()})
+	if err != nil {
+		return nil, false, err
+	}
+	if _, isStatus := out.(*metav1.Status); isStatus {
+		return out, deleted, nil
+	}
+	ext, err := ToExternal(out, t.GroupVersion())
+	return ext, deleted, err
+}
+
+// checkNamespace does what the apiserver does around a namespaced write:
+// the object lands in the request's namespace (or says the same one), and,
+// as the NamespaceLifecycle admission plugin insists, that namespace exists
+// and, for a create, is not being deleted. It is the one admission check
+// regctl keeps: without it a write would strand an object in a namespace
+// nobody can see.
+func checkNamespace(ctx context.Context, w *wiring.Wiring, t Target, obj runtime.Object, creating bool) error {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return err
+	}
+	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(rest.ExpectedNamespaceForScope(t.Namespace, t.Resource.Namespaced), m); err != nil {
+		return err
+	}
+	if !t.Resource.Namespaced || t.Namespace == "" {
+		return nil
+	}
+	nsTarget := Target{Path: "namespaces", Resource: metav1.APIResource{Name: "namespaces", Kind: "Namespace"}}
+	got, err := w.Stores["namespaces"].(rest.Getter).Get(nsTarget.context(ctx), t.Namespace, &metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if ns, ok := got.(*api.Namespace); ok && creating && ns.Status.Phase == api.NamespaceTerminating {
+		return apierrors.NewForbidden(schema.GroupResource{Resource: t.Path}, m.GetName(),
+			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", t.Namespace))
+	}
+	return nil
+}
