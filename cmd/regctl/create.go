@@ -52,6 +52,8 @@ Every document is read and checked first: a stream with a bad document writes no
 	fs.StringVarP(&opts.Filename, "filename", "f", "", "The manifest to create: a file, or - for standard input")
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace for objects that do not name one")
 	addWriteFlags(fs, &opts.writeOptions, &output)
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
+	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(writeFormats...))
 	return cmd
 }
 

@@ -38,7 +38,8 @@ goes to Terminating until its finalizers are done; other objects are removed.`,
 
   # Remove pods at once, without a grace period
   regctl delete pods -l app=web -n shop --grace-period=0`,
-		Args: cobra.MinimumNArgs(1),
+		ValidArgsFunction: completeResourceObjects(g),
+		Args:              cobra.MinimumNArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			opts.namespaceSet = cmd.Flags().Changed("namespace")
 			return opts.parseOutput(output)
@@ -57,6 +58,8 @@ goes to Terminating until its finalizers are done; other objects are removed.`,
 	fs.BoolVar(&opts.All, "all", false, "Delete every object of the resource in the namespace")
 	fs.Int64Var(&opts.GracePeriod, "grace-period", -1, "Seconds to give the object to terminate; -1 uses the object's own, 0 removes it at once")
 	addWriteFlags(fs, &opts.writeOptions, &output)
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
+	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(writeFormats...))
 	return cmd
 }
 

@@ -50,7 +50,8 @@ the exit code is 1.`,
 
   # The status subresource of a pod
   regctl get pods/status web -n shop -o json`,
-		Args: cobra.MinimumNArgs(1),
+		ValidArgsFunction: completeResourceObjects(g),
+		Args:              cobra.MinimumNArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			f, err := render.ParseFormat(output, getFormats...)
 			opts.Output = f
@@ -76,6 +77,8 @@ the exit code is 1.`,
 	fs.StringVar(&opts.FieldSelector, "field-selector", "", "Field selector, e.g. spec.nodeName=node-1,status.phase=Running")
 	fs.Int64Var(&opts.ChunkSize, "chunk-size", 500, "Objects per page (one etcd range request each); 0 reads all at once")
 	fs.BoolVar(&opts.ShowManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in yaml and json output")
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
+	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(getFormats...))
 	return cmd
 }
 

@@ -38,7 +38,8 @@ Encrypted values are decoded when --encryption-provider-config holds their key.`
 
   # The same as data
   regctl inspect secrets/db-password -n shop -o json`,
-		Args: cobra.RangeArgs(1, 2),
+		ValidArgsFunction: completeResourceObjects(g),
+		Args:              cobra.RangeArgs(1, 2),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			f, err := render.ParseFormat(output, inspectFormats...)
 			opts.Output = f
@@ -56,6 +57,8 @@ Encrypted values are decoded when --encryption-provider-config holds their key.`
 	fs := cmd.Flags()
 	fs.StringVarP(&output, "output", "o", string(render.Table), "Output format: table|yaml|json")
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace of namespaced resources")
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
+	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(inspectFormats...))
 	return cmd
 }
 

@@ -48,6 +48,7 @@ the key exists, with its revisions, version, lease and value size.`,
 
   # The key of one object, and whether it exists
   regctl keys pods/web -n shop --check`,
+		ValidArgsFunction: completeResourceObjects(g),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			f, err := render.ParseFormat(output, keysFormats...)
 			opts.Output = f
@@ -67,6 +68,8 @@ the key exists, with its revisions, version, lease and value size.`,
 	addScopeFlags(fs, &opts.scopeOptions)
 	fs.BoolVar(&opts.Check, "check", false, "With an object: read the key from etcd and show whether it exists")
 	fs.Int64Var(&opts.ChunkSize, "chunk-size", 1000, "Keys per etcd range request")
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
+	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(keysFormats...))
 	return cmd
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -329,5 +330,37 @@ func TestKeysAndInspect(t *testing.T) {
 	_, stderr, code = run(t, "inspect", "pods/nope", "-n", "shop", s.flag())
 	if code == 0 || !strings.Contains(stderr, `pods "nope" not found (no key /registry/pods/shop/nope)`) {
 		t.Errorf("inspect missing: exit %d, %q", code, stderr)
+	}
+}
+
+func TestReadCommandsComplete(t *testing.T) {
+	s := newLiveEtcd(t)
+	mustRun(t, "create", "-f", manifestFile(t, shopNamespace), s.flag())
+	s.createPods(t, "shop", 2, nil)
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"__complete", "get", "po"}, []string{"pods", "po", "podtemplates"}},
+		{[]string{"__complete", "get", "pods", "-n", "shop", s.flag(), ""}, []string{"pod-00000", "pod-00001"}},
+		{[]string{"__complete", "inspect", "-n", "shop", s.flag(), "pods/pod-0"}, []string{"pods/pod-00000", "pods/pod-00001"}},
+		{[]string{"__complete", "get", "pods", s.flag(), "-n", ""}, []string{"shop"}},
+		{[]string{"__complete", "keys", "-o", ""}, []string{"table", "yaml", "json"}},
+	} {
+		stdout, stderr, code := run(t, tc.args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, stderr)
+		}
+		var got []string
+		for _, line := range strings.Split(stdout, "\n") {
+			if line != "" && !strings.HasPrefix(line, ":") {
+				got = append(got, strings.SplitN(line, "\t", 2)[0])
+			}
+		}
+		for _, w := range tc.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("%v: completions %v, want %q among them", tc.args, got, w)
+			}
+		}
 	}
 }

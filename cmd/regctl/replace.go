@@ -54,6 +54,8 @@ PUT .../status would: only the fields that subresource owns change.`,
 	fs.StringVar(&opts.Subresource, "subresource", "", "Write through this subresource's store (e.g. status)")
 	fs.BoolVar(&opts.Force, "force", false, "Replace objects that carry no resourceVersion: read the current one first")
 	addWriteFlags(fs, &opts.writeOptions, &output)
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
+	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(writeFormats...))
 	return cmd
 }
 

@@ -57,6 +57,7 @@ The output is sorted and deterministic, so it can be committed and diffed.`,
 	cmd.Flags().StringVarP(&output, "output", "o", string(render.Table), "Output format: table|wide|yaml|json")
 	cmd.Flags().StringVar(&opts.Check, "check", "", "Compare the live table with this committed one: exit 1 with the diff when they differ, 2 on error")
 	cmd.AddCommand(newRoutesDiffCmd(g, nil))
+	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(routesFormats...))
 	return cmd
 }
 
