@@ -133,7 +133,7 @@ func TestCompleteResourceObjects(t *testing.T) {
 		{"prefix", []string{etcd, "-n", "shop", "secrets", "x"}, nil},
 		{"all namespaces, once", []string{etcd, "serviceaccounts", ""}, []string{"default"}},
 		{"cluster-scoped ignores -n", []string{etcd, "-n", "shop", "namespaces", ""}, []string{"default", "kube-system", "shop"}},
-		{"resource/name", []string{etcd, "-n", "shop", "pods/"}, []string{"pods/web"}},
+		{"resource/name", []string{etcd, "-n", "shop", "pods/w"}, []string{"pods/web"}},
 		{"named already", []string{etcd, "-n", "shop", "pods/web", ""}, nil},
 		{"other namespace", []string{etcd, "-n", "default", "pods/"}, nil},
 		{"not twice", []string{etcd, "-n", "default", "configmaps", "kube-root-ca.crt", ""}, nil},

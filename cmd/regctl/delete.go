@@ -34,10 +34,10 @@ finalizers, as kube-apiserver's DELETE would: a pod bound to a node with a grace
 gets a deletionTimestamp and stays until it is deleted with --grace-period=0; a namespace
 goes to Terminating until its finalizers are done; other objects are removed.`,
 		Example: `  # Delete one config map
-  regctl delete configmaps/app-config -n shop
+  regctl delete configmaps/old-config -n shop
 
   # Remove pods at once, without a grace period
-  regctl delete pods -l app=web -n shop --grace-period=0`,
+  regctl delete pods -l app=batch -n shop --grace-period=0`,
 		ValidArgsFunction: completeResourceObjects(g),
 		Args:              cobra.MinimumNArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {

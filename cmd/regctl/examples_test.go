@@ -59,7 +59,13 @@ func TestExamples(t *testing.T) {
 			if len(examples) == 0 && cmd.Runnable() {
 				t.Fatalf("%q has no example: add an Example with at least one `regctl ...` line", cmd.CommandPath())
 			}
-			t.Chdir(t.TempDir())
+			dir := t.TempDir()
+			for name, content := range exampleFiles {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Chdir(dir)
 			for _, ex := range examples {
 				if reason, ok := unrunnableExamples[ex.line]; ok {
 					t.Logf("skipping %q: %s", ex.line, reason)
@@ -264,6 +270,8 @@ func sandboxObjects() []sandboxResource {
 			&api.ConfigMap{ObjectMeta: meta("default", "kube-root-ca.crt"), Data: caData},
 			&api.ConfigMap{ObjectMeta: meta("kube-system", "kube-root-ca.crt"), Data: caData},
 			&api.ConfigMap{ObjectMeta: meta("shop", "kube-root-ca.crt"), Data: caData},
+			&api.ConfigMap{ObjectMeta: meta("shop", "app-config"), Data: map[string]string{"mode": "live"}},
+			&api.ConfigMap{ObjectMeta: meta("shop", "old-config"), Data: map[string]string{"mode": "legacy"}},
 		}},
 		{"serviceaccounts", []runtime.Object{
 			&api.ServiceAccount{ObjectMeta: meta("default", "default")},
@@ -274,22 +282,51 @@ func sandboxObjects() []sandboxResource {
 			&api.Secret{ObjectMeta: meta("shop", "db-password"), Type: api.SecretTypeOpaque, Data: map[string][]byte{"password": []byte("s3cr3t")}},
 		}},
 		{"pods", []runtime.Object{
-			&api.Pod{ObjectMeta: meta("shop", "web"), Spec: api.PodSpec{
-				NodeName: "node-1",
-				Containers: []api.Container{{
-					Name:                     "web",
-					Image:                    "nginx:1.27",
-					ImagePullPolicy:          api.PullIfNotPresent,
-					TerminationMessagePolicy: api.TerminationMessageReadFile,
-				}},
-				RestartPolicy:                 api.RestartPolicyAlways,
-				TerminationGracePeriodSeconds: ptr.To[int64](30),
-				DNSPolicy:                     api.DNSClusterFirst,
-				SecurityContext:               &api.PodSecurityContext{},
-				SchedulerName:                 "default-scheduler",
-			}},
+			sandboxPod("web", nil),
+			sandboxPod("batch-1", map[string]string{"app": "batch"}),
 		}},
 	}
+}
+
+// sandboxPod is a pod of the sandbox, bound to node-1.
+func sandboxPod(name string, labels map[string]string) *api.Pod {
+	return &api.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, Labels: labels}, Spec: api.PodSpec{
+		NodeName: "node-1",
+		Containers: []api.Container{{
+			Name:                     "web",
+			Image:                    "nginx:1.27",
+			ImagePullPolicy:          api.PullIfNotPresent,
+			TerminationMessagePolicy: api.TerminationMessageReadFile,
+		}},
+		RestartPolicy:                 api.RestartPolicyAlways,
+		TerminationGracePeriodSeconds: ptr.To[int64](30),
+		DNSPolicy:                     api.DNSClusterFirst,
+		SecurityContext:               &api.PodSecurityContext{},
+		SchedulerName:                 "default-scheduler",
+	}}
+}
+
+// exampleFiles are the manifests examples name, as a user would have them
+// at hand; each command's examples run in a directory holding them.
+var exampleFiles = map[string]string{
+	"pods.yaml": `apiVersion: v1
+kind: Pod
+metadata: {name: api-0, namespace: shop}
+spec:
+  containers: [{name: api, image: "nginx:1.27"}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: api-1, namespace: shop}
+spec:
+  containers: [{name: api, image: "nginx:1.27"}]
+`,
+	"pod.yaml": `apiVersion: v1
+kind: Pod
+metadata: {name: api-2, namespace: shop}
+spec:
+  containers: [{name: api, image: "nginx:1.27"}]
+`,
 }
 
 type sandboxResource struct {

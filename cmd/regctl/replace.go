@@ -31,11 +31,13 @@ a resourceVersion is refused unless --force, which reads the current one first.
 
 With --subresource (e.g. status) the write goes through that subresource's store, as
 PUT .../status would: only the fields that subresource owns change.`,
-		Example: `  # Replace a config map with an edited copy (keeps its resourceVersion)
+		Example: `  # Write back an (edited) config map; its resourceVersion is the precondition
+  regctl get configmaps/app-config -n shop -o yaml > cm.yaml
   regctl replace -f cm.yaml
 
-  # Update a pod's status, as a kubelet would
-  regctl replace --subresource status -f pod-status.yaml`,
+  # Write a pod's status through the status store, as a kubelet's PUT .../status
+  regctl get pods/web -n shop -o yaml > pod.yaml
+  regctl replace --subresource status -f pod.yaml`,
 		Args: cobra.NoArgs,
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			opts.namespaceSet = cmd.Flags().Changed("namespace")
