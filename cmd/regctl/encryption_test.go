@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/wiring"
+)
+
+// encryptionConfig writes an apiserver EncryptionConfiguration that encrypts
+// secrets with aescbc key "key1".
+func encryptionConfig(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "encryption.yaml")
+	config := `apiVersion: apiserver.config.k8s.io/v1
+kind: EncryptionConfiguration
+resources:
+- resources: [secrets]
+  providers:
+  - aescbc:
+      keys:
+      - name: key1
+        secret: MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=
+  - identity: {}
+`
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestEncryptionAtRest(t *testing.T) {
+	s := newLiveEtcd(t)
+	enc := "--encryption-provider-config=" + encryptionConfig(t)
+	secret := shopNamespace + "---\napiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: shop}\nstringData: {password: hunter2}\n"
+	mustRun(t, "create", "-f", manifestFile(t, secret), s.flag(), enc)
+
+	// The route table says what the server would do with that config.
+	var table wiring.RouteTable
+	if err := json.Unmarshal([]byte(mustRun(t, "routes", "-o", "json", enc)), &table); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range table.Routes {
+		want := "identity"
+		if r.Path == "secrets" {
+			want = "aescbc:v1:key1"
+		}
+		if r.Store == wiring.StoreOwn && r.Encryption != want {
+			t.Errorf("%s: encryption %q, want %q", r.Path, r.Encryption, want)
+		}
+	}
+
+	// What etcd holds is encrypted with the configured key.
+	raw := s.rawValue(t, "/registry/secrets/shop/db")
+	if !bytes.HasPrefix(raw, []byte("k8s:enc:aescbc:v1:key1:")) || bytes.Contains(raw, []byte("hunter2")) {
+		t.Fatalf("stored value %q: want an aescbc envelope and no plain text", raw[:min(len(raw), 40)])
+	}
+
+	// With the config, reads decrypt; inspect decodes the stored type.
+	if got := mustRun(t, "get", "secrets/db", "-n", "shop", "-o", "yaml", s.flag(), enc); !strings.Contains(got, "password: aHVudGVyMg==") {
+		t.Errorf("get with the key:\n%s", got)
+	}
+	var info etcdview.ValueInfo
+	if err := json.Unmarshal([]byte(mustRun(t, "inspect", "secrets/db", "-n", "shop", "-o", "json", s.flag(), enc)), &info); err != nil {
+		t.Fatal(err)
+	}
+	if info.Encryption != "aescbc:v1:key1" || info.StoredKind != "Secret" || info.Encoding != "application/vnd.kubernetes.protobuf" || info.Problem != "" {
+		t.Errorf("inspect with the key: %+v", info)
+	}
+
+	// Without it, the key and the provider are named.
+	_, stderr, code := run(t, "get", "secrets/db", "-n", "shop", s.flag())
+	if code == 0 || !strings.Contains(stderr, "reading /registry/secrets/shop/db: the value is encrypted with aescbc:v1:key1") {
+		t.Errorf("get without the key: exit %d, %q", code, stderr)
+	}
+}
+
+func TestGetSubresource(t *testing.T) {
+	s := newLiveEtcd(t)
+	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+"---\n"+webPod), s.flag())
+	for _, args := range [][]string{
+		{"get", "pods/status", "web", "-n", "shop", "-o", "json"},
+		{"get", "pods/web", "--subresource", "status", "-n", "shop", "-o", "json"},
+	} {
+		out := mustRun(t, append(args, s.flag())...)
+		if !strings.Contains(out, `"kind": "Pod"`) || !strings.Contains(out, `"phase": "Pending"`) {
+			t.Errorf("%v: %s", args, out)
+		}
+	}
+	if _, stderr, code := run(t, "get", "pods/binding", "web", "-n", "shop", s.flag()); code == 0 || !strings.Contains(stderr, "pods/binding cannot be read") {
+		t.Errorf("get of a create-only subresource: exit %d, %q", code, stderr)
+	}
+}
