@@ -2,13 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
-	"io"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/wiring"
 )
 
 type createOptions struct {
@@ -58,29 +57,7 @@ Every document is read and checked first: a stream with a bad document writes no
 }
 
 func runCreate(ctx context.Context, opts *createOptions) error {
-	objs, readErrs := readManifest(opts.IO.In, opts.Filename)
-	if len(objs) == 0 {
-		return refuse(opts.IO.ErrOut, readErrs)
-	}
-	w, err := opts.buildLive(ctx)
-	if err != nil {
-		return err
-	}
-	defer w.Close()
-	todo, errs := plan(w, objs, opts.scopeOptions, "")
-	if errs = append(readErrs, errs...); len(errs) > 0 {
-		return refuse(opts.IO.ErrOut, errs)
-	}
-	writeWarning(opts.IO.ErrOut)
-	return writeEach(ctx, &opts.writeOptions, todo, "created", func(ctx context.Context, p planned) (runtime.Object, error) {
-		ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
-		defer cancel()
+	return opts.writeManifest(ctx, opts.Filename, "", "created", func(ctx context.Context, w *wiring.Wiring, p planned) (runtime.Object, error) {
 		return stores.Create(ctx, w, p.target, p.obj, stores.WriteOptions{DryRun: opts.DryRun})
 	})
-}
-
-// refuse reports every problem of a manifest and says nothing was written.
-func refuse(errOut io.Writer, errs []error) error {
-	reportAll(errOut, errs)
-	return &exitError{code: 1, err: errors.New("nothing was written")}
 }

@@ -19,9 +19,6 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	api "k8s.io/kubernetes/pkg/apis/core"
 	"k8s.io/utils/ptr"
-
-	"github.com/regctl/regctl/internal/etcdview"
-	"github.com/regctl/regctl/internal/wiring"
 )
 
 // unrunnableExamples are example lines that cannot run in the sandbox, each
@@ -336,18 +333,8 @@ type sandboxResource struct {
 
 func newSandbox(t *testing.T) *sandbox {
 	t.Helper()
-	e, err := etcdview.StartEmbedded(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-
-	opts := wiring.NewOptions()
-	opts.Server.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
-	w, err := wiring.Build(context.Background(), wiring.Config{Options: opts, Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newLiveEtcd(t)
+	w := e.wiring(t)
 	defer w.Close()
 	for _, r := range sandboxObjects() {
 		resource := r.resource
@@ -363,7 +350,7 @@ func newSandbox(t *testing.T) *sandbox {
 			}
 		}
 	}
-	return &sandbox{etcdURL: e.ClientURL}
+	return &sandbox{etcdURL: e.url}
 }
 
 func TestParseExamples(t *testing.T) {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/spf13/pflag"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -55,19 +54,23 @@ func (s *liveEtcd) revision(t *testing.T) int64 {
 	return rev
 }
 
-// createPods writes pods through the server's pod store, as a fixture.
-func (s *liveEtcd) createPods(t *testing.T, ns string, n int, mutate func(i int, p *api.Pod)) {
+// wiring builds the map on this etcd, for writing fixtures through the
+// server's own stores.
+func (s *liveEtcd) wiring(t *testing.T) *wiring.Wiring {
 	t.Helper()
 	opts := wiring.NewOptions()
-	fs := pflag.NewFlagSet("fixture", pflag.ContinueOnError)
-	opts.AddFlags(fs)
-	if err := fs.Parse([]string{s.flag()}); err != nil {
-		t.Fatal(err)
-	}
-	w, err := wiring.Build(context.Background(), wiring.Config{Options: opts, Timeout: 5 * time.Second})
+	opts.Server.Etcd.StorageConfig.Transport.ServerList = []string{s.url}
+	w, err := wiring.Build(context.Background(), wiring.Config{Options: opts, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return w
+}
+
+// createPods writes pods through the server's pod store, as a fixture.
+func (s *liveEtcd) createPods(t *testing.T, ns string, n int, mutate func(i int, p *api.Pod)) {
+	t.Helper()
+	w := s.wiring(t)
 	defer w.Close()
 	creater := w.Stores["pods"].(rest.Creater)
 	ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), ns)

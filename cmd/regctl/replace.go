@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/wiring"
 )
 
 type replaceOptions struct {
@@ -62,23 +63,7 @@ PUT .../status would: only the fields that subresource owns change.`,
 }
 
 func runReplace(ctx context.Context, opts *replaceOptions) error {
-	objs, readErrs := readManifest(opts.IO.In, opts.Filename)
-	if len(objs) == 0 {
-		return refuse(opts.IO.ErrOut, readErrs)
-	}
-	w, err := opts.buildLive(ctx)
-	if err != nil {
-		return err
-	}
-	defer w.Close()
-	todo, errs := plan(w, objs, opts.scopeOptions, opts.Subresource)
-	if errs = append(readErrs, errs...); len(errs) > 0 {
-		return refuse(opts.IO.ErrOut, errs)
-	}
-	writeWarning(opts.IO.ErrOut)
-	return writeEach(ctx, &opts.writeOptions, todo, "replaced", func(ctx context.Context, p planned) (runtime.Object, error) {
-		ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
-		defer cancel()
+	return opts.writeManifest(ctx, opts.Filename, opts.Subresource, "replaced", func(ctx context.Context, w *wiring.Wiring, p planned) (runtime.Object, error) {
 		m, err := meta.Accessor(p.obj)
 		if err != nil {
 			return nil, err

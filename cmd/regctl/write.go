@@ -140,6 +140,31 @@ func reportAll(errOut io.Writer, errs []error) {
 	}
 }
 
+// writeManifest reads the manifest in filename, plans every object against
+// the map of the user's etcd, refuses the whole manifest if any object is
+// bad, and otherwise writes each with write, within the request timeout.
+func (o *writeOptions) writeManifest(ctx context.Context, filename, subresource, verb string, write func(context.Context, *wiring.Wiring, planned) (runtime.Object, error)) error {
+	objs, readErrs := readManifest(o.IO.In, filename)
+	if len(objs) == 0 {
+		return refuse(o.IO.ErrOut, readErrs)
+	}
+	w, err := o.buildLive(ctx)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	todo, errs := plan(w, objs, o.scopeOptions, subresource)
+	if errs = append(readErrs, errs...); len(errs) > 0 {
+		return refuse(o.IO.ErrOut, errs)
+	}
+	writeWarning(o.IO.ErrOut)
+	return writeEach(ctx, o, todo, verb, func(ctx context.Context, p planned) (runtime.Object, error) {
+		ctx, cancel := context.WithTimeout(ctx, o.RequestTimeout)
+		defer cancel()
+		return write(ctx, w, p)
+	})
+}
+
 // writeEach runs write on every planned object in order, saying on stderr
 // what became of each, and printing the results with -o. A failure does not
 // stop the others; it makes the exit code 1.
@@ -187,4 +212,10 @@ func printWritten(o *writeOptions, results []runtime.Object) error {
 		}
 	}
 	return lw.Close()
+}
+
+// refuse reports every problem of a manifest and says nothing was written.
+func refuse(errOut io.Writer, errs []error) error {
+	reportAll(errOut, errs)
+	return &exitError{code: 1, err: errors.New("nothing was written")}
 }
