@@ -5,11 +5,11 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 BUILDINFO := github.com/regctl/regctl/internal/buildinfo
 LDFLAGS   := -s -w -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT)
 
-# goreleaser is run, not required by go.mod. It needs a newer Go than regctl
-# does; GOTOOLCHAIN=auto lets the go command fetch it.
-GORELEASER := github.com/goreleaser/goreleaser/v2@v2.18.2
+# goreleaser is run, not required by go.mod: the newest v2 that builds with
+# the Go regctl is built with.
+GORELEASER := github.com/goreleaser/goreleaser/v2@v2.12.7
 
-.PHONY: build test docs golden release-check
+.PHONY: build test docs golden release-check snapshot
 
 ## build: bin/regctl, stripped, as a release builds it
 build:
@@ -30,4 +30,8 @@ golden:
 
 ## release-check: validate .goreleaser.yaml with the pinned goreleaser
 release-check:
-	GOTOOLCHAIN=auto go run $(GORELEASER) check
+	go run $(GORELEASER) check
+
+## snapshot: the release archives for this machine's platform, in dist/
+snapshot:
+	go run $(GORELEASER) release --snapshot --clean --skip=publish
