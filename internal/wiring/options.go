@@ -33,8 +33,9 @@ var serverFlags = []string{
 }
 
 // inertEtcdFlags are etcd flags that tune background work regctl never runs
-// (compaction, metric polling, health checks). They are accepted so that a
-// server's command line can be reused, but hidden from help.
+// (compaction, metric polling, health checks, reloading the encryption
+// config). They are accepted so that a server's command line can be reused,
+// but hidden from help.
 var inertEtcdFlags = []string{
 	"etcd-compaction-interval",
 	"etcd-count-metric-poll-period",
@@ -42,6 +43,7 @@ var inertEtcdFlags = []string{
 	"etcd-healthcheck-timeout",
 	"etcd-readycheck-timeout",
 	"default-watch-cache-size",
+	"encryption-provider-config-automatic-reload",
 }
 
 // AddFlags registers the server's etcd flags (EtcdOptions.AddFlags) and the
