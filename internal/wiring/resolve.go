@@ -52,8 +52,8 @@ func (w *Wiring) closeNames(want string) []string {
 		if strings.Contains(r.Name, "/") {
 			continue
 		}
-		// One typo per four letters reads as a slip; more is another word.
-		slack := max(1, len(want)/4)
+		// One typo per three letters reads as a slip; more is another word.
+		slack := max(1, len(want)/3)
 		candidates := append([]string{r.Name, r.SingularName}, r.ShortNames...)
 		for _, c := range candidates {
 			if c != "" && (editDistance(want, c) <= slack || (len(want) >= 3 && strings.HasPrefix(c, want))) {

@@ -248,3 +248,26 @@ func TestUnreachableEtcdFailsFast(t *testing.T) {
 		t.Errorf("error %q: want one line naming the server and the flag", msg)
 	}
 }
+
+func TestResolveNamesAsKubectlDoes(t *testing.T) {
+	w := build(t)
+	for name, want := range map[string]string{
+		"pods": "pods", "pod": "pods", "Pod": "pods", "PODS": "pods", "po": "pods",
+		"svc": "services", "cm": "configmaps", "ns": "namespaces", "no": "nodes",
+		"pv": "persistentvolumes", "pvc": "persistentvolumeclaims", "ev": "events",
+		"ep": "endpoints", "rc": "replicationcontrollers", "sa": "serviceaccounts",
+		"quota": "resourcequotas", "limits": "limitranges", "cs": "componentstatuses",
+		"Secret": "secrets", "podtemplate": "podtemplates",
+	} {
+		got, err := w.Resolve(name)
+		if err != nil || got.Name != want {
+			t.Errorf("Resolve(%q) = %q, %v; want %q", name, got.Name, err, want)
+		}
+	}
+	if _, err := w.Resolve("deployments"); err == nil || !strings.Contains(err.Error(), `unknown resource "deployments"`) {
+		t.Errorf("Resolve(deployments) error %v", err)
+	}
+	if _, err := w.Resolve("secrte"); err == nil || !strings.Contains(err.Error(), "did you mean secrets?") {
+		t.Errorf("Resolve(secrte) error %v: want a suggestion", err)
+	}
+}
