@@ -1,44 +1,105 @@
 // Command bench measures regctl as whole processes: median and spread of wall
 // time, and peak resident memory, over repeated runs.
 //
-//	go run ./bench routes [-n 20]
+//	go run ./bench [-n 20] routes
+//	go run ./bench [-n 5] [-pods 10000] reads
+//
+// With -profile DIR, each regctl command is also run n times from a build of
+// regctl that writes CPU and allocation profiles into DIR.
+//
+// reads starts an etcd in this process, writes pods into it through
+// kube-apiserver's pod store, and measures regctl's reads next to etcdctl's
+// raw reads of the same keys and, through a kube-apiserver on that etcd,
+// kubectl's (see reads.go).
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"syscall"
+	"strings"
 	"time"
 )
 
 func main() {
 	n := flag.Int("n", 20, "runs per command")
+	pods := flag.Int("pods", 10000, "reads: pods to write before measuring")
+	profile := flag.String("profile", "", "also write CPU and allocation profiles of each regctl command to this directory")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: go run ./bench [-n runs] routes")
+		fmt.Fprintln(os.Stderr, "usage: go run ./bench [-n runs] [-pods N] [-profile DIR] routes|reads")
 		os.Exit(2)
 	}
+	switch flag.Arg(0) {
+	case "routes", "reads":
+	default:
+		fmt.Fprintf(os.Stderr, "unknown benchmark %q: want routes or reads\n", flag.Arg(0))
+		os.Exit(2)
+	}
+	if err := run(flag.Arg(0), *n, *pods, *profile); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(benchmark string, n, pods int, profileDir string) error {
 	dir, err := os.MkdirTemp("", "regctl-bench-")
-	check(err)
+	if err != nil {
+		return err
+	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "regctl")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/regctl")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	check(build.Run())
-
-	switch flag.Arg(0) {
-	case "routes":
-		fmt.Printf("%-40s %10s %10s %10s %12s\n", "command", "median", "min", "max", "peak RSS")
-		report("regctl routes", measure(*n, bin, "routes"))
-		report("regctl routes -o yaml", measure(*n, bin, "routes", "-o", "yaml"))
-	default:
-		fmt.Fprintf(os.Stderr, "unknown benchmark %q\n", flag.Arg(0))
-		os.Exit(2)
+	progress("building regctl")
+	if err := goCmd("", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/regctl").Run(); err != nil {
+		return fmt.Errorf("building regctl: %w", err)
 	}
+	launcher := filepath.Join(dir, "launch")
+	if err := goCmd("", "build", "-o", launcher, "./bench/launch").Run(); err != nil {
+		return fmt.Errorf("building the launcher: %w", err)
+	}
+	var profile func([]command) error
+	if profileDir != "" {
+		profile = func(cmds []command) error {
+			progress("building regctl with profiling")
+			profBin, err := buildProfiling(dir)
+			if err != nil {
+				return err
+			}
+			return profileRuns(profBin, profileDir, n, cmds)
+		}
+	}
+	if benchmark == "reads" {
+		return reads(dir, launcher, bin, n, pods, profile)
+	}
+	t := newTable(launcher, 40, false)
+	cmds := []command{
+		{name: "regctl routes", bin: bin, args: []string{"routes"}},
+		{name: "regctl routes -o yaml", bin: bin, args: []string{"routes", "-o", "yaml"}},
+	}
+	for _, c := range cmds {
+		if _, err := t.add(c, n, nil); err != nil {
+			return err
+		}
+	}
+	if profile != nil {
+		return profile(cmds)
+	}
+	return nil
+}
+
+// command is one process to measure.
+type command struct {
+	name string // as shown in the report
+	bin  string
+	args []string
+	env  []string // added to the environment
+	// verify, when set, checks the standard output of the warm-up run, so
+	// that a command that prints nothing useful is not timed.
+	verify func(stdout []byte) error
 }
 
 type sample struct {
@@ -46,37 +107,113 @@ type sample struct {
 	maxRSS int64 // KiB
 }
 
-// measure runs bin with args n times, after one warm-up run.
-func measure(n int, bin string, args ...string) []sample {
+// measure runs c n times, after one warm-up run, each time through
+// launcher (see bench/launch), which reports the wall time and peak RSS.
+func measure(launcher string, n int, c command) ([]sample, error) {
+	result := filepath.Join(filepath.Dir(launcher), "result")
 	var out []sample
 	for i := 0; i <= n; i++ {
-		cmd := exec.Command(bin, args...)
-		start := time.Now()
+		os.Remove(result)
+		cmd := exec.Command(launcher, append([]string{result, c.bin}, c.args...)...)
+		cmd.Env = append(os.Environ(), c.env...)
+		var stdout, stderr bytes.Buffer
+		if i == 0 && c.verify != nil {
+			cmd.Stdout = &stdout
+		}
+		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {
-			check(fmt.Errorf("running %s %v: %w", bin, args, err))
+			return nil, fmt.Errorf("running %s: %w: %s", c.name, err, strings.TrimSpace(stderr.String()))
 		}
-		s := sample{wall: time.Since(start), maxRSS: cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss}
+		var wall, maxRSS int64
+		data, err := os.ReadFile(result)
+		if err == nil {
+			_, err = fmt.Sscan(string(data), &wall, &maxRSS)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the measure of %s: %w", c.name, err)
+		}
+		if i == 0 && c.verify != nil {
+			if err := c.verify(stdout.Bytes()); err != nil {
+				return nil, fmt.Errorf("%s: %w", c.name, err)
+			}
+		}
 		if i > 0 {
-			out = append(out, s)
+			out = append(out, sample{wall: time.Duration(wall), maxRSS: maxRSS})
 		}
 	}
-	return out
+	return out, nil
 }
 
-func report(name string, samples []sample) {
+// stats summarises a command's runs.
+type stats struct {
+	median, min, max time.Duration
+	peakRSS          int64 // KiB
+}
+
+func summarise(samples []sample) stats {
 	sort.Slice(samples, func(i, j int) bool { return samples[i].wall < samples[j].wall })
-	var peak int64
+	st := stats{median: samples[len(samples)/2].wall, min: samples[0].wall, max: samples[len(samples)-1].wall}
 	for _, s := range samples {
-		peak = max(peak, s.maxRSS)
+		st.peakRSS = max(st.peakRSS, s.maxRSS)
 	}
-	ms := func(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d.Microseconds())/1000) }
-	fmt.Printf("%-40s %10s %10s %10s %9.1f MiB\n", name,
-		ms(samples[len(samples)/2].wall), ms(samples[0].wall), ms(samples[len(samples)-1].wall), float64(peak)/1024)
+	return st
 }
 
-func check(err error) {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
-	}
+func (s stats) mib() float64 { return float64(s.peakRSS) / 1024 }
+
+// table prints one row per measured command as soon as it is measured.
+type table struct {
+	launcher  string
+	nameWidth int
+	ratios    bool // a last column comparing with an anchor command
 }
+
+func newTable(launcher string, nameWidth int, ratios bool) *table {
+	t := &table{launcher: launcher, nameWidth: nameWidth, ratios: ratios}
+	fmt.Printf("%-*s %10s %10s %10s %12s", nameWidth, "command", "median", "min", "max", "peak RSS")
+	if ratios {
+		fmt.Printf("   %s", "vs etcdctl")
+	}
+	fmt.Println()
+	return t
+}
+
+// add measures c and prints its row; ratio, when set, makes the last
+// column from the figures.
+func (t *table) add(c command, n int, ratio func(stats) string) (stats, error) {
+	progress("measuring " + c.name)
+	samples, err := measure(t.launcher, n, c)
+	if err != nil {
+		return stats{}, err
+	}
+	st := summarise(samples)
+	r := ""
+	if ratio != nil {
+		r = ratio(st)
+	}
+	t.row(c.name, st, r)
+	return st, nil
+}
+
+func (t *table) row(name string, st stats, ratio string) {
+	fmt.Printf("%-*s %10s %10s %10s %8.1f MiB", t.nameWidth, name, ms(st.median), ms(st.min), ms(st.max), st.mib())
+	if t.ratios {
+		fmt.Printf("   %s", ratio)
+	}
+	fmt.Println()
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d.Microseconds())/1000) }
+
+// goCmd is the go command run in dir (the current directory when empty),
+// printing its output on stderr.
+func goCmd(dir string, args ...string) *exec.Cmd {
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	return cmd
+}
+
+// progress says on stderr what the harness is doing, keeping stdout for
+// the report.
+func progress(msg string) { fmt.Fprintln(os.Stderr, "bench:", msg) }
