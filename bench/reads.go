@@ -222,7 +222,7 @@ func storedSize(ctx context.Context, etcdURL, prefix string) (keys, bytes int64,
 		return 0, 0, err
 	}
 	defer c.Close()
-	err = etcdview.Pages(ctx, c, prefix, 1000, false, func(kvs []*mvccpb.KeyValue) error {
+	err = etcdview.Pages(ctx, c, prefix, prefix, 1000, false, func(kvs []*mvccpb.KeyValue) error {
 		for _, kv := range kvs {
 			keys++
 			bytes += int64(len(kv.Value))

@@ -189,7 +189,7 @@ func getList(ctx context.Context, w *wiring.Wiring, t stores.Target, opts *getOp
 			return nil
 		}
 		for _, item := range p.Items {
-			obj, err := stores.ToExternal(item, t.GroupVersion())
+			obj, err := stores.ListItemToExternal(item, t.GroupVersion())
 			if err != nil {
 				return err
 			}

@@ -150,7 +150,7 @@ func streamKeys(ctx context.Context, w *wiring.Wiring, t stores.Target, opts *ke
 	if err != nil {
 		return err
 	}
-	return etcdview.Pages(ctx, c, prefix, opts.ChunkSize, true, func(kvs []*mvccpb.KeyValue) error {
+	return etcdview.Pages(ctx, c, prefix, prefix, opts.ChunkSize, true, func(kvs []*mvccpb.KeyValue) error {
 		for _, kv := range kvs {
 			if _, err := fmt.Fprintf(opts.IO.Out, "%s\n", kv.Key); err != nil {
 				return err

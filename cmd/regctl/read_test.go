@@ -367,3 +367,23 @@ func TestReadCommandsComplete(t *testing.T) {
 		}
 	}
 }
+
+func TestUnreadableValueMidListIsReportedOnce(t *testing.T) {
+	s := newLiveEtcd(t)
+	s.createPods(t, "default", 10, nil)
+	if _, err := s.client.Put(context.Background(), "/registry/pods/default/pod-00005x", "\x00garbage"); err != nil {
+		t.Fatal(err)
+	}
+	// Pages of 3: the bad value sits in the third page, after good pages.
+	stdout, stderr, code := run(t, "get", "pods", "-o", "name", "--chunk-size", "3", s.flag())
+	if code == 0 || strings.Count(stderr, "pod-00005x") != 1 {
+		t.Errorf("exit %d, stderr %q: want the bad key reported once", code, stderr)
+	}
+	var want strings.Builder
+	for i := 0; i < 10; i++ {
+		fmt.Fprintf(&want, "pod/pod-%05d\n", i)
+	}
+	if stdout != want.String() {
+		t.Errorf("stdout %q: want every readable pod exactly once, in order", stdout)
+	}
+}

@@ -20,12 +20,13 @@ func Count(ctx context.Context, c *clientv3.Client, prefix string) (int64, error
 	return resp.Count, nil
 }
 
-// Pages reads every key under prefix in pages of pageSize, one range request
-// per page, all at the revision of the first page so the walk is a consistent
-// snapshot. With keysOnly the values are not transferred.
-func Pages(ctx context.Context, c *clientv3.Client, prefix string, pageSize int64, keysOnly bool, fn func([]*mvccpb.KeyValue) error) error {
+// Pages reads the keys under prefix, from start on (start is prefix itself
+// for all of them), in pages of pageSize, one range request per page, all at
+// the revision of the first page so the walk is a consistent snapshot. With
+// keysOnly the values are not transferred.
+func Pages(ctx context.Context, c *clientv3.Client, prefix, start string, pageSize int64, keysOnly bool, fn func([]*mvccpb.KeyValue) error) error {
 	end := PrefixEnd(prefix)
-	key := prefix
+	key := start
 	var rev int64
 	for {
 		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(pageSize)}

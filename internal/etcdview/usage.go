@@ -39,7 +39,7 @@ func UsageUnder(ctx context.Context, c *clientv3.Client, root string, claimed ma
 	// Longest first, so services/specs/ wins over a shorter claim.
 	sort.Slice(prefixes, func(i, j int) bool { return len(prefixes[i]) > len(prefixes[j]) })
 
-	err := Pages(ctx, c, root, pageSize, false, func(kvs []*mvccpb.KeyValue) error {
+	err := Pages(ctx, c, root, root, pageSize, false, func(kvs []*mvccpb.KeyValue) error {
 		for _, kv := range kvs {
 			key := string(kv.Key)
 			if u := owner(byPrefix, prefixes, key); u != nil {

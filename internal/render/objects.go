@@ -36,10 +36,11 @@ func (l *ListWriter) Add(obj runtime.Object) error {
 		_, err := fmt.Fprintln(l.w, ObjectName(obj))
 		return err
 	case JSON:
-		out, err := json.MarshalIndent(obj, "    ", "  ")
+		compact, err := json.Marshal(obj)
 		if err != nil {
 			return fmt.Errorf("encoding json: %w", err)
 		}
+		out := appendIndent(make([]byte, 0, len(compact)*3/2), compact, "    ", "  ")
 		sep := ",\n    "
 		if l.n == 0 {
 			sep = "{\n  \"apiVersion\": \"v1\",\n  \"items\": [\n    "

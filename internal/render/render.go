@@ -70,12 +70,12 @@ func Print(w io.Writer, f Format, v any) error {
 		_, err = w.Write(out)
 		return err
 	case JSON:
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(v); err != nil {
+		compact, err := json.Marshal(v)
+		if err != nil {
 			return fmt.Errorf("encoding json: %w", err)
 		}
-		return nil
+		_, err = w.Write(append(appendIndent(nil, compact, "", "  "), '\n'))
+		return err
 	case Table, Wide:
 		switch t := v.(type) {
 		case Tabular:

@@ -20,7 +20,8 @@ import (
 // object through the store's Get, filtered by the store's own predicate. It
 // is the slow path, taken only when a page holds a value the store cannot
 // read: each such key is reported and the walk goes on.
-func listByKey(ctx context.Context, w *wiring.Wiring, t Target, lo *metainternalversion.ListOptions, onError func(string, error), fn func(Page) error) error {
+// The walk starts after the key after, where the store's own pages stopped.
+func listByKey(ctx context.Context, w *wiring.Wiring, t Target, lo *metainternalversion.ListOptions, after string, onError func(string, error), fn func(Page) error) error {
 	store := w.GenericStore(t.Path)
 	c, err := w.Client(ctx)
 	if err != nil {
@@ -32,7 +33,11 @@ func listByKey(ctx context.Context, w *wiring.Wiring, t Target, lo *metainternal
 	}
 	pred := store.PredicateFunc(lo.LabelSelector, lo.FieldSelector)
 	bad := 0
-	err = etcdview.Pages(ctx, c, prefix, max(lo.Limit, 1), true, func(kvs []*mvccpb.KeyValue) error {
+	start := prefix
+	if after != "" {
+		start = after + "\x00"
+	}
+	err = etcdview.Pages(ctx, c, prefix, start, max(lo.Limit, 1), true, func(kvs []*mvccpb.KeyValue) error {
 		var items []runtime.Object
 		for _, kv := range kvs {
 			key := string(kv.Key)

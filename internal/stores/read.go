@@ -99,8 +99,9 @@ type Page struct {
 }
 
 // List pages through the target's objects with the store's own List and
-// predicates, handing each page to fn. Only one page is held at a time, so
-// memory stays flat however many objects match.
+// predicates, handing each page to fn. The next page is read while fn works
+// on this one, so at most three pages are held at a time: memory stays flat
+// however many objects match, and reading overlaps printing.
 func List(ctx context.Context, w *wiring.Wiring, t Target, opts ListOptions, fn func(Page) error) error {
 	lister, ok := w.Stores[t.Path].(rest.Lister)
 	if !ok {
@@ -110,33 +111,90 @@ func List(ctx context.Context, w *wiring.Wiring, t Target, opts ListOptions, fn 
 	if err != nil {
 		return err
 	}
-	ctx = t.context(ctx)
-	for {
-		list, err := lister.List(ctx, lo)
-		if unreadable(err) && opts.OnError != nil {
+	ctx, cancel := context.WithCancel(t.context(ctx))
+	defer cancel()
+	pages := make(chan fetched, 1)
+	go fetch(ctx, lister, *lo, pages)
+	var last runtime.Object
+	for f := range pages {
+		if unreadable(f.err) && opts.OnError != nil {
 			// One bad value fails a whole page in the store; go object by
-			// object from here to report it and still list the rest.
-			return listByKey(ctx, w, t, lo, opts.OnError, fn)
+			// object from the last good one to report it and list the rest.
+			after, err := keyOf(ctx, w, t, last)
+			if err != nil {
+				return err
+			}
+			return listByKey(ctx, w, t, lo, after, opts.OnError, fn)
 		}
-		if err != nil {
-			return fmt.Errorf("listing %s: %w", t.Path, err)
+		if f.err != nil {
+			return fmt.Errorf("listing %s: %w", t.Path, f.err)
 		}
-		items, err := meta.ExtractList(list)
-		if err != nil {
+		if err := fn(f.page); err != nil {
 			return err
 		}
-		if err := fn(Page{List: list, Items: items}); err != nil {
-			return err
+		if n := len(f.page.Items); n > 0 {
+			last = f.page.Items[n-1]
 		}
-		lm, err := meta.ListAccessor(list)
-		if err != nil {
-			return err
-		}
-		if lm.GetContinue() == "" {
-			return nil
-		}
-		lo.Continue = lm.GetContinue()
 	}
+	return ctx.Err()
+}
+
+type fetched struct {
+	page Page
+	err  error
+}
+
+// fetch lists page after page into out until the last page or an error.
+func fetch(ctx context.Context, lister rest.Lister, lo metainternalversion.ListOptions, out chan<- fetched) {
+	defer close(out)
+	for {
+		f := fetched{}
+		list, err := lister.List(ctx, &lo)
+		continueToken := ""
+		if err == nil {
+			f.page.List = list
+			f.page.Items, err = meta.ExtractList(list)
+		}
+		if err == nil {
+			var lm metav1.ListInterface
+			if lm, err = meta.ListAccessor(list); err == nil {
+				continueToken = lm.GetContinue()
+			}
+		}
+		f.err = err
+		select {
+		case out <- f:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil || continueToken == "" {
+			return
+		}
+		lo.Continue = continueToken
+	}
+}
+
+// keyOf is the etcd key of an object the store listed; empty for none.
+func keyOf(ctx context.Context, w *wiring.Wiring, t Target, obj runtime.Object) (string, error) {
+	if obj == nil {
+		return "", nil
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return "", err
+	}
+	return w.EtcdKey(genericapirequest.WithNamespace(ctx, m.GetNamespace()), t.Path, m.GetName())
+}
+
+// ListItemToExternal converts an item of a listed page, which nothing else
+// uses, to the served version without the deep copy ToExternal makes: the
+// result may share memory with the item.
+func ListItemToExternal(item runtime.Object, gv schema.GroupVersion) (runtime.Object, error) {
+	out, err := legacyscheme.Scheme.UnsafeConvertToVersion(item, gv)
+	if err != nil {
+		return nil, fmt.Errorf("converting to %s: %w", gv, err)
+	}
+	return out, nil
 }
 
 // unreadable tells a failure to read stored values (a decoding or decryption

@@ -41,8 +41,9 @@ type decision struct {
 
 // recordingGetter wraps the server's RESTOptionsGetter. It records what the
 // server chose for each resource, then hands regctl's stores undecorated
-// storage with every background loop off: no watch cache, no reflector, no
-// compaction, no metric polling ever runs against the user's etcd.
+// storage, created on first use, with every background loop off: no watch
+// cache, no reflector, no compaction, no metric polling ever runs against
+// the user's etcd.
 type recordingGetter struct {
 	delegate generic.RESTOptionsGetter
 	// userServers is false when the etcd is regctl's own ephemeral one, whose
@@ -82,7 +83,7 @@ func (g *recordingGetter) GetRESTOptions(resource schema.GroupResource, example 
 	g.decisions[resource] = d
 	g.mu.Unlock()
 
-	opts.Decorator = generic.UndecoratedStorage
+	opts.Decorator = lazyUndecoratedStorage
 	opts.CountMetricPollPeriod = 0
 	opts.StorageConfig.CompactionInterval = 0
 	opts.StorageConfig.DBMetricPollInterval = 0
