@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/regctl/regctl/internal/gctune"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
 	"github.com/regctl/regctl/internal/wiring"
@@ -176,6 +177,7 @@ func getList(ctx context.Context, w *wiring.Wiring, t stores.Target, opts *getOp
 	table := &render.ObjectTable{WithNamespace: opts.AllNamespaces && t.Resource.Namespaced}
 	lw := render.NewListWriter(opts.IO.Out, opts.Output)
 	tabular := opts.Output == render.Table || opts.Output == render.Wide
+	gctune.BoundHeap()
 	err := stores.List(ctx, w, t, lo, func(p stores.Page) error {
 		if tabular {
 			if len(p.Items) == 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -150,14 +151,19 @@ func streamKeys(ctx context.Context, w *wiring.Wiring, t stores.Target, opts *ke
 	if err != nil {
 		return err
 	}
-	return etcdview.Pages(ctx, c, prefix, prefix, opts.ChunkSize, true, func(kvs []*mvccpb.KeyValue) error {
+	out := bufio.NewWriter(opts.IO.Out)
+	err = etcdview.Pages(ctx, c, prefix, prefix, opts.ChunkSize, true, func(kvs []*mvccpb.KeyValue) error {
 		for _, kv := range kvs {
-			if _, err := fmt.Fprintf(opts.IO.Out, "%s\n", kv.Key); err != nil {
-				return err
-			}
+			out.Write(kv.Key)
+			out.WriteByte('\n')
 		}
-		return nil
+		// A page at a time, so a pipe sees keys as they come.
+		return out.Flush()
 	})
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	return err
 }
 
 // objectKeys prints the key of each named object, or with --check what etcd

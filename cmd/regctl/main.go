@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	_ "github.com/regctl/regctl/internal/gctune"
 )
 
 func main() {

@@ -100,8 +100,8 @@ type Page struct {
 
 // List pages through the target's objects with the store's own List and
 // predicates, handing each page to fn. The next page is read while fn works
-// on this one, so at most three pages are held at a time: memory stays flat
-// however many objects match, and reading overlaps printing.
+// on this one, so two pages are held at a time: memory stays flat however
+// many objects match, and reading overlaps printing.
 func List(ctx context.Context, w *wiring.Wiring, t Target, opts ListOptions, fn func(Page) error) error {
 	lister, ok := w.Stores[t.Path].(rest.Lister)
 	if !ok {
@@ -113,7 +113,7 @@ func List(ctx context.Context, w *wiring.Wiring, t Target, opts ListOptions, fn 
 	}
 	ctx, cancel := context.WithCancel(t.context(ctx))
 	defer cancel()
-	pages := make(chan fetched, 1)
+	pages := make(chan fetched)
 	go fetch(ctx, lister, *lo, pages)
 	var last runtime.Object
 	for f := range pages {

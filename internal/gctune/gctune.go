@@ -1,0 +1,36 @@
+// Package gctune sets regctl's garbage collector policy as early as a Go
+// program can: in a package initialiser. regctl's main imports it for that
+// effect alone; nothing else should.
+//
+// A run of regctl is short, and it allocates most of what it ever will
+// while the server's packages initialise and the storage map is built, so
+// collecting less often saves a good part of the start-up. Go initialises
+// packages in import-path order once their dependencies are done, and this
+// one depends on nothing heavy, so it runs before the Kubernetes and etcd
+// packages whose initialisers do that allocating. GOGC, when set, wins.
+package gctune
+
+import (
+	"os"
+	"runtime/debug"
+)
+
+const gcPercent = 300
+
+func init() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
+}
+
+// BoundHeap sets a soft limit on the Go heap for a command that lists many
+// objects: what is live then is two pages (and a table's cells), the rest is
+// garbage that the start-up's relaxed pacing would let pile up. GOMEMLIMIT,
+// when set, wins.
+func BoundHeap() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(streamingLimit)
+	}
+}
+
+const streamingLimit = 64 << 20
