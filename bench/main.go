@@ -3,6 +3,7 @@
 //
 //	go run ./bench [-n 20] routes
 //	go run ./bench [-n 5] [-pods 10000] reads
+//	go run ./bench [-n 3] [-pods 10000] writes
 //
 // With -profile DIR, each regctl command is also run n times from a build of
 // regctl that writes CPU and allocation profiles into DIR.
@@ -10,7 +11,8 @@
 // reads starts an etcd in this process, writes pods into it through
 // kube-apiserver's pod store, and measures regctl's reads next to etcdctl's
 // raw reads of the same keys and, through a kube-apiserver on that etcd,
-// kubectl's (see reads.go).
+// kubectl's (see reads.go). writes creates pods from one manifest with
+// regctl and with kubectl through a kube-apiserver (see writes.go).
 package main
 
 import (
@@ -31,13 +33,13 @@ func main() {
 	profile := flag.String("profile", "", "also write CPU and allocation profiles of each regctl command to this directory")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: go run ./bench [-n runs] [-pods N] [-profile DIR] routes|reads")
+		fmt.Fprintln(os.Stderr, "usage: go run ./bench [-n runs] [-pods N] [-profile DIR] routes|reads|writes")
 		os.Exit(2)
 	}
 	switch flag.Arg(0) {
-	case "routes", "reads":
+	case "routes", "reads", "writes":
 	default:
-		fmt.Fprintf(os.Stderr, "unknown benchmark %q: want routes or reads\n", flag.Arg(0))
+		fmt.Fprintf(os.Stderr, "unknown benchmark %q: want routes, reads or writes\n", flag.Arg(0))
 		os.Exit(2)
 	}
 	if err := run(flag.Arg(0), *n, *pods, *profile); err != nil {
@@ -72,8 +74,11 @@ func run(benchmark string, n, pods int, profileDir string) error {
 			return profileRuns(profBin, profileDir, n, cmds)
 		}
 	}
-	if benchmark == "reads" {
+	switch benchmark {
+	case "reads":
 		return reads(dir, launcher, bin, n, pods, profile)
+	case "writes":
+		return writes(dir, launcher, bin, n, pods)
 	}
 	t := newTable(launcher, 40, false)
 	cmds := []command{
@@ -100,6 +105,11 @@ type command struct {
 	// verify, when set, checks the standard output of the warm-up run, so
 	// that a command that prints nothing useful is not timed.
 	verify func(stdout []byte) error
+	// reset, when set, runs before every run, to give each the same start.
+	reset func() error
+	// check, when set, runs after the warm-up run, to see that it did its
+	// work (for commands whose work is not their output).
+	check func() error
 }
 
 type sample struct {
@@ -113,6 +123,11 @@ func measure(launcher string, n int, c command) ([]sample, error) {
 	result := filepath.Join(filepath.Dir(launcher), "result")
 	var out []sample
 	for i := 0; i <= n; i++ {
+		if c.reset != nil {
+			if err := c.reset(); err != nil {
+				return nil, fmt.Errorf("resetting for %s: %w", c.name, err)
+			}
+		}
 		os.Remove(result)
 		cmd := exec.Command(launcher, append([]string{result, c.bin}, c.args...)...)
 		cmd.Env = append(os.Environ(), c.env...)
@@ -134,6 +149,11 @@ func measure(launcher string, n int, c command) ([]sample, error) {
 		}
 		if i == 0 && c.verify != nil {
 			if err := c.verify(stdout.Bytes()); err != nil {
+				return nil, fmt.Errorf("%s: %w", c.name, err)
+			}
+		}
+		if i == 0 && c.check != nil {
+			if err := c.check(); err != nil {
 				return nil, fmt.Errorf("%s: %w", c.name, err)
 			}
 		}
@@ -165,17 +185,22 @@ func (s stats) mib() float64 { return float64(s.peakRSS) / 1024 }
 type table struct {
 	launcher  string
 	nameWidth int
-	ratios    bool // a last column comparing with an anchor command
+	ratios    bool   // a last column comparing with an anchor command
+	header    string // that column's title
+	printed   bool
 }
 
 func newTable(launcher string, nameWidth int, ratios bool) *table {
-	t := &table{launcher: launcher, nameWidth: nameWidth, ratios: ratios}
-	fmt.Printf("%-*s %10s %10s %10s %12s", nameWidth, "command", "median", "min", "max", "peak RSS")
-	if ratios {
-		fmt.Printf("   %s", "vs etcdctl")
+	return &table{launcher: launcher, nameWidth: nameWidth, ratios: ratios, header: "vs etcdctl"}
+}
+
+// printHeader prints the column titles, before the first row.
+func (t *table) printHeader() {
+	fmt.Printf("%-*s %10s %10s %10s %12s", t.nameWidth, "command", "median", "min", "max", "peak RSS")
+	if t.ratios {
+		fmt.Printf("   %s", t.header)
 	}
 	fmt.Println()
-	return t
 }
 
 // add measures c and prints its row; ratio, when set, makes the last
@@ -196,6 +221,10 @@ func (t *table) add(c command, n int, ratio func(stats) string) (stats, error) {
 }
 
 func (t *table) row(name string, st stats, ratio string) {
+	if !t.printed {
+		t.printHeader()
+		t.printed = true
+	}
 	fmt.Printf("%-*s %10s %10s %10s %8.1f MiB", t.nameWidth, name, ms(st.median), ms(st.min), ms(st.max), st.mib())
 	if t.ratios {
 		fmt.Printf("   %s", ratio)

@@ -32,25 +32,14 @@ var benchNamespaces = []string{
 // through pods/status as a kubelet would, so that it is stored as the server
 // stores a scheduled, running pod.
 func seedPods(ctx context.Context, etcdURL string, n int) error {
-	opts := wiring.NewOptions()
-	fs := pflag.NewFlagSet("seed", pflag.ContinueOnError)
-	opts.AddFlags(fs)
-	if err := fs.Parse([]string{"--etcd-servers=" + etcdURL}); err != nil {
-		return err
-	}
-	w, err := wiring.Build(ctx, wiring.Config{Options: opts, Timeout: 30 * time.Second})
+	w, err := buildWiring(ctx, etcdURL)
 	if err != nil {
 		return err
 	}
 	defer w.Close()
 
-	nsCreater := w.Stores["namespaces"].(rest.Creater)
-	for _, ns := range benchNamespaces {
-		obj := &api.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"kubernetes.io/metadata.name": ns}}}
-		ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), metav1.NamespaceNone)
-		if _, err := nsCreater.Create(ctx, obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("creating namespace %s: %w", ns, err)
-		}
+	if err := seedNamespaces(w); err != nil {
+		return err
 	}
 
 	creater := w.Stores["pods"].(rest.Creater)
@@ -89,6 +78,31 @@ func seedPods(ctx context.Context, etcdURL string, n int) error {
 	default:
 		return nil
 	}
+}
+
+// buildWiring builds regctl's map of kube-apiserver's stores on the etcd at
+// etcdURL, to write through them.
+func buildWiring(ctx context.Context, etcdURL string) (*wiring.Wiring, error) {
+	opts := wiring.NewOptions()
+	fs := pflag.NewFlagSet("seed", pflag.ContinueOnError)
+	opts.AddFlags(fs)
+	if err := fs.Parse([]string{"--etcd-servers=" + etcdURL}); err != nil {
+		return nil, err
+	}
+	return wiring.Build(ctx, wiring.Config{Options: opts, Timeout: 30 * time.Second})
+}
+
+// seedNamespaces creates benchNamespaces through the namespace store.
+func seedNamespaces(w *wiring.Wiring) error {
+	nsCreater := w.Stores["namespaces"].(rest.Creater)
+	for _, ns := range benchNamespaces {
+		obj := &api.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"kubernetes.io/metadata.name": ns}}}
+		ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), metav1.NamespaceNone)
+		if _, err := nsCreater.Create(ctx, obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating namespace %s: %w", ns, err)
+		}
+	}
+	return nil
 }
 
 func seedPod(creater rest.Creater, statusUpdater rest.Updater, i int) error {

@@ -41,18 +41,7 @@ func reads(dir, launcher, regctl string, n, pods int, profile func([]command) er
 	if err != nil {
 		return err
 	}
-	// kubectl needs a kube-apiserver, which runs in a test binary: upstream's
-	// test server wants a testing.TB (reads_test.go).
-	var kubectl, apiserverTest string
-	var kubectlSkipped error
-	progress("building kubectl")
-	if kubectl, kubectlSkipped = buildKubectl(dir); kubectlSkipped == nil {
-		progress("building the kube-apiserver test binary")
-		apiserverTest = filepath.Join(dir, "bench.test")
-		if err := goCmd("", "test", "-c", "-o", apiserverTest, "./bench").Run(); err != nil {
-			kubectlSkipped = fmt.Errorf("building the kube-apiserver test binary: %w", err)
-		}
-	}
+	kubectl, apiserverTest, kubectlSkipped := buildKubectlServer(dir)
 
 	progress("starting etcd")
 	e, err := etcdview.StartEmbedded(nil)
@@ -147,6 +136,22 @@ func reads(dir, launcher, regctl string, n, pods int, profile func([]command) er
 		return profile(regctlReads)
 	}
 	return nil
+}
+
+// buildKubectlServer builds kubectl and, because upstream's test server
+// wants a testing.TB, the test binary that serves a kube-apiserver
+// (reads_test.go). An error says why kubectl cannot be measured.
+func buildKubectlServer(dir string) (kubectl, apiserverTest string, err error) {
+	progress("building kubectl")
+	if kubectl, err = buildKubectl(dir); err != nil {
+		return "", "", err
+	}
+	progress("building the kube-apiserver test binary")
+	apiserverTest = filepath.Join(dir, "bench.test")
+	if err := goCmd("", "test", "-c", "-o", apiserverTest, "./bench").Run(); err != nil {
+		return "", "", fmt.Errorf("building the kube-apiserver test binary: %w", err)
+	}
+	return kubectl, apiserverTest, nil
 }
 
 // measureKubectl serves a kube-apiserver on the etcd at etcdURL from the

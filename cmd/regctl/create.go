@@ -57,7 +57,8 @@ Every document is read and checked first: a stream with a bad document writes no
 }
 
 func runCreate(ctx context.Context, opts *createOptions) error {
-	return opts.writeManifest(ctx, opts.Filename, "", "created", func(ctx context.Context, w *wiring.Wiring, p planned) (runtime.Object, error) {
-		return stores.Create(ctx, w, p.target, p.obj, stores.WriteOptions{DryRun: opts.DryRun})
+	wo := stores.WriteOptions{DryRun: opts.DryRun, Namespaces: &stores.NamespaceCache{}}
+	return opts.writeManifest(ctx, opts.Filename, "", "created", func(ctx context.Context, w *wiring.Wiring, p planned, obj runtime.Object) (runtime.Object, error) {
+		return stores.Create(ctx, w, p.target, obj, wo)
 	})
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/regctl/regctl/internal/stores"
 )
@@ -124,7 +123,7 @@ func runDelete(ctx context.Context, opts *deleteOptions) error {
 		suffix = " (dry run)"
 	}
 	failed := 0
-	var results []runtime.Object
+	printer := newWrittenPrinter(&opts.writeOptions, len(victims))
 	for _, v := range victims {
 		vt := t
 		vt.Namespace = v.namespace
@@ -140,10 +139,12 @@ func runDelete(ctx context.Context, opts *deleteOptions) error {
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "%s/%s %s%s\n", kind, v.name, what, suffix)
 		if _, isStatus := out.(*metav1.Status); !isStatus {
-			results = append(results, out)
+			if err := printer.add(out); err != nil {
+				return err
+			}
 		}
 	}
-	if err := printWritten(&opts.writeOptions, results); err != nil {
+	if err := printer.close(); err != nil {
 		return err
 	}
 	if failed > 0 {

@@ -63,8 +63,8 @@ PUT .../status would: only the fields that subresource owns change.`,
 }
 
 func runReplace(ctx context.Context, opts *replaceOptions) error {
-	return opts.writeManifest(ctx, opts.Filename, opts.Subresource, "replaced", func(ctx context.Context, w *wiring.Wiring, p planned) (runtime.Object, error) {
-		m, err := meta.Accessor(p.obj)
+	return opts.writeManifest(ctx, opts.Filename, opts.Subresource, "replaced", func(ctx context.Context, w *wiring.Wiring, p planned, obj runtime.Object) (runtime.Object, error) {
+		m, err := meta.Accessor(obj)
 		if err != nil {
 			return nil, err
 		}
@@ -82,6 +82,6 @@ func runReplace(ctx context.Context, opts *replaceOptions) error {
 			}
 			m.SetResourceVersion(cm.GetResourceVersion())
 		}
-		return stores.Update(ctx, w, p.target, p.obj, stores.WriteOptions{DryRun: opts.DryRun})
+		return stores.Update(ctx, w, p.target, obj, stores.WriteOptions{DryRun: opts.DryRun})
 	})
 }

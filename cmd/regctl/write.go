@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -67,13 +68,16 @@ func readManifest(in io.Reader, filename string) ([]manifest.Object, []error) {
 	return manifest.Read(r)
 }
 
-// planned is one manifest object resolved to its path and decoded into the
-// store's internal type, ready to be written.
+// planned is one manifest object resolved to its path and checked to decode
+// into the store's internal type, ready to be written. The decoded object is
+// not kept: a manifest of many objects would be held in memory whole.
 type planned struct {
 	src    manifest.Object
 	target stores.Target
-	obj    runtime.Object
 }
+
+// decode decodes the object again, for writing.
+func (p planned) decode() (runtime.Object, error) { return stores.Decode(p.target, p.src.JSON) }
 
 // label names an object in messages: pod/web (document 2).
 func (p planned) label() string {
@@ -119,11 +123,10 @@ func planOne(w *wiring.Wiring, o manifest.Object, scope scopeOptions, subresourc
 			t.Namespace = o.Namespace
 		}
 	}
-	obj, err := stores.Decode(t, o.JSON)
-	if err != nil {
+	if _, err := stores.Decode(t, o.JSON); err != nil {
 		return planned{}, err
 	}
-	return planned{src: o, target: t, obj: obj}, nil
+	return planned{src: o, target: t}, nil
 }
 
 // reportAll prints each error on its own line, in document order.
@@ -143,7 +146,7 @@ func reportAll(errOut io.Writer, errs []error) {
 // writeManifest reads the manifest in filename, plans every object against
 // the map of the user's etcd, refuses the whole manifest if any object is
 // bad, and otherwise writes each with write, within the request timeout.
-func (o *writeOptions) writeManifest(ctx context.Context, filename, subresource, verb string, write func(context.Context, *wiring.Wiring, planned) (runtime.Object, error)) error {
+func (o *writeOptions) writeManifest(ctx context.Context, filename, subresource, verb string, write func(context.Context, *wiring.Wiring, planned, runtime.Object) (runtime.Object, error)) error {
 	objs, readErrs := readManifest(o.IO.In, filename)
 	if len(objs) == 0 {
 		return refuse(o.IO.ErrOut, readErrs)
@@ -161,35 +164,68 @@ func (o *writeOptions) writeManifest(ctx context.Context, filename, subresource,
 	return writeEach(ctx, o, todo, verb, func(ctx context.Context, p planned) (runtime.Object, error) {
 		ctx, cancel := context.WithTimeout(ctx, o.RequestTimeout)
 		defer cancel()
-		return write(ctx, w, p)
+		obj, err := p.decode()
+		if err != nil {
+			return nil, err
+		}
+		return write(ctx, w, p, obj)
 	})
 }
 
-// writeEach runs write on every planned object in order, saying on stderr
-// what became of each, and printing the results with -o. A failure does not
-// stop the others; it makes the exit code 1.
+// Writes run concurrently within a window of consecutive objects of the
+// same kind: a manifest's order matters between kinds (a namespace before
+// its pods) but not among the pods themselves, unless one names the same
+// object twice, where the first must win. Each window is reported in
+// document order before the next starts.
+const (
+	writers     = 8
+	writeWindow = 64
+)
+
+// writeEach runs write on every planned object, saying on stderr what became
+// of each in document order, and printing the results with -o as they come.
+// A failure does not stop the others; it makes the exit code 1.
 func writeEach(ctx context.Context, o *writeOptions, objs []planned, verb string, write func(context.Context, planned) (runtime.Object, error)) error {
-	var results []runtime.Object
-	failed := 0
 	suffix := ""
 	if o.DryRun {
 		suffix = " (dry run)"
 	}
-	for _, p := range objs {
-		out, err := write(ctx, p)
-		if err != nil {
-			failed++
-			fmt.Fprintf(o.IO.ErrOut, "error: %s (%s): %s\n", p.src.Where(), p.label(), oneLine(err))
-			continue
+	printer := newWrittenPrinter(o, len(objs))
+	failed := 0
+	for start := 0; start < len(objs); {
+		end := windowEnd(objs, start)
+		window := objs[start:end]
+		outs := make([]runtime.Object, len(window))
+		errs := make([]error, len(window))
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, writers)
+		for i := range window {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				outs[i], errs[i] = write(ctx, window[i])
+			}()
 		}
-		name := p.label()
-		if m, err := meta.Accessor(out); err == nil {
-			name = strings.ToLower(p.src.GVK.Kind) + "/" + m.GetName()
+		wg.Wait()
+		for i, p := range window {
+			if errs[i] != nil {
+				failed++
+				fmt.Fprintf(o.IO.ErrOut, "error: %s (%s): %s\n", p.src.Where(), p.label(), oneLine(errs[i]))
+				continue
+			}
+			name := p.label()
+			if m, err := meta.Accessor(outs[i]); err == nil {
+				name = strings.ToLower(p.src.GVK.Kind) + "/" + m.GetName()
+			}
+			fmt.Fprintf(o.IO.ErrOut, "%s %s%s\n", name, verb, suffix)
+			if err := printer.add(outs[i]); err != nil {
+				return err
+			}
 		}
-		fmt.Fprintf(o.IO.ErrOut, "%s %s%s\n", name, verb, suffix)
-		results = append(results, out)
+		start = end
 	}
-	if err := printWritten(o, results); err != nil {
+	if err := printer.close(); err != nil {
 		return err
 	}
 	if failed > 0 {
@@ -198,20 +234,55 @@ func writeEach(ctx context.Context, o *writeOptions, objs []planned, verb string
 	return nil
 }
 
-func printWritten(o *writeOptions, results []runtime.Object) error {
-	switch {
-	case o.Output == "" || len(results) == 0:
-		return nil
-	case len(results) == 1 && o.Output != render.Name:
-		return render.Print(o.IO.Out, o.Output, results[0])
-	}
-	lw := render.NewListWriter(o.IO.Out, o.Output)
-	for _, r := range results {
-		if err := lw.Add(r); err != nil {
-			return err
+// windowEnd is the end of the window of objects that starts at start.
+func windowEnd(objs []planned, start int) int {
+	seen := map[string]bool{}
+	end := start
+	for ; end < len(objs) && end-start < writeWindow && objs[end].src.GVK == objs[start].src.GVK; end++ {
+		if name := objs[end].src.Name; name != "" {
+			key := objs[end].target.Namespace + "/" + name
+			if seen[key] {
+				break
+			}
+			seen[key] = true
 		}
 	}
-	return lw.Close()
+	return end
+}
+
+// writtenPrinter prints written objects with -o: one object as itself when
+// the manifest held one, otherwise a List (or names), streamed.
+type writtenPrinter struct {
+	o      *writeOptions
+	single bool
+	lw     *render.ListWriter
+	n      int
+}
+
+func newWrittenPrinter(o *writeOptions, planned int) *writtenPrinter {
+	p := &writtenPrinter{o: o, single: planned == 1 && o.Output != render.Name}
+	if o.Output != "" && !p.single {
+		p.lw = render.NewListWriter(o.IO.Out, o.Output)
+	}
+	return p
+}
+
+func (p *writtenPrinter) add(obj runtime.Object) error {
+	p.n++
+	switch {
+	case p.o.Output == "":
+		return nil
+	case p.single:
+		return render.Print(p.o.IO.Out, p.o.Output, obj)
+	}
+	return p.lw.Add(obj)
+}
+
+func (p *writtenPrinter) close() error {
+	if p.lw == nil || p.n == 0 {
+		return nil
+	}
+	return p.lw.Close()
 }
 
 // refuse reports every problem of a manifest and says nothing was written.

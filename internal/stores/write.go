@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -47,6 +48,33 @@ func Decode(t Target, data []byte) (runtime.Object, error) {
 type WriteOptions struct {
 	// DryRun runs defaulting, strategies and validation, and writes nothing.
 	DryRun bool
+	// Namespaces, when set, remembers the namespaces found to exist, so that
+	// many writes into one namespace look it up once.
+	Namespaces *NamespaceCache
+}
+
+// NamespaceCache remembers the namespaces a command found, for the length
+// of the command. A namespace not found is not remembered: a manifest may
+// create it before the objects that live in it.
+type NamespaceCache struct {
+	found sync.Map // name → *api.Namespace
+}
+
+func (c *NamespaceCache) get(name string) (*api.Namespace, bool) {
+	if c == nil {
+		return nil, false
+	}
+	ns, ok := c.found.Load(name)
+	if !ok {
+		return nil, false
+	}
+	return ns.(*api.Namespace), true
+}
+
+func (c *NamespaceCache) add(ns *api.Namespace) {
+	if c != nil {
+		c.found.Store(ns.Name, ns)
+	}
 }
 
 func (o WriteOptions) dryRun() []string {
@@ -65,7 +93,7 @@ func Create(ctx context.Context, w *wiring.Wiring, t Target, obj runtime.Object,
 	if !ok {
 		return nil, fmt.Errorf("%s does not accept create", t.Path)
 	}
-	if err := checkNamespace(ctx, w, t, obj, true); err != nil {
+	if err := checkNamespace(ctx, w, t, obj, true, opts.Namespaces); err != nil {
 		return nil, err
 	}
 	if svc, ok := obj.(*api.Service); ok && needsClusterIP(svc) {
@@ -95,7 +123,7 @@ func Update(ctx context.Context, w *wiring.Wiring, t Target, obj runtime.Object,
 	if !ok {
 		return nil, fmt.Errorf("%s does not accept update", t.Path)
 	}
-	if err := checkNamespace(ctx, w, t, obj, false); err != nil {
+	if err := checkNamespace(ctx, w, t, obj, false, opts.Namespaces); err != nil {
 		return nil, err
 	}
 	m, err := meta.Accessor(obj)
@@ -136,7 +164,7 @@ func Delete(ctx context.Context, w *wiring.Wiring, t Target, name string, graceP
 // and, for a create, is not being deleted. It is the one admission check
 // regctl keeps: without it a write would strand an object in a namespace
 // nobody can see.
-func checkNamespace(ctx context.Context, w *wiring.Wiring, t Target, obj runtime.Object, creating bool) error {
+func checkNamespace(ctx context.Context, w *wiring.Wiring, t Target, obj runtime.Object, creating bool, cache *NamespaceCache) error {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return err
@@ -147,12 +175,19 @@ func checkNamespace(ctx context.Context, w *wiring.Wiring, t Target, obj runtime
 	if !t.Resource.Namespaced || t.Namespace == "" {
 		return nil
 	}
-	nsTarget := Target{Path: "namespaces", Resource: metav1.APIResource{Name: "namespaces", Kind: "Namespace"}}
-	got, err := w.Stores["namespaces"].(rest.Getter).Get(nsTarget.context(ctx), t.Namespace, &metav1.GetOptions{})
-	if err != nil {
-		return err
+	ns, ok := cache.get(t.Namespace)
+	if !ok {
+		nsTarget := Target{Path: "namespaces", Resource: metav1.APIResource{Name: "namespaces", Kind: "Namespace"}}
+		got, err := w.Stores["namespaces"].(rest.Getter).Get(nsTarget.context(ctx), t.Namespace, &metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if ns, ok = got.(*api.Namespace); !ok {
+			return fmt.Errorf("reading namespace %s: got a %T", t.Namespace, got)
+		}
+		cache.add(ns)
 	}
-	if ns, ok := got.(*api.Namespace); ok && creating && ns.Status.Phase == api.NamespaceTerminating {
+	if creating && ns.Status.Phase == api.NamespaceTerminating {
 		return apierrors.NewForbidden(schema.GroupResource{Resource: t.Path}, m.GetName(),
 			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", t.Namespace))
 	}
