@@ -87,15 +87,22 @@ func (p planned) label() string {
 // plan resolves and decodes every object first, so that a stream with a bad
 // document is refused whole, before anything is written.
 func plan(w *wiring.Wiring, objs []manifest.Object, scope scopeOptions, subresource string) ([]planned, []error) {
+	results := make([]planned, len(objs))
+	failures := make([]error, len(objs))
+	manifest.Parallel(len(objs), func(i int) {
+		o := objs[i]
+		if results[i], failures[i] = planOne(w, o, scope, subresource); failures[i] != nil {
+			failures[i] = &manifest.Error{Doc: o.Doc, Item: o.Item, Err: failures[i]}
+		}
+	})
 	var out []planned
 	var errs []error
-	for _, o := range objs {
-		p, err := planOne(w, o, scope, subresource)
-		if err != nil {
-			errs = append(errs, &manifest.Error{Doc: o.Doc, Item: o.Item, Err: err})
+	for i := range objs {
+		if failures[i] != nil {
+			errs = append(errs, failures[i])
 			continue
 		}
-		out = append(out, p)
+		out = append(out, results[i])
 	}
 	return out, errs
 }

@@ -10,6 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -52,38 +55,45 @@ func (e *Error) Unwrap() error { return e.Err }
 // Read splits r into objects. It reads the whole stream; every document that
 // cannot be understood is reported in errs, so that nothing is written from a
 // stream with a bad document in it unless the caller decides otherwise.
+// Splitting is sequential; parsing, most of the work, runs on every core.
 func Read(r io.Reader) (objs []Object, errs []error) {
+	var raws [][]byte
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(r))
-	for doc := 1; ; doc++ {
+	for {
 		raw, err := reader.Read()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			errs = append(errs, &Error{Doc: doc, Err: fmt.Errorf("reading: %w", err)})
+			errs = append(errs, &Error{Doc: len(raws) + 1, Err: fmt.Errorf("reading: %w", err)})
 			break
 		}
-		if len(bytes.TrimSpace(stripComments(raw))) == 0 {
-			doc--
+		if len(bytes.TrimSpace(stripComments(raw))) > 0 {
+			raws = append(raws, raw)
+		}
+	}
+	parsedDocs := make([]parsed, len(raws))
+	parseErrs := make([]error, len(raws))
+	Parallel(len(raws), func(i int) { parsedDocs[i], parseErrs[i] = parse(raws[i]) })
+
+	for i, p := range parsedDocs {
+		doc := i + 1
+		if parseErrs[i] != nil {
+			errs = append(errs, &Error{Doc: doc, Err: parseErrs[i]})
 			continue
 		}
-		o, err := parse(raw)
-		if err != nil {
-			errs = append(errs, &Error{Doc: doc, Err: err})
+		if !p.isList() {
+			p.Doc = doc
+			objs = append(objs, p.Object)
 			continue
 		}
-		if !o.isList() {
-			o.Doc = doc
-			objs = append(objs, o.Object)
-			continue
-		}
-		for i, item := range o.items {
+		for j, item := range p.items {
 			it, err := parse(item)
 			if err != nil {
-				errs = append(errs, &Error{Doc: doc, Item: i + 1, Err: err})
+				errs = append(errs, &Error{Doc: doc, Item: j + 1, Err: err})
 				continue
 			}
-			it.Doc, it.Item = doc, i+1
+			it.Doc, it.Item = doc, j+1
 			objs = append(objs, it.Object)
 		}
 	}
@@ -91,6 +101,23 @@ func Read(r io.Reader) (objs []Object, errs []error) {
 		errs = append(errs, errors.New("no objects found"))
 	}
 	return objs, errs
+}
+
+// Parallel runs fn(0..n-1) on as many goroutines as there are CPUs.
+func Parallel(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 type parsed struct {
