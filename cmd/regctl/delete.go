@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -73,18 +72,11 @@ func runDelete(ctx context.Context, opts *deleteOptions) error {
 	case len(ref.Names) == 0 && !opts.All && opts.LabelSelector == "":
 		return fmt.Errorf("name the %s to delete, or pass `-l SELECTOR` or `--all`", ref.Resource)
 	}
-	w, err := opts.buildLive(ctx)
+	w, t, err := opts.openLive(ctx, ref, opts.scopeOptions, "delete")
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	t, err := resolve(w, ref, opts.scopeOptions)
-	if err != nil {
-		return err
-	}
-	if !slices.Contains(t.Resource.Verbs, "delete") {
-		return fmt.Errorf("%s cannot be deleted", t.Path)
-	}
 	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
 	defer cancel()
 

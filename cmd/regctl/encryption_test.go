@@ -92,7 +92,7 @@ func TestGetSubresource(t *testing.T) {
 			t.Errorf("%v: %s", args, out)
 		}
 	}
-	if _, stderr, code := run(t, "get", "pods/binding", "web", "-n", "shop", s.flag()); code == 0 || !strings.Contains(stderr, "pods/binding cannot be read") {
+	if _, stderr, code := run(t, "get", "pods/binding", "web", "-n", "shop", s.flag()); code == 0 || !strings.Contains(stderr, "pods/binding does not serve get: only create") {
 		t.Errorf("get of a create-only subresource: exit %d, %q", code, stderr)
 	}
 }

@@ -88,18 +88,11 @@ func runGet(ctx context.Context, opts *getOptions) error {
 	if err != nil {
 		return err
 	}
-	w, err := opts.buildLive(ctx)
+	w, t, err := opts.openLive(ctx, ref, opts.scopeOptions, "get")
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	t, err := resolve(w, ref, opts.scopeOptions)
-	if err != nil {
-		return err
-	}
-	if !slices.Contains(t.Resource.Verbs, "get") {
-		return fmt.Errorf("%s cannot be read: the server serves it for %v only", t.Path, t.Resource.Verbs)
-	}
 	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
 	defer cancel()
 	if len(ref.Names) > 0 {

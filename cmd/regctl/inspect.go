@@ -70,15 +70,11 @@ func runInspect(ctx context.Context, opts *inspectOptions) error {
 	if len(ref.Names) != 1 || ref.Subresource != "" {
 		return fmt.Errorf("name exactly one object, e.g. `pods/web`")
 	}
-	w, err := opts.buildLive(ctx)
+	w, t, err := opts.openLive(ctx, ref, opts.scopeOptions, "")
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	t, err := resolve(w, ref, opts.scopeOptions)
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
 	defer cancel()
 	key, err := w.EtcdKey(genericapirequest.WithNamespace(ctx, t.Namespace), t.Path, ref.Names[0])

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +27,24 @@ func (g *globalOptions) buildLive(ctx context.Context) (*wiring.Wiring, error) {
 		return nil, errNoEtcd
 	}
 	return wiring.Build(ctx, g.wiringConfig())
+}
+
+// openLive builds the map on the user's etcd and resolves ref in it. When
+// verb is set, the path must serve it. The caller closes the map.
+func (g *globalOptions) openLive(ctx context.Context, ref objectRef, scope scopeOptions, verb string) (*wiring.Wiring, stores.Target, error) {
+	w, err := g.buildLive(ctx)
+	if err != nil {
+		return nil, stores.Target{}, err
+	}
+	t, err := resolve(w, ref, scope)
+	if err == nil && verb != "" && !slices.Contains(t.Resource.Verbs, verb) {
+		err = fmt.Errorf("%s does not serve %s: only %s", t.Path, verb, strings.Join(t.Resource.Verbs, ", "))
+	}
+	if err != nil {
+		w.Close()
+		return nil, stores.Target{}, err
+	}
+	return w, t, nil
 }
 
 // scopeOptions are the namespace flags shared by the read commands.
