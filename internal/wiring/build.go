@@ -143,15 +143,16 @@ func (w *Wiring) underEtcdPrefix(key string) string {
 // no --etcd-servers it starts an ephemeral embedded etcd for the purpose.
 func Build(ctx context.Context, cfg Config) (*Wiring, error) {
 	w := &Wiring{}
-	built, err := assemble(ctx, cfg, w)
-	if err != nil {
+	if err := w.assemble(ctx, cfg); err != nil {
+		// Whatever was started before the failure (an embedded etcd, etcd
+		// clients) is stopped here.
 		w.Close()
 		return nil, err
 	}
-	return built, nil
+	return w, nil
 }
 
-func assemble(ctx context.Context, cfg Config, w *Wiring) (*Wiring, error) {
+func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	s := cfg.Options.Server
 	etcd := *s.Etcd
 	etcd.StorageConfig.Transport.ServerList = append([]string(nil), etcd.StorageConfig.Transport.ServerList...)
@@ -160,7 +161,7 @@ func assemble(ctx context.Context, cfg Config, w *Wiring) (*Wiring, error) {
 	if !userServers {
 		e, err := etcdview.StartEmbedded(nil)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		w.Embedded = e
 		w.closers = append(w.closers, func() { e.Close() })
@@ -170,7 +171,7 @@ func assemble(ctx context.Context, cfg Config, w *Wiring) (*Wiring, error) {
 		// quickly instead, with a Status call that writes nothing.
 		c, err := etcdview.Connect(ctx, etcd.StorageConfig.Transport, cfg.Timeout)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		w.client = c
 		w.closers = append(w.closers, func() { c.Close() })
@@ -178,10 +179,10 @@ func assemble(ctx context.Context, cfg Config, w *Wiring) (*Wiring, error) {
 	w.transport = etcd.StorageConfig.Transport
 	w.timeout = cfg.Timeout
 	if errs := etcd.Validate(); len(errs) > 0 {
-		return nil, fmt.Errorf("checking etcd flags: %w", utilerrors.NewAggregate(errs))
+		return fmt.Errorf("checking etcd flags: %w", utilerrors.NewAggregate(errs))
 	}
 	if err := mergeWatchCacheSizes(&etcd); err != nil {
-		return nil, err
+		return err
 	}
 	// regctl never compacts or polls the user's etcd.
 	etcd.StorageConfig.CompactionInterval = 0
@@ -190,38 +191,38 @@ func assemble(ctx context.Context, cfg Config, w *Wiring) (*Wiring, error) {
 
 	resourceConfig, err := resourceconfig.MergeAPIResourceConfigs(controlplane.DefaultAPIResourceConfigSource(), s.APIEnablement.RuntimeConfig, legacyscheme.Scheme)
 	if err != nil {
-		return nil, fmt.Errorf("reading `--runtime-config`: %w", err)
+		return fmt.Errorf("reading `--runtime-config`: %w", err)
 	}
 	factoryConfig := kubeapiserver.NewStorageFactoryConfig()
 	factoryConfig.APIResourceConfig = resourceConfig
 	factory, err := factoryConfig.Complete(&etcd).New()
 	if err != nil {
-		return nil, fmt.Errorf("building the storage factory: %w", err)
+		return fmt.Errorf("building the storage factory: %w", err)
 	}
 	transformers, err := loadTransformers(ctx, &etcd)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	getter := newRecordingGetter(etcd.CreateRESTOptionsGetter(factory, transformers), userServers)
 
 	coreConfig, err := coreStorageConfig(s, factory)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	provider, err := corerest.New(coreConfig, authorizerfactory.NewAlwaysDenyAuthorizer())
 	if err != nil {
-		return nil, fmt.Errorf("creating the core storage provider: %w", err)
+		return fmt.Errorf("creating the core storage provider: %w", err)
 	}
 	info, err := provider.NewRESTStorage(resourceConfig, getter)
 	if err != nil {
-		return nil, fmt.Errorf("creating the core REST storage: %w", err)
+		return fmt.Errorf("creating the core REST storage: %w", err)
 	}
 	w.Stores = info.VersionedResourcesStorageMap["v1"]
 	w.closers = append(w.closers, func() { destroyAll(w.Stores) })
 
 	discovered, err := discover(&info)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	w.Resources = discovered.APIResources
 	w.getter = getter
@@ -232,7 +233,7 @@ func assemble(ctx context.Context, cfg Config, w *Wiring) (*Wiring, error) {
 		EtcdPrefix:        etcd.StorageConfig.Prefix,
 		Routes:            routes(w.Stores, w.owners, discovered, getter),
 	}
-	return w, nil
+	return nil
 }
 
 // mergeWatchCacheSizes applies kube-apiserver's default watch cache sizes
