@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/regctl/regctl/internal/gctune"
 	"github.com/regctl/regctl/internal/stores"
 	"github.com/regctl/regctl/internal/wiring"
 )
@@ -26,7 +27,9 @@ func (g *globalOptions) buildLive(ctx context.Context) (*wiring.Wiring, error) {
 	if len(g.Server.Server.Etcd.StorageConfig.Transport.ServerList) == 0 {
 		return nil, errNoEtcd
 	}
-	return wiring.Build(ctx, g.wiringConfig())
+	w, err := wiring.Build(ctx, g.wiringConfig())
+	gctune.Steady()
+	return w, err
 }
 
 // openLive builds the map on the user's etcd and resolves ref in it. When

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/regctl/regctl/internal/gctune"
 	"github.com/regctl/regctl/internal/manifest"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
@@ -154,6 +155,9 @@ func reportAll(errOut io.Writer, errs []error) {
 // the map of the user's etcd, refuses the whole manifest if any object is
 // bad, and otherwise writes each with write, within the request timeout.
 func (o *writeOptions) writeManifest(ctx context.Context, filename, subresource, verb string, write func(context.Context, *wiring.Wiring, planned, runtime.Object) (runtime.Object, error)) error {
+	// A manifest is held in memory while it is written; pace the collector
+	// for that from the start.
+	gctune.Steady()
 	objs, readErrs := readManifest(o.IO.In, filename)
 	if len(objs) == 0 {
 		return refuse(o.IO.ErrOut, readErrs)

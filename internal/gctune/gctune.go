@@ -23,6 +23,15 @@ func init() {
 	}
 }
 
+// Steady restores the default pacing once start-up is over, for the work a
+// command then does (writing a large manifest holds it in memory, and the
+// start-up pacing would let four times that pile up). GOGC, when set, wins.
+func Steady() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(100)
+	}
+}
+
 // BoundHeap sets a soft limit on the Go heap for a command that lists many
 // objects: what is live then is two pages (and a table's cells), the rest is
 // garbage that the start-up's relaxed pacing would let pile up. GOMEMLIMIT,
