@@ -1,6 +1,7 @@
-// Package gctune sets regctl's garbage collector policy as early as a Go
-// program can: in a package initialiser. regctl's main imports it for that
-// effect alone; nothing else should.
+// Package gctune is regctl's garbage collector policy. Only regctl's main
+// package imports it: its initialiser sets the start-up pacing as early as a
+// Go program can, and commands call Steady and BoundHeap when their own work
+// begins.
 //
 // A run of regctl is short, and it allocates most of what it ever will
 // while the server's packages initialise and the storage map is built, so
@@ -34,8 +35,8 @@ func Steady() {
 
 // BoundHeap sets a soft limit on the Go heap for a command that lists many
 // objects: what is live then is two pages (and a table's cells), the rest is
-// garbage that the start-up's relaxed pacing would let pile up. GOMEMLIMIT,
-// when set, wins.
+// garbage from decoding and encoding, which a limit well above two pages
+// collects before it piles up. GOMEMLIMIT, when set, wins.
 func BoundHeap() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(streamingLimit)
