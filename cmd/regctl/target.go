@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/regctl/regctl/internal/gctune"
 	"github.com/regctl/regctl/internal/stores"
 	"github.com/regctl/regctl/internal/wiring"
 )
@@ -27,9 +26,7 @@ func (g *globalOptions) buildLive(ctx context.Context) (*wiring.Wiring, error) {
 	if len(g.Server.Server.Etcd.StorageConfig.Transport.ServerList) == 0 {
 		return nil, errNoEtcd
 	}
-	w, err := wiring.Build(ctx, g.wiringConfig())
-	gctune.Steady()
-	return w, err
+	return wiring.Build(ctx, g.wiringConfig())
 }
 
 // openLive builds the map on the user's etcd and resolves ref in it. When
