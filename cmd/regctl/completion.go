@@ -60,15 +60,7 @@ func completeResourceObjects(g *globalOptions) cobra.CompletionFunc {
 		default:
 			resource = args[0]
 		}
-		if !completionEtcdGiven(g) {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		w, err := completionWiring(cmd, g)
-		if err != nil {
-			return completionError(cmd, err)
-		}
-		defer w.Close()
-		names, err := completionObjectNames(cmd, g, w, resource)
+		names, err := completionNames(cmd, g, resource)
 		if err != nil {
 			return completionError(cmd, err)
 		}
@@ -90,15 +82,7 @@ func completeResourceObjects(g *globalOptions) cobra.CompletionFunc {
 // etcd given by --etcd-servers; without one, with nothing.
 func completeNamespaces(g *globalOptions) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		if !completionEtcdGiven(g) {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		w, err := completionWiring(cmd, g)
-		if err != nil {
-			return completionError(cmd, err)
-		}
-		defer w.Close()
-		names, err := completionObjectNames(cmd, g, w, "namespaces")
+		names, err := completionNames(cmd, g, "namespaces")
 		if err != nil {
 			return completionError(cmd, err)
 		}
@@ -185,6 +169,20 @@ func completionRoute(t wiring.RouteTable, name string) (wiring.Route, bool) {
 		}
 	}
 	return wiring.Route{}, false
+}
+
+// completionNames lists the names of resource's objects from the etcd given
+// by --etcd-servers; without one there is nothing to read, and no names.
+func completionNames(cmd *cobra.Command, g *globalOptions, resource string) ([]string, error) {
+	if !completionEtcdGiven(g) {
+		return nil, nil
+	}
+	w, err := completionWiring(cmd, g)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	return completionObjectNames(cmd, g, w, resource)
 }
 
 // completionObjectNames lists the names of the objects of resource through

@@ -40,11 +40,6 @@ type Described interface {
 	Fields() [][2]string
 }
 
-// Named is a value that can be printed one name per line (-o name).
-type Named interface {
-	Names() []string
-}
-
 // ParseFormat checks a -o value against the formats a command supports.
 func ParseFormat(s string, valid ...Format) (Format, error) {
 	for _, f := range valid {
@@ -88,19 +83,9 @@ func Print(w io.Writer, f Format, v any) error {
 			return PrintTable(w, nil, rows)
 		}
 		return fmt.Errorf("output format %q is not supported here", f)
-	case Name:
-		n, ok := v.(Named)
-		if !ok {
-			return fmt.Errorf("output format %q is not supported here", f)
-		}
-		for _, name := range n.Names() {
-			if _, err := fmt.Fprintln(w, name); err != nil {
-				return err
-			}
-		}
-		return nil
 	}
-	return fmt.Errorf("unknown output format %q", f)
+	// Names are printed object by object, by ListWriter.
+	return fmt.Errorf("output format %q is not supported here", f)
 }
 
 // PrintTable writes a borderless, left-aligned table in the style of
