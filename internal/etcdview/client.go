@@ -1,9 +1,10 @@
 // Package etcdview holds everything in regctl that talks to etcd directly:
-// clients and TLS, the embedded etcd, and (later) keys and raw values.
+// clients and TLS, the embedded etcd, keys and raw values.
 package etcdview
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,52 +13,183 @@ import (
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
-	"google.golang.org/grpc"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 )
 
+// probeGrace is how long a healthy etcd gets to answer before regctl starts
+// probing each endpoint to learn why it does not: a healthy one answers in
+// a few milliseconds, and then no probe is made at all.
+const probeGrace = 50 * time.Millisecond
+
 // Connect dials the etcd described by the apiserver's transport settings
 // (--etcd-servers, --etcd-cafile, --etcd-certfile, --etcd-keyfile) and checks
-// that it answers, all within timeout. The check is a Status call: it reads
-// member state and never changes the revision.
+// that one of its endpoints answers a read that changes nothing. Any healthy
+// endpoint will do, as for the apiserver's own client. When none answers,
+// the error says why for each (refused, a TLS failure, no answer), at once
+// when every endpoint has failed for a reason, and otherwise when timeout
+// runs out (0: never).
+//
+// Every read made through the returned client is bounded by timeout on its
+// own, so that a long walk of many pages is never cut by a deadline meant
+// for one request.
 func Connect(ctx context.Context, tc storagebackend.TransportConfig, timeout time.Duration) (*clientv3.Client, error) {
-	servers := strings.Join(tc.ServerList, ",")
 	if len(tc.ServerList) == 0 {
 		return nil, errors.New("no etcd given: set `--etcd-servers`")
 	}
-	var tlsInfo transport.TLSInfo
-	tlsInfo.CertFile, tlsInfo.KeyFile, tlsInfo.TrustedCAFile = tc.CertFile, tc.KeyFile, tc.TrustedCAFile
-	cfg := clientv3.Config{
-		Endpoints:   tc.ServerList,
-		DialTimeout: timeout,
-		DialOptions: []grpc.DialOption{grpc.WithBlock()},
-		Logger:      zap.NewNop(),
-	}
-	if tc.CertFile != "" || tc.KeyFile != "" || tc.TrustedCAFile != "" {
-		tlsCfg, err := tlsInfo.ClientConfig()
-		if err != nil {
-			return nil, fmt.Errorf("loading etcd TLS files: %w", err)
-		}
-		cfg.TLS = tlsCfg
-	}
-	client, err := clientv3.New(cfg)
+	tlsCfg, err := clientTLS(tc)
 	if err != nil {
-		return nil, unreachable(servers, timeout, err)
+		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	if _, err := client.Status(ctx, tc.ServerList[0]); err != nil {
+	client, err := clientv3.New(clientv3.Config{
+		Endpoints: tc.ServerList,
+		TLS:       tlsCfg,
+		Logger:    zap.NewNop(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connecting to etcd at %s: %w", strings.Join(tc.ServerList, ","), err)
+	}
+	if err := checkHealth(ctx, client, tc.ServerList, tlsCfg, timeout); err != nil {
 		client.Close()
-		return nil, unreachable(servers, timeout, err)
+		return nil, err
 	}
+	client.KV = boundedKV{KV: client.KV, timeout: timeout}
+	client.Lease = boundedLease{Lease: client.Lease, timeout: timeout}
 	return client, nil
 }
 
-func unreachable(servers string, timeout time.Duration, err error) error {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("etcd at %s did not answer within %s: check `--etcd-servers` and the TLS flags", servers, timeout)
+// clientTLS is the TLS configuration the apiserver's etcd client uses for the
+// same flags; nil when none of them is set.
+func clientTLS(tc storagebackend.TransportConfig) (*tls.Config, error) {
+	if tc.CertFile == "" && tc.KeyFile == "" && tc.TrustedCAFile == "" {
+		return nil, nil
 	}
-	return fmt.Errorf("connecting to etcd at %s: %w", servers, err)
+	info := transport.TLSInfo{CertFile: tc.CertFile, KeyFile: tc.KeyFile, TrustedCAFile: tc.TrustedCAFile}
+	cfg, err := info.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading etcd TLS files: %w", err)
+	}
+	return cfg, nil
+}
+
+// checkHealth waits for a count-only read through the client's balancer,
+// while probing each endpoint for a reason it cannot be used.
+func checkHealth(ctx context.Context, c *clientv3.Client, endpoints []string, tlsCfg *tls.Config, timeout time.Duration) error {
+	ctx, cancel := WithRequestTimeout(ctx, timeout)
+	defer cancel()
+	answered := make(chan error, 1)
+	go func() {
+		_, err := c.Get(ctx, "\x00", clientv3.WithCountOnly())
+		answered <- err
+	}()
+	probed := make(chan probeResult, len(endpoints))
+	grace := time.NewTimer(probeGrace)
+	defer grace.Stop()
+	failures := map[string]error{}
+	for {
+		select {
+		case err := <-answered:
+			if err == nil {
+				return nil
+			}
+			return unhealthy(ctx, endpoints, failures, timeout, err)
+		case <-grace.C:
+			for _, ep := range endpoints {
+				go func() { probed <- probeResult{ep, probeEndpoint(ctx, ep, tlsCfg)} }()
+			}
+		case p := <-probed:
+			if p.err == nil {
+				continue
+			}
+			failures[p.endpoint] = p.err
+			if len(failures) == len(endpoints) {
+				return unhealthy(ctx, endpoints, failures, timeout, nil)
+			}
+		}
+	}
+}
+
+type probeResult struct {
+	endpoint string
+	err      error
+}
+
+// unhealthy says, in one line, why no endpoint could be used.
+func unhealthy(ctx context.Context, endpoints []string, failures map[string]error, timeout time.Duration, err error) error {
+	var reasons []string
+	for _, ep := range endpoints {
+		if f, ok := failures[ep]; ok {
+			reasons = append(reasons, fmt.Sprintf("%s: %v", ep, f))
+		}
+	}
+	servers := strings.Join(endpoints, ",")
+	switch {
+	case len(reasons) == len(endpoints) && len(endpoints) == 1:
+		return fmt.Errorf("etcd at %s", reasons[0])
+	case len(reasons) == len(endpoints):
+		return fmt.Errorf("no etcd endpoint can be used: %s", strings.Join(reasons, "; "))
+	case ctx.Err() != nil && errors.Is(context.Cause(ctx), errRequestTimeout):
+		msg := fmt.Sprintf("etcd at %s did not answer within %s: check `--etcd-servers` and the TLS flags", servers, timeout)
+		if len(reasons) > 0 {
+			msg += " (" + strings.Join(reasons, "; ") + ")"
+		}
+		return errors.New(msg)
+	case ctx.Err() != nil:
+		return context.Cause(ctx)
+	}
+	return fmt.Errorf("reading from etcd at %s: %w", servers, err)
+}
+
+// errRequestTimeout is the cause of a context that ran out of
+// `--request-timeout`, told apart from the user's Ctrl-C.
+var errRequestTimeout = errors.New("request timeout")
+
+// WithRequestTimeout bounds ctx by timeout; 0 means no bound, as in kubectl.
+func WithRequestTimeout(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if timeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, timeout, errRequestTimeout)
+}
+
+// RequestError names the request timeout when it is what ended a request.
+func RequestError(ctx context.Context, timeout time.Duration, err error) error {
+	if err != nil && errors.Is(context.Cause(ctx), errRequestTimeout) {
+		return fmt.Errorf("etcd did not answer within %s (`--request-timeout`): %w", timeout, err)
+	}
+	return err
+}
+
+// boundedKV bounds each request to etcd by the request timeout.
+type boundedKV struct {
+	clientv3.KV
+	timeout time.Duration
+}
+
+func (b boundedKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	ctx, cancel := WithRequestTimeout(ctx, b.timeout)
+	defer cancel()
+	resp, err := b.KV.Get(ctx, key, opts...)
+	return resp, RequestError(ctx, b.timeout, err)
+}
+
+func (b boundedKV) Do(ctx context.Context, op clientv3.Op) (clientv3.OpResponse, error) {
+	ctx, cancel := WithRequestTimeout(ctx, b.timeout)
+	defer cancel()
+	resp, err := b.KV.Do(ctx, op)
+	return resp, RequestError(ctx, b.timeout, err)
+}
+
+// boundedLease bounds the lease reads regctl makes by the request timeout.
+type boundedLease struct {
+	clientv3.Lease
+	timeout time.Duration
+}
+
+func (b boundedLease) TimeToLive(ctx context.Context, id clientv3.LeaseID, opts ...clientv3.LeaseOption) (*clientv3.LeaseTimeToLiveResponse, error) {
+	ctx, cancel := WithRequestTimeout(ctx, b.timeout)
+	defer cancel()
+	resp, err := b.Lease.TimeToLive(ctx, id, opts...)
+	return resp, RequestError(ctx, b.timeout, err)
 }
 
 // Revision returns the current revision of the etcd keyspace, read with a

@@ -1,0 +1,126 @@
+package etcdview
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+)
+
+// probeEndpoint finds out why an etcd endpoint cannot be used, the way the
+// etcd client would use it: a TCP connection, then, for a TLS endpoint, a
+// handshake with the same TLS configuration. It returns nil when nothing is
+// wrong that a probe can see (the endpoint may still be slow or without
+// quorum) and for endpoints it does not know how to reach (unix sockets).
+// It reads and writes no data of etcd's.
+func probeEndpoint(ctx context.Context, endpoint string, tlsCfg *tls.Config) error {
+	host, secure, ok := endpointAddress(endpoint, tlsCfg != nil)
+	if !ok {
+		return nil
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) && ctx.Err() == nil {
+			return fmt.Errorf("%w: check `--etcd-servers`", op.Err)
+		}
+		return nil
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	if secure {
+		return probeTLS(ctx, conn, host, tlsCfg)
+	}
+	return probePlain(ctx, conn)
+}
+
+// endpointAddress is the host:port an endpoint names and whether the etcd
+// client speaks TLS to it: https always, http never, no scheme when TLS
+// files are given.
+func endpointAddress(endpoint string, haveTLS bool) (host string, secure, ok bool) {
+	if !strings.Contains(endpoint, "://") {
+		return endpoint, haveTLS, true
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		return "", false, false
+	}
+	switch u.Scheme {
+	case "https":
+		return u.Host, true, true
+	case "http":
+		return u.Host, false, true
+	}
+	return "", false, false
+}
+
+// probeTLS makes the handshake the client would. With TLS 1.3 the server
+// judges the client's certificate after the client's side of the handshake
+// is done, so its verdict arrives as an alert on the first read: one read
+// waits for it (a server that accepted the certificate sends nothing until
+// spoken to, and the read ends with the probe).
+func probeTLS(ctx context.Context, conn net.Conn, host string, base *tls.Config) error {
+	cfg := &tls.Config{}
+	if base != nil {
+		cfg = base.Clone()
+	}
+	if cfg.ServerName == "" {
+		cfg.ServerName, _, _ = net.SplitHostPort(host)
+	}
+	cfg.NextProtos = []string{"h2"}
+	tc := tls.Client(conn, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return tlsProblem(ctx, err)
+	}
+	var buf [1]byte
+	if _, err := tc.Read(buf[:]); err != nil {
+		return tlsProblem(ctx, err)
+	}
+	return nil
+}
+
+// probePlain tells whether a server the client would speak plain HTTP/2 to
+// answers a TLS hello: then the endpoint needs https:// and the TLS flags.
+func probePlain(ctx context.Context, conn net.Conn) error {
+	tc := tls.Client(conn, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
+	err := tc.HandshakeContext(ctx)
+	var alert tls.AlertError
+	if err == nil || errors.As(err, &alert) || strings.Contains(fmt.Sprint(err), "remote error") {
+		return errors.New("the server speaks TLS: use an https:// endpoint with `--etcd-cafile` (and `--etcd-certfile`, `--etcd-keyfile` if it asks for a client certificate)")
+	}
+	return nil
+}
+
+// tlsProblem keeps the TLS library's words, which users search for, and
+// adds the flag to look at. Errors caused by the probe ending are no
+// verdict.
+func tlsProblem(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	msg := err.Error()
+	var unknownAuthority x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	switch {
+	case errors.As(err, &unknownAuthority):
+		return fmt.Errorf("%s: the server's certificate is not signed by `--etcd-cafile`", msg)
+	case errors.As(err, &hostname):
+		return fmt.Errorf("%s: the server's certificate is not for this address", msg)
+	case strings.Contains(msg, "certificate required"):
+		return fmt.Errorf("%s: the server asks for a client certificate: set `--etcd-certfile` and `--etcd-keyfile`", msg)
+	case strings.Contains(msg, "bad certificate"), strings.Contains(msg, "unknown certificate authority"), strings.Contains(msg, "certificate unknown"):
+		return fmt.Errorf("%s: the server does not accept the client certificate of `--etcd-certfile`", msg)
+	case strings.Contains(msg, "first record does not look like a TLS handshake"):
+		return fmt.Errorf("%s: the server does not speak TLS: use an http:// endpoint", msg)
+	case strings.Contains(msg, "remote error"), strings.Contains(msg, "x509"), strings.Contains(msg, "tls:"):
+		return err
+	}
+	// EOF, reset, timeouts: a server that closed on us says nothing certain.
+	return nil
+}
