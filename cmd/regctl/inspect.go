@@ -56,7 +56,7 @@ Encrypted values are decoded when --encryption-provider-config holds their key.`
 	}
 	fs := cmd.Flags()
 	fs.StringVarP(&output, "output", "o", string(render.Table), "Output format: table|yaml|json")
-	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace of namespaced resources")
+	addNamespaceFlag(fs, &opts.scopeOptions)
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
 	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(inspectFormats...))
 	return cmd
@@ -75,13 +75,11 @@ func runInspect(ctx context.Context, opts *inspectOptions) error {
 		return err
 	}
 	defer w.Close()
-	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
-	defer cancel()
 	key, err := w.EtcdKey(genericapirequest.WithNamespace(ctx, t.Namespace), t.Path, ref.Names[0])
 	if err != nil {
 		return err
 	}
-	c, err := w.Client(ctx)
+	c, err := w.ClientFor(ctx, t.Path)
 	if err != nil {
 		return err
 	}

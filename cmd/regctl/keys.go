@@ -54,7 +54,10 @@ the key exists, with its revisions, version, lease and value size.`,
 			f, err := render.ParseFormat(output, keysFormats...)
 			opts.Output = f
 			opts.namespaceSet = cmd.Flags().Changed("namespace")
-			return err
+			if err != nil {
+				return err
+			}
+			return checkChunkSize(opts.ChunkSize)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Args = args
@@ -75,6 +78,9 @@ the key exists, with its revisions, version, lease and value size.`,
 }
 
 func runKeys(ctx context.Context, opts *keysOptions) error {
+	if err := opts.scopeOptions.check(); err != nil {
+		return err
+	}
 	if len(opts.Args) == 0 {
 		return keysUsage(ctx, opts)
 	}
@@ -104,8 +110,6 @@ func runKeys(ctx context.Context, opts *keysOptions) error {
 	if w.GenericStore(t.Path) == nil {
 		return fmt.Errorf("%s is not stored in etcd", t.Path)
 	}
-	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
-	defer cancel()
 	if len(ref.Names) > 0 {
 		return objectKeys(ctx, w, t, ref.Names, opts)
 	}
@@ -118,20 +122,7 @@ func keysUsage(ctx context.Context, opts *keysOptions) error {
 		return err
 	}
 	defer w.Close()
-	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
-	defer cancel()
-	c, err := w.Client(ctx)
-	if err != nil {
-		return err
-	}
-	claimed := map[string]string{}
-	for _, r := range w.Table.Routes {
-		if r.Store == wiring.StoreOwn {
-			claimed[r.KeyPrefix] = r.Path
-		}
-	}
-	root := strings.TrimSuffix(w.Table.EtcdPrefix, "/") + "/"
-	usage, err := etcdview.UsageUnder(ctx, c, root, claimed, opts.ChunkSize)
+	usage, err := stores.Usage(ctx, w, opts.ChunkSize)
 	if err != nil {
 		return err
 	}
@@ -143,7 +134,7 @@ func keysUsage(ctx context.Context, opts *keysOptions) error {
 
 // streamKeys prints a resource's keys page by page.
 func streamKeys(ctx context.Context, w *wiring.Wiring, t stores.Target, opts *keysOptions) error {
-	c, err := w.Client(ctx)
+	c, err := w.ClientFor(ctx, t.Path)
 	if err != nil {
 		return err
 	}
@@ -152,18 +143,26 @@ func streamKeys(ctx context.Context, w *wiring.Wiring, t stores.Target, opts *ke
 		return err
 	}
 	out := bufio.NewWriter(opts.IO.Out)
+	list := render.NewStringList(out, opts.Output)
 	err = etcdview.Pages(ctx, c, prefix, prefix, opts.ChunkSize, true, func(kvs []*mvccpb.KeyValue) error {
 		for _, kv := range kvs {
-			out.Write(kv.Key)
-			out.WriteByte('\n')
+			if err := list.Add(string(kv.Key)); err != nil {
+				return err
+			}
 		}
 		// A page at a time, so a pipe sees keys as they come.
 		return out.Flush()
 	})
-	if ferr := out.Flush(); err == nil {
-		err = ferr
+	if err != nil {
+		// Keys that stopped coming must not pass for all of them.
+		list.Cut()
+		out.Flush()
+		return err
 	}
-	return err
+	if err := list.Close(); err != nil {
+		return err
+	}
+	return out.Flush()
 }
 
 // objectKeys prints the key of each named object, or with --check what etcd
@@ -180,7 +179,7 @@ func objectKeys(ctx context.Context, w *wiring.Wiring, t stores.Target, names []
 			infos = append(infos, etcdview.KeyInfo{Key: key})
 			continue
 		}
-		c, err := w.Client(ctx)
+		c, err := w.ClientFor(ctx, t.Path)
 		if err != nil {
 			return err
 		}
@@ -191,12 +190,13 @@ func objectKeys(ctx context.Context, w *wiring.Wiring, t stores.Target, names []
 		infos = append(infos, info)
 	}
 	if !opts.Check {
+		list := render.NewStringList(opts.IO.Out, opts.Output)
 		for _, info := range infos {
-			if _, err := fmt.Fprintln(opts.IO.Out, info.Key); err != nil {
+			if err := list.Add(info.Key); err != nil {
 				return err
 			}
 		}
-		return nil
+		return list.Close()
 	}
 	var missing []string
 	for _, info := range infos {

@@ -25,9 +25,13 @@ func Count(ctx context.Context, c *clientv3.Client, prefix string) (int64, error
 // the revision of the first page so the walk is a consistent snapshot. With
 // keysOnly the values are not transferred.
 func Pages(ctx context.Context, c *clientv3.Client, prefix, start string, pageSize int64, keysOnly bool, fn func([]*mvccpb.KeyValue) error) error {
+	return PagesAt(ctx, c, prefix, start, 0, pageSize, keysOnly, fn)
+}
+
+// PagesAt is Pages at revision rev; 0 is the revision of the first page.
+func PagesAt(ctx context.Context, c *clientv3.Client, prefix, start string, rev, pageSize int64, keysOnly bool, fn func([]*mvccpb.KeyValue) error) error {
 	end := PrefixEnd(prefix)
 	key := start
-	var rev int64
 	for {
 		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(pageSize)}
 		if keysOnly {
@@ -58,7 +62,17 @@ func Pages(ctx context.Context, c *clientv3.Client, prefix, start string, pageSi
 
 // Value reads one key; nil when it does not exist.
 func Value(ctx context.Context, c *clientv3.Client, key string) (*mvccpb.KeyValue, error) {
-	resp, err := c.Get(ctx, key)
+	return ValueAt(ctx, c, key, 0)
+}
+
+// ValueAt reads one key as it was at revision rev (0: now); nil when it did
+// not exist then.
+func ValueAt(ctx context.Context, c *clientv3.Client, key string, rev int64) (*mvccpb.KeyValue, error) {
+	var opts []clientv3.OpOption
+	if rev > 0 {
+		opts = append(opts, clientv3.WithRev(rev))
+	}
+	resp, err := c.Get(ctx, key, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", key, err)
 	}

@@ -17,6 +17,9 @@ type Usage struct {
 	KeyPrefix string `json:"keyPrefix"`
 	Keys      int64  `json:"keys"`
 	Bytes     int64  `json:"bytes"`
+	// EtcdServers are set for a resource stored on other servers than the
+	// rest (--etcd-servers-overrides).
+	EtcdServers []string `json:"etcdServers,omitempty"`
 }
 
 // UsageUnder accounts for every key under root. claimed maps key prefixes to
@@ -64,7 +67,26 @@ func UsageUnder(ctx context.Context, c *clientv3.Client, root string, claimed ma
 	for _, u := range byPrefix {
 		out = append(out, *u)
 	}
-	// Resources first, by name; then unclaimed groups by prefix.
+	SortUsage(out)
+	return out, nil
+}
+
+// UsageOf accounts for the keys of one resource under prefix, on an etcd
+// of its own.
+func UsageOf(ctx context.Context, c *clientv3.Client, prefix, resource string, pageSize int64) (Usage, error) {
+	u := Usage{Resource: resource, KeyPrefix: prefix}
+	err := Pages(ctx, c, prefix, prefix, pageSize, false, func(kvs []*mvccpb.KeyValue) error {
+		for _, kv := range kvs {
+			u.Keys++
+			u.Bytes += int64(len(kv.Value))
+		}
+		return nil
+	})
+	return u, err
+}
+
+// SortUsage puts resources first, by name, then unclaimed groups by prefix.
+func SortUsage(out []Usage) {
 	sort.Slice(out, func(i, j int) bool {
 		if (out[i].Resource == "") != (out[j].Resource == "") {
 			return out[i].Resource != ""
@@ -74,7 +96,6 @@ func UsageUnder(ctx context.Context, c *clientv3.Client, root string, claimed ma
 		}
 		return out[i].KeyPrefix < out[j].KeyPrefix
 	})
-	return out, nil
 }
 
 func owner(byPrefix map[string]*Usage, prefixes []string, key string) *Usage {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -11,20 +12,35 @@ import (
 // UsageTable is `regctl keys` as a table.
 type UsageTable []Usage
 
-func (UsageTable) Header(bool) []string {
-	return []string{"RESOURCE", "KEY PREFIX", "KEYS", "BYTES"}
+func (t UsageTable) Header(bool) []string {
+	h := []string{"RESOURCE", "KEY PREFIX", "KEYS", "BYTES"}
+	if t.overridden() {
+		h = append(h, "ETCD")
+	}
+	return h
 }
 
 func (t UsageTable) Rows(bool) [][]string {
 	rows := make([][]string, 0, len(t))
 	for _, u := range t {
-		resource := u.Resource
-		if resource == "" {
-			resource = "<none>"
+		row := []string{orNone(u.Resource), u.KeyPrefix, strconv.FormatInt(u.Keys, 10), strconv.FormatInt(u.Bytes, 10)}
+		if t.overridden() {
+			row = append(row, orNone(strings.Join(u.EtcdServers, ",")))
 		}
-		rows = append(rows, []string{resource, u.KeyPrefix, strconv.FormatInt(u.Keys, 10), strconv.FormatInt(u.Bytes, 10)})
+		rows = append(rows, row)
 	}
 	return rows
+}
+
+// overridden tells whether some resource lives on other etcd servers, which
+// then get a column.
+func (t UsageTable) overridden() bool {
+	for _, u := range t {
+		if len(u.EtcdServers) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // KeyInfo says whether a key exists and, if so, etcd's metadata for it.

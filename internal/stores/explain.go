@@ -15,22 +15,24 @@ import (
 // provider and key it was written with, or its encoding. API errors that
 // already say what is wrong (NotFound, Invalid) pass through unchanged.
 func explain(ctx context.Context, w *wiring.Wiring, t Target, name string, err error) error {
-	if !unreadable(err) {
+	if !unreadable(ctx, err) {
 		return err
 	}
 	key, kerr := w.EtcdKey(genericapirequest.WithNamespace(ctx, t.Namespace), t.Path, name)
 	if kerr != nil {
 		return err
 	}
-	return explainKey(ctx, w, t.Path, key, err)
+	return explainKey(ctx, w, t.Path, key, 0, err)
 }
 
-func explainKey(ctx context.Context, w *wiring.Wiring, path, key string, err error) error {
-	c, cerr := w.Client(ctx)
+// explainKey looks at the value of key at revision rev (0: now), on the
+// etcd that holds the resource of path.
+func explainKey(ctx context.Context, w *wiring.Wiring, path, key string, rev int64, err error) error {
+	c, cerr := w.ClientFor(ctx, path)
 	if cerr != nil {
 		return fmt.Errorf("reading %s: %w", key, err)
 	}
-	kv, verr := etcdview.Value(ctx, c, key)
+	kv, verr := etcdview.ValueAt(ctx, c, key, rev)
 	if verr != nil || kv == nil {
 		return fmt.Errorf("reading %s: %w", key, err)
 	}

@@ -7,8 +7,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
@@ -60,13 +63,9 @@ func (t Target) context(ctx context.Context) context.Context {
 // Get reads one object through the target's store and returns it in the
 // served external version, as the apiserver's GET would.
 func Get(ctx context.Context, w *wiring.Wiring, t Target, name string) (runtime.Object, error) {
-	getter, ok := w.Stores[t.Path].(rest.Getter)
-	if !ok {
-		return nil, fmt.Errorf("%s cannot be read: it has no getter", t.Path)
-	}
-	obj, err := getter.Get(t.context(ctx), name, &metav1.GetOptions{})
+	obj, err := GetInternal(ctx, w, t, name)
 	if err != nil {
-		return nil, explain(ctx, w, t, name, err)
+		return nil, err
 	}
 	return ToExternal(obj, t.GroupVersion())
 }
@@ -116,18 +115,23 @@ func List(ctx context.Context, w *wiring.Wiring, t Target, opts ListOptions, fn 
 	pages := make(chan fetched)
 	go fetch(ctx, lister, *lo, pages)
 	var last runtime.Object
+	var rev int64
 	for f := range pages {
-		if unreadable(f.err) && opts.OnError != nil {
+		if unreadable(ctx, f.err) && opts.OnError != nil {
 			// One bad value fails a whole page in the store; go object by
-			// object from the last good one to report it and list the rest.
+			// object from the last good one, at the same revision, to
+			// report it and list the rest.
 			after, err := keyOf(ctx, w, t, last)
 			if err != nil {
 				return err
 			}
-			return listByKey(ctx, w, t, lo, after, opts.OnError, fn)
+			return listByKey(ctx, w, t, lo, after, rev, opts.OnError, fn)
 		}
 		if f.err != nil {
 			return fmt.Errorf("listing %s: %w", t.Path, f.err)
+		}
+		if rev == 0 {
+			rev = listRevision(f.page.List)
 		}
 		if err := fn(f.page); err != nil {
 			return err
@@ -139,6 +143,16 @@ func List(ctx context.Context, w *wiring.Wiring, t Target, opts ListOptions, fn 
 	return ctx.Err()
 }
 
+// listRevision is the etcd revision a page of a list was read at.
+func listRevision(list runtime.Object) int64 {
+	lm, err := meta.ListAccessor(list)
+	if err != nil {
+		return 0
+	}
+	rev, _ := strconv.ParseInt(lm.GetResourceVersion(), 10, 64)
+	return rev
+}
+
 type fetched struct {
 	page Page
 	err  error
@@ -147,6 +161,16 @@ type fetched struct {
 // fetch lists page after page into out until the last page or an error.
 func fetch(ctx context.Context, lister rest.Lister, lo metainternalversion.ListOptions, out chan<- fetched) {
 	defer close(out)
+	// A panic in the server's code here would end the process with a
+	// trace; it becomes the list's error instead.
+	defer func() {
+		if r := recover(); r != nil {
+			select {
+			case out <- fetched{err: fmt.Errorf("regctl bug: %v", r)}:
+			case <-ctx.Done():
+			}
+		}
+	}()
 	for {
 		f := fetched{}
 		list, err := lister.List(ctx, &lo)
@@ -199,13 +223,30 @@ func ListItemToExternal(item runtime.Object, gv schema.GroupVersion) (runtime.Ob
 
 // unreadable tells a failure to read stored values (a decoding or decryption
 // error, surfacing raw or as an internal error) from API errors about the
-// request itself.
-func unreadable(err error) bool {
-	if err == nil {
+// request itself, and from etcd failing to answer: a timeout, a cancelled
+// command or an unavailable etcd says nothing about the data.
+func unreadable(ctx context.Context, err error) bool {
+	if err == nil || ctx.Err() != nil || unanswered(err) {
 		return false
 	}
 	var status apierrors.APIStatus
 	return !errors.As(err, &status) || apierrors.IsInternalError(err)
+}
+
+// unanswered is an error of etcd or of the way to it, not of a value.
+func unanswered(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
+		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) {
+		return true
+	}
+	var grpcErr interface{ GRPCStatus() *grpcstatus.Status }
+	if errors.As(err, &grpcErr) {
+		switch grpcErr.GRPCStatus().Code() {
+		case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.ResourceExhausted, codes.Aborted:
+			return true
+		}
+	}
+	return false
 }
 
 // listOptions parses selectors the way the apiserver's list handler does,

@@ -1,0 +1,50 @@
+package stores
+
+import (
+	"context"
+	"strings"
+
+	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/wiring"
+)
+
+// Usage accounts for every key under the etcd prefix: each stored resource
+// on the etcd that holds it (its `--etcd-servers-overrides` entry, if any),
+// and the keys of the main etcd that no path claims, grouped by their next
+// path segment. Keys an override moved away, left on the main etcd, are
+// unclaimed there: the server never reads them.
+func Usage(ctx context.Context, w *wiring.Wiring, pageSize int64) ([]etcdview.Usage, error) {
+	main, err := w.Client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	claimed := map[string]string{}
+	var elsewhere []etcdview.Usage
+	for _, r := range w.Table.Routes {
+		if r.Store != wiring.StoreOwn {
+			continue
+		}
+		if len(r.EtcdServers) == 0 {
+			claimed[r.KeyPrefix] = r.Path
+			continue
+		}
+		c, err := w.ClientFor(ctx, r.Path)
+		if err != nil {
+			return nil, err
+		}
+		u, err := etcdview.UsageOf(ctx, c, r.KeyPrefix, r.Path, pageSize)
+		if err != nil {
+			return nil, err
+		}
+		u.EtcdServers = r.EtcdServers
+		elsewhere = append(elsewhere, u)
+	}
+	root := strings.TrimSuffix(w.Table.EtcdPrefix, "/") + "/"
+	usage, err := etcdview.UsageUnder(ctx, main, root, claimed, pageSize)
+	if err != nil {
+		return nil, err
+	}
+	usage = append(usage, elsewhere...)
+	etcdview.SortUsage(usage)
+	return usage, nil
+}
