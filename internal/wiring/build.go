@@ -5,20 +5,22 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"net"
 	gopath "path"
 	"strings"
+	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 	serveroptions "k8s.io/apiserver/pkg/server/options"
-	"k8s.io/apiserver/pkg/server/options/encryptionconfig"
 	"k8s.io/apiserver/pkg/server/resourceconfig"
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
@@ -60,19 +62,30 @@ type Wiring struct {
 
 	owners    map[string]owner
 	getter    *recordingGetter
-	client    *clientv3.Client
 	transport storagebackend.TransportConfig
 	timeout   time.Duration
-	closers   []func()
+
+	mu      sync.Mutex
+	clients map[string]*clientv3.Client // by server list
+	closers []func()
 }
 
 // Close releases the stores' etcd clients and the embedded etcd, if any.
 func (w *Wiring) Close() error {
-	for i := len(w.closers) - 1; i >= 0; i-- {
-		w.closers[i]()
+	w.mu.Lock()
+	closers := w.closers
+	w.closers, w.clients = nil, nil
+	w.mu.Unlock()
+	for i := len(closers) - 1; i >= 0; i-- {
+		closers[i]()
 	}
-	w.closers = nil
 	return nil
+}
+
+func (w *Wiring) onClose(fn func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closers = append(w.closers, fn)
 }
 
 // GenericStore returns the generic registry Store through which a path
@@ -82,17 +95,56 @@ func (w *Wiring) GenericStore(path string) *genericregistry.Store {
 	return w.owners[path].store
 }
 
-// Client is a plain etcd client on the etcd the map was built on, for reads
-// that go around the stores (keys, raw values). It is dialed on first use.
+// Client is a plain etcd client on the etcd the map was built on
+// (--etcd-servers), for reads that go around the stores. It is dialed on
+// first use. Reads of one resource take ClientFor, which follows overrides.
 func (w *Wiring) Client(ctx context.Context) (*clientv3.Client, error) {
-	if w.client != nil {
-		return w.client, nil
+	return w.clientOn(ctx, w.transport)
+}
+
+// ClientFor is a plain etcd client on the servers that hold the resource of
+// path (its `--etcd-servers-overrides` entry, or `--etcd-servers`), for
+// reads that go around the stores (keys, raw values).
+func (w *Wiring) ClientFor(ctx context.Context, path string) (*clientv3.Client, error) {
+	store := w.GenericStore(path)
+	if store == nil {
+		return nil, fmt.Errorf("%s is not stored in etcd", path)
 	}
-	c, err := etcdview.Connect(ctx, w.transport, w.timeout)
+	d, ok := w.getter.decision(store.DefaultQualifiedResource)
+	if !ok {
+		return w.Client(ctx)
+	}
+	return w.clientOn(ctx, d.transport)
+}
+
+// Servers are the etcd servers that hold the resource of path, as
+// ClientFor dials them.
+func (w *Wiring) Servers(path string) []string {
+	if store := w.GenericStore(path); store != nil {
+		if d, ok := w.getter.decision(store.DefaultQualifiedResource); ok {
+			return d.transport.ServerList
+		}
+	}
+	return w.transport.ServerList
+}
+
+// clientOn returns the one client regctl keeps per set of servers, dialing
+// and checking it on first use.
+func (w *Wiring) clientOn(ctx context.Context, tc storagebackend.TransportConfig) (*clientv3.Client, error) {
+	key := strings.Join(tc.ServerList, ",")
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if c, ok := w.clients[key]; ok {
+		return c, nil
+	}
+	c, err := etcdview.Connect(ctx, tc, w.timeout)
 	if err != nil {
 		return nil, err
 	}
-	w.client = c
+	if w.clients == nil {
+		w.clients = map[string]*clientv3.Client{}
+	}
+	w.clients[key] = c
 	w.closers = append(w.closers, func() { c.Close() })
 	return c, nil
 }
@@ -143,41 +195,45 @@ func (w *Wiring) underEtcdPrefix(key string) string {
 // no --etcd-servers it starts an ephemeral embedded etcd for the purpose.
 func Build(ctx context.Context, cfg Config) (*Wiring, error) {
 	w := &Wiring{}
+	ok := false
+	// Whatever was started before a failure, or a panic in the server's
+	// code (an embedded etcd and its data directory, etcd clients), is
+	// stopped here.
+	defer func() {
+		if !ok {
+			w.Close()
+		}
+	}()
 	if err := w.assemble(ctx, cfg); err != nil {
-		// Whatever was started before the failure (an embedded etcd, etcd
-		// clients) is stopped here.
-		w.Close()
 		return nil, err
 	}
+	ok = true
 	return w, nil
 }
 
 func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	s := cfg.Options.Server
+	if err := validate(s); err != nil {
+		return err
+	}
 	etcd := *s.Etcd
 	etcd.StorageConfig.Transport.ServerList = append([]string(nil), etcd.StorageConfig.Transport.ServerList...)
-
-	userServers := len(etcd.StorageConfig.Transport.ServerList) > 0
-	if !userServers {
+	if len(etcd.StorageConfig.Transport.ServerList) == 0 {
 		e, err := etcdview.StartEmbedded(nil)
 		if err != nil {
 			return err
 		}
 		w.Embedded = e
-		w.closers = append(w.closers, func() { e.Close() })
+		w.onClose(func() { e.Close() })
 		etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
-	} else {
-		// The server's etcd client waits 20s for a dead endpoint; find out
-		// quickly instead, with a Status call that writes nothing.
-		c, err := etcdview.Connect(ctx, etcd.StorageConfig.Transport, cfg.Timeout)
-		if err != nil {
-			return err
-		}
-		w.client = c
-		w.closers = append(w.closers, func() { c.Close() })
 	}
 	w.transport = etcd.StorageConfig.Transport
 	w.timeout = cfg.Timeout
+	// The server's etcd client waits 20s for a dead endpoint; find out
+	// quickly instead, with a read that changes nothing, and say why.
+	if _, err := w.Client(ctx); err != nil {
+		return err
+	}
 	if errs := etcd.Validate(); len(errs) > 0 {
 		return fmt.Errorf("checking etcd flags: %w", utilerrors.NewAggregate(errs))
 	}
@@ -199,11 +255,21 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("building the storage factory: %w", err)
 	}
-	transformers, err := loadTransformers(ctx, &etcd)
+	enc, err := loadEncryption(ctx, &etcd)
 	if err != nil {
 		return err
 	}
-	getter := newRecordingGetter(etcd.CreateRESTOptionsGetter(factory, transformers), userServers)
+	getter := &recordingGetter{
+		delegate:    etcd.CreateRESTOptionsGetter(factory, enc.transformers),
+		mainServers: w.transport.ServerList,
+		encryption:  enc.writerOf,
+		timeout:     cfg.Timeout,
+		preflight: func(ctx context.Context, tc storagebackend.TransportConfig) error {
+			_, err := w.clientOn(ctx, tc)
+			return err
+		},
+		decisions: map[schema.GroupResource]decision{},
+	}
 
 	coreConfig, err := coreStorageConfig(s, factory)
 	if err != nil {
@@ -218,7 +284,10 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("creating the core REST storage: %w", err)
 	}
 	w.Stores = info.VersionedResourcesStorageMap["v1"]
-	w.closers = append(w.closers, func() { destroyAll(w.Stores) })
+	if len(w.Stores) == 0 {
+		return errors.New("`--runtime-config` disables every path of the core API (v1), which is all regctl knows")
+	}
+	w.onClose(func() { destroyAll(w.Stores) })
 
 	discovered, err := discover(&info)
 	if err != nil {
@@ -253,17 +322,6 @@ func mergeWatchCacheSizes(etcd *serveroptions.EtcdOptions) error {
 	}
 	etcd.WatchCacheSizes, err = serveroptions.WriteWatchCacheSizes(sizes)
 	return err
-}
-
-func loadTransformers(ctx context.Context, etcd *serveroptions.EtcdOptions) (value.ResourceTransformers, error) {
-	if etcd.EncryptionProviderConfigFilepath == "" {
-		return nil, nil
-	}
-	enc, err := encryptionconfig.LoadEncryptionConfig(ctx, etcd.EncryptionProviderConfigFilepath, false, "regctl")
-	if err != nil {
-		return nil, fmt.Errorf("loading `--encryption-provider-config`: %w", err)
-	}
-	return encryptionconfig.StaticTransformers(enc.Transformers), nil
 }
 
 // coreStorageConfig fills corerest.Config as kube-apiserver does from its

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/apiserver/pkg/storage/value"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
@@ -37,6 +39,7 @@ type decision struct {
 	Encryption     string
 
 	transformer value.Transformer
+	transport   storagebackend.TransportConfig
 }
 
 // recordingGetter wraps the server's RESTOptionsGetter. It records what the
@@ -46,16 +49,21 @@ type decision struct {
 // the user's etcd.
 type recordingGetter struct {
 	delegate generic.RESTOptionsGetter
-	// userServers is false when the etcd is regctl's own ephemeral one, whose
-	// address must not leak into the (deterministic) route table.
-	userServers bool
+	// mainServers is --etcd-servers (or regctl's ephemeral etcd): a resource
+	// stored elsewhere (--etcd-servers-overrides) names its servers in the
+	// route table, the rest do not, so a table does not depend on where a
+	// cluster's etcd is.
+	mainServers []string
+	// encryption tells the write provider of a resource.
+	encryption func(schema.GroupResource) string
+	// timeout bounds each request of the stores.
+	timeout time.Duration
+	// preflight checks servers other than the main ones before a store
+	// first dials them.
+	preflight func(context.Context, storagebackend.TransportConfig) error
 
 	mu        sync.Mutex
 	decisions map[schema.GroupResource]decision
-}
-
-func newRecordingGetter(delegate generic.RESTOptionsGetter, userServers bool) *recordingGetter {
-	return &recordingGetter{delegate: delegate, userServers: userServers, decisions: map[schema.GroupResource]decision{}}
 }
 
 func (g *recordingGetter) GetRESTOptions(resource schema.GroupResource, example apiruntime.Object) (generic.RESTOptions, error) {
@@ -63,15 +71,20 @@ func (g *recordingGetter) GetRESTOptions(resource schema.GroupResource, example 
 	if err != nil {
 		return opts, err
 	}
+	transport := opts.StorageConfig.Transport
+	transport.ServerList = append([]string(nil), transport.ServerList...)
 	d := decision{
 		ResourcePrefix: opts.ResourcePrefix,
 		EtcdPrefix:     opts.StorageConfig.Prefix,
 		Decorator:      decoratorName(opts.Decorator),
-		Encryption:     encryptionOf(opts.StorageConfig.Transformer),
+		Encryption:     g.encryption(resource),
 		transformer:    opts.StorageConfig.Transformer,
+		transport:      transport,
 	}
-	if g.userServers {
-		d.EtcdServers = append([]string(nil), opts.StorageConfig.Transport.ServerList...)
+	var preflight func(context.Context) error
+	if !slices.Equal(transport.ServerList, g.mainServers) {
+		d.EtcdServers = transport.ServerList
+		preflight = func(ctx context.Context) error { return g.preflight(ctx, transport) }
 	}
 	if d.StorageVersion, err = storageVersionOf(opts, example); err != nil {
 		return opts, fmt.Errorf("finding the storage version of %s: %w", resource, err)
@@ -83,7 +96,7 @@ func (g *recordingGetter) GetRESTOptions(resource schema.GroupResource, example 
 	g.decisions[resource] = d
 	g.mu.Unlock()
 
-	opts.Decorator = lazyUndecoratedStorage
+	opts.Decorator = lazyUndecorated(g.timeout, preflight)
 	opts.CountMetricPollPeriod = 0
 	opts.StorageConfig.CompactionInterval = 0
 	opts.StorageConfig.DBMetricPollInterval = 0
@@ -144,26 +157,4 @@ func mediaTypeOf(opts generic.RESTOptions, example apiruntime.Object) (string, e
 		return "", err
 	}
 	return etcdview.MediaType(data), nil
-}
-
-// encryptionOf runs a probe value through the resource's storage transformer
-// and reads the envelope it writes ("k8s:enc:<provider>:v1:<key>:").
-func encryptionOf(t value.Transformer) string {
-	if t == nil {
-		return "identity"
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	probe := []byte("regctl-probe")
-	out, err := t.TransformToStorage(ctx, probe, value.DefaultContext(nil))
-	if err != nil {
-		return "unknown: " + err.Error()
-	}
-	if env, ok := etcdview.ParseEnvelope(out); ok {
-		return env.String()
-	}
-	if string(out) == string(probe) {
-		return "identity"
-	}
-	return "unknown"
 }

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// count is how many keys start with prefix on an etcd.
+func (s *liveEtcd) count(t *testing.T, prefix string) int64 {
+	t.Helper()
+	resp, err := s.client.Get(context.Background(), prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Count
+}
+
+func TestOverridesAreFollowedByEveryRead(t *testing.T) {
+	main, second := newLiveEtcd(t), newLiveEtcd(t)
+	flags := []string{main.flag(), "--etcd-servers-overrides=/events#" + second.url}
+	mustRun(t, append([]string{"create", "-f", manifestFile(t, shopNamespace+`---
+apiVersion: v1
+kind: Event
+metadata: {name: ev, namespace: shop}
+involvedObject: {kind: Pod, name: web, namespace: shop}
+reason: Started
+`)}, flags...)...)
+	if n := main.count(t, "/registry/events/"); n != 0 {
+		t.Fatalf("the main etcd holds %d events: the override was not followed by the write", n)
+	}
+	if n := second.count(t, "/registry/events/"); n != 1 {
+		t.Fatalf("the events etcd holds %d events, want 1", n)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"get", "events", "-A", "-o", "name"}, "event/ev"},
+		{[]string{"keys", "events", "-A"}, "/registry/events/shop/ev"},
+		{[]string{"keys", "events", "-n", "shop"}, "/registry/events/shop/ev"},
+		{[]string{"keys", "events/ev", "-n", "shop", "--check"}, "true"},
+		{[]string{"inspect", "events/ev", "-n", "shop"}, "/registry/events/shop/ev"},
+	} {
+		stdout := mustRun(t, append(tc.args, flags...)...)
+		if !strings.Contains(stdout, tc.want) {
+			t.Errorf("%v: stdout %q: want %q", tc.args, stdout, tc.want)
+		}
+	}
+	var usage []struct {
+		Resource    string   `json:"resource"`
+		Keys        int64    `json:"keys"`
+		EtcdServers []string `json:"etcdServers"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, append([]string{"keys", "-o", "json"}, flags...)...)), &usage); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, u := range usage {
+		if u.Resource == "events" {
+			found = true
+			if u.Keys != 1 || len(u.EtcdServers) != 1 || u.EtcdServers[0] != second.url {
+				t.Errorf("usage of events %+v: want 1 key on %s", u, second.url)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("keys: no usage for events in %+v", usage)
+	}
+}
+
+func TestRoutesCheckTakesTheServersCommandLine(t *testing.T) {
+	s, second := newLiveEtcd(t), newLiveEtcd(t)
+	committed := filepath.Join("..", "..", "docs", "routes", "v1.36.3.yaml")
+	if _, stderr, code := run(t, "routes", "--check", committed, s.flag()); code != 0 {
+		t.Fatalf("--check with --etcd-servers: exit %d: %s", code, stderr)
+	}
+	stdout := mustRun(t, "routes", "-o", "json", s.flag(), "--etcd-servers-overrides=/events#"+second.url)
+	var table struct {
+		Routes []struct {
+			Path        string   `json:"path"`
+			EtcdServers []string `json:"etcdServers"`
+		} `json:"routes"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &table); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range table.Routes {
+		want := 0
+		if r.Path == "events" {
+			want = 1
+		}
+		if len(r.EtcdServers) != want {
+			t.Errorf("%s: etcdServers %v: only an overridden resource names its servers", r.Path, r.EtcdServers)
+		}
+	}
+}
+
+func TestRuntimeConfigIsCheckedAsTheServerDoes(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	for _, tc := range []struct {
+		value, want string
+	}{
+		{"api/all=false", "invalid runtime-config with only api/all=false"},
+		{"api/all=false,apps/v1=true", "--runtime-config=api/all=false conflicts with --enable-priority-and-fairness=true"},
+		{"api/ga=false", "--runtime-config=api/ga=false conflicts with --enable-priority-and-fairness=true"},
+		{"v1=false", "runtime-config invalid key v1"},
+		{"v1/pods=false", "unknown api groups v1/pods"},
+	} {
+		_, stderr, code := run(t, "routes", "--runtime-config="+tc.value)
+		if code == 0 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("--runtime-config=%s: exit %d, stderr %q: want one line with %q", tc.value, code, stderr, tc.want)
+		}
+	}
+	// A failure after the ephemeral etcd started removes it too.
+	if _, _, code := run(t, "routes", "--encryption-provider-config="+filepath.Join(tmp, "missing.yaml")); code == 0 {
+		t.Error("a missing encryption config was accepted")
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "regctl-etcd-*")); len(left) > 0 {
+		t.Errorf("ephemeral etcd data left behind: %v", left)
+	}
+}
+
+func TestEventTTLMustNotBeNegative(t *testing.T) {
+	_, stderr, code := run(t, "routes", "--event-ttl=-5m")
+	if code == 0 || !strings.Contains(stderr, "`--event-ttl` must be 0 or more") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestKMSv2ConfigIsReadNotProbed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kms.yaml")
+	config := `apiVersion: apiserver.config.k8s.io/v1
+kind: EncryptionConfiguration
+resources:
+- resources: [secrets]
+  providers:
+  - kms:
+      apiVersion: v2
+      name: vault
+      endpoint: unix:///nonexistent/kms.sock
+      timeout: 1s
+  - identity: {}
+- resources: ['*.*']
+  providers:
+  - aesgcm:
+      keys:
+      - name: gcm1
+        secret: MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=
+`
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runWithin(t, 30e9, "routes", "-o", "json", "--encryption-provider-config="+path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var table struct {
+		Routes []struct {
+			Path       string `json:"path"`
+			Encryption string `json:"encryption"`
+		} `json:"routes"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &table); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"secrets": "kms:v2:vault", "configmaps": "aesgcm:v1:gcm1", "pods": "aesgcm:v1:gcm1"}
+	for _, r := range table.Routes {
+		if w, ok := want[r.Path]; ok && r.Encryption != w {
+			t.Errorf("%s: encryption %q, want %q", r.Path, r.Encryption, w)
+		}
+	}
+}
+
+// panicWriter fails the way a bug in regctl would.
+type panicWriter struct{}
+
+func (panicWriter) Write([]byte) (int, error) { panic("writer exploded") }
+
+func TestPanicIsOneLineThatSaysItIsABug(t *testing.T) {
+	var errOut bytes.Buffer
+	code := Run(context.Background(), IOStreams{In: &bytes.Buffer{}, Out: panicWriter{}, ErrOut: &errOut}, []string{"version"})
+	if code == 0 || strings.Count(errOut.String(), "\n") != 1 || !strings.Contains(errOut.String(), "regctl bug: writer exploded") {
+		t.Errorf("exit %d, stderr %q: want one line naming the bug", code, errOut.String())
+	}
+}
+
+// onFirstError runs fn when the first error line is written.
+type onFirstError struct {
+	bytes.Buffer
+	once sync.Once
+	fn   func()
+}
+
+func (w *onFirstError) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte("error:")) {
+		w.once.Do(w.fn)
+	}
+	return w.Buffer.Write(p)
+}
+
+func TestListAroundAnUnreadableValueKeepsItsRevision(t *testing.T) {
+	s := newLiveEtcd(t)
+	s.createPods(t, "default", 10, nil)
+	ctx := context.Background()
+	if _, err := s.client.Put(ctx, "/registry/pods/default/pod-00002x", "\x00garbage"); err != nil {
+		t.Fatal(err)
+	}
+	// While the list reports the bad value, a later pod is deleted: the list
+	// was read before that, so it still holds the pod, and nothing else is
+	// reported.
+	errOut := &onFirstError{fn: func() {
+		if _, err := s.client.Delete(ctx, "/registry/pods/default/pod-00008"); err != nil {
+			t.Error(err)
+		}
+	}}
+	var out bytes.Buffer
+	code := Run(ctx, IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: errOut}, []string{"get", "pods", "-o", "name", "--chunk-size=2", s.flag()})
+	if code == 0 || strings.Count(errOut.String(), "error:") != 2 || !strings.Contains(errOut.String(), "pod-00002x") {
+		t.Errorf("exit %d, stderr %q: want the bad value and a summary, nothing else", code, errOut.String())
+	}
+	if n := strings.Count(out.String(), "\n"); n != 10 || !strings.Contains(out.String(), "pod/pod-00008\n") {
+		t.Errorf("stdout %q: want the 10 pods of the list's revision", out.String())
+	}
+}
