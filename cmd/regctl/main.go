@@ -4,16 +4,39 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
+	"github.com/regctl/regctl/internal/etcdview"
 	_ "github.com/regctl/regctl/internal/gctune"
+	"github.com/regctl/regctl/internal/logs/early"
 )
 
+// interruptGrace is how long a command has to wind down after Ctrl-C
+// before regctl exits anyway.
+const interruptGrace = 900 * time.Millisecond
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	early.Restore()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-signals
+		cancel(errInterrupted)
+		// A second Ctrl-C, or a command still busy after the grace
+		// period, ends the process; an ephemeral etcd's data goes with it.
+		select {
+		case <-signals:
+		case <-time.After(interruptGrace):
+		}
+		etcdview.RemoveEmbeddedData()
+		fmt.Fprintln(os.Stderr, "error: interrupted")
+		os.Exit(exitInterrupted)
+	}()
 	code := Run(ctx, IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:])
-	stop()
 	os.Exit(code)
 }

@@ -10,13 +10,17 @@ import (
 	"testing"
 
 	"github.com/regctl/regctl/internal/logs"
+	"github.com/regctl/regctl/internal/logs/early"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
 func TestMain(m *testing.M) {
+	early.Restore()
 	logs.Setup(0, io.Discard)
-	os.Exit(m.Run())
+	code := m.Run()
+	removeBinary()
+	os.Exit(code)
 }
 
 // run runs the whole CLI in-process with buffers for streams.

@@ -45,24 +45,53 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
+// errInterrupted is the cause of the context when the user pressed Ctrl-C.
+var errInterrupted = errors.New("interrupted")
+
+// exitInterrupted is what a shell reports for a command ended by SIGINT.
+const exitInterrupted = 130
+
 // Run runs regctl with args and returns the process exit code. The whole CLI
-// is callable from tests with buffers for streams.
-func Run(ctx context.Context, streams IOStreams, args []string) int {
+// is callable from tests with buffers for streams. A panic never reaches
+// the user as a trace: it is one line that says it is a bug.
+func Run(ctx context.Context, streams IOStreams, args []string) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(streams.ErrOut, "error: regctl bug: %s; please report it with the command that caused it\n", oneLine(fmt.Errorf("%v", r)))
+			code = 1
+		}
+	}()
 	root := newRootCmd(streams)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	if errors.Is(context.Cause(ctx), errInterrupted) {
+		report(streams.ErrOut, err, errInterrupted)
+		return exitInterrupted
+	}
 	if err == nil {
 		return 0
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintf(streams.ErrOut, "error: %s\n", oneLine(ee.err))
-		}
+		report(streams.ErrOut, ee.err, nil)
 		return ee.code
 	}
-	fmt.Fprintf(streams.ErrOut, "error: %s\n", oneLine(err))
+	report(streams.ErrOut, err, nil)
 	return 1
+}
+
+// report prints the error line, or fallback when the error says nothing.
+func report(w io.Writer, err, fallback error) {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		err = ee.err
+	}
+	if err == nil {
+		err = fallback
+	}
+	if err != nil {
+		fmt.Fprintf(w, "error: %s\n", oneLine(err))
+	}
 }
 
 // oneLine keeps an error to the single line regctl promises.
@@ -109,5 +138,6 @@ builds the map on an ephemeral in-process etcd.`,
 		newReplaceCmd(g, nil),
 		newDeleteCmd(g, nil),
 	)
+	requireSubcommands(cmd)
 	return cmd
 }

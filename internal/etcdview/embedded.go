@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -87,12 +88,26 @@ func startEmbeddedOnce(logger *zap.Logger) (*Embedded, error) {
 		os.RemoveAll(dir)
 		return nil, errors.New("embedded etcd did not become ready within 30s")
 	}
+	live.Store(dir, true)
 	return &Embedded{etcd: e, dir: dir, ClientURL: clientURL.String()}, nil
+}
+
+// live holds the data directories of the embedded etcds still running.
+var live sync.Map
+
+// RemoveEmbeddedData removes the data of every embedded etcd still running,
+// for a process about to exit without closing them (Ctrl-C).
+func RemoveEmbeddedData() {
+	live.Range(func(dir, _ any) bool {
+		os.RemoveAll(dir.(string))
+		return true
+	})
 }
 
 // Close stops etcd and removes its data directory.
 func (e *Embedded) Close() error {
 	e.etcd.Close()
+	live.Delete(e.dir)
 	return os.RemoveAll(e.dir)
 }
 

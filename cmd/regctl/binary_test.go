@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/regctl/regctl/internal/etcdview"
+)
+
+// The tests in this file run the built binary: what reaches a user's
+// terminal from libraries that write to the process's stderr, signals and
+// exit codes can only be seen from outside the process.
+
+var (
+	binaryOnce sync.Once
+	binaryDir  string
+	binaryPath string
+	binaryErr  error
+)
+
+// regctlBinary builds regctl once for the test run.
+func regctlBinary(t *testing.T) string {
+	t.Helper()
+	binaryOnce.Do(func() {
+		binaryDir, binaryErr = os.MkdirTemp("", "regctl-test-bin-")
+		if binaryErr != nil {
+			return
+		}
+		binaryPath = filepath.Join(binaryDir, "regctl")
+		out, err := exec.Command("go", "build", "-o", binaryPath, ".").CombinedOutput()
+		if err != nil {
+			binaryErr = errors.New(string(out))
+		}
+	})
+	if binaryErr != nil {
+		t.Fatalf("building regctl: %v", binaryErr)
+	}
+	return binaryPath
+}
+
+func removeBinary() {
+	if binaryDir != "" {
+		os.RemoveAll(binaryDir)
+	}
+}
+
+func TestCutOffListIsNotMistakenForWholeAndLogsNothing(t *testing.T) {
+	bin := regctlBinary(t)
+	e, err := etcdview.StartEmbedded(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stop sync.Once
+	t.Cleanup(func() { stop.Do(func() { e.Close() }) })
+	s := &liveEtcd{url: e.ClientURL}
+	s.createPods(t, "default", 300, nil)
+	cmd := exec.Command(bin, "get", "pods", "-o", "json", "--chunk-size=10", "--request-timeout=2s", s.flag())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Read one byte, then let the pipe fill so regctl waits mid-list, and
+	// stop etcd under it: its next page cannot be read, and the etcd
+	// client inside the server's storage layer has retries to complain of.
+	first := make([]byte, 1)
+	if _, err := io.ReadFull(stdout, first); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	stop.Do(func() { e.Close() })
+	rest, _ := io.ReadAll(stdout)
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+		t.Fatalf("exit %v: want non-zero for a list that stopped early", err)
+	}
+	var doc any
+	if json.Unmarshal(append(first, rest...), &doc) == nil {
+		t.Error("stdout is a complete JSON document though the list stopped early")
+	}
+	if strings.Contains(stderr.String(), `"level"`) || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), "did not answer within 2s") {
+		t.Errorf("stderr %q: want one line saying etcd did not answer, and no library logs", stderr.String())
+	}
+}
+
+func TestCtrlCExits130AtOnce(t *testing.T) {
+	bin := regctlBinary(t)
+	// etcd never answers, and the request timeout is long: only Ctrl-C
+	// ends the command.
+	cmd := exec.Command(bin, "get", "pods", "--etcd-servers="+blackhole(t), "--request-timeout=5m")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+			t.Errorf("exit %v: want 130", err)
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("regctl did not stop on Ctrl-C")
+	}
+	if stdout.Len() != 0 || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stdout %q, stderr %q: want nothing on stdout and one line saying it was interrupted", stdout.String(), stderr.String())
+	}
+}
