@@ -57,10 +57,10 @@ the exit code is 1.`,
 			f, err := render.ParseFormat(output, getFormats...)
 			opts.Output = f
 			opts.namespaceSet = cmd.Flags().Changed("namespace")
-			if opts.ChunkSize < 0 {
-				return fmt.Errorf("`--chunk-size` must be 0 (no paging) or more, not %d", opts.ChunkSize)
+			if err != nil {
+				return err
 			}
-			return err
+			return checkChunkSize(opts.ChunkSize)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Args = args
@@ -93,8 +93,6 @@ func runGet(ctx context.Context, opts *getOptions) error {
 		return err
 	}
 	defer w.Close()
-	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
-	defer cancel()
 	if len(ref.Names) > 0 {
 		return getNamed(ctx, w, t, ref.Names, opts)
 	}
@@ -105,20 +103,40 @@ func runGet(ctx context.Context, opts *getOptions) error {
 }
 
 // getNamed reads each named object; missing ones are reported and the
-// others still printed.
+// others still printed, as kubectl does. Nothing is printed before every
+// name has been read, so a read cut short prints nothing at all.
 func getNamed(ctx context.Context, w *wiring.Wiring, t stores.Target, names []string, opts *getOptions) error {
+	tabular := opts.Output == render.Table || opts.Output == render.Wide
+	table := &render.ObjectTable{}
 	var objs []runtime.Object
 	failed := 0
 	for _, name := range names {
-		obj, err := stores.Get(ctx, w, t, name)
+		obj, err := stores.GetInternal(ctx, w, t, name)
 		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
 			failed++
 			fmt.Fprintf(opts.IO.ErrOut, "error: %s\n", oneLine(err))
 			continue
 		}
-		objs = append(objs, opts.trim(obj))
+		// The store's table printer takes the object as the store holds
+		// it; yaml, json and names show the served version.
+		if tabular {
+			tb, err := stores.Table(ctx, w, t, obj)
+			if err != nil {
+				return err
+			}
+			table.Append(tb)
+			continue
+		}
+		ext, err := stores.ToExternal(obj, t.GroupVersion())
+		if err != nil {
+			return fmt.Errorf("reading %s %q: %w", t.Path, name, err)
+		}
+		objs = append(objs, opts.trim(ext))
 	}
-	if err := printObjects(ctx, w, t, objs, len(names) == 1, opts); err != nil {
+	if err := printNamed(table, objs, len(names) == 1, opts); err != nil {
 		return err
 	}
 	if failed > 0 {
@@ -127,25 +145,19 @@ func getNamed(ctx context.Context, w *wiring.Wiring, t stores.Target, names []st
 	return nil
 }
 
-func printObjects(ctx context.Context, w *wiring.Wiring, t stores.Target, objs []runtime.Object, single bool, opts *getOptions) error {
-	switch opts.Output {
-	case render.Table, render.Wide:
-		table := &render.ObjectTable{}
-		for _, obj := range objs {
-			tb, err := stores.Table(ctx, w, t, obj)
-			if err != nil {
-				return err
-			}
-			table.Append(tb)
-		}
+// printNamed prints the objects found: one name as the object itself,
+// several as a List of those found; none found prints nothing.
+func printNamed(table *render.ObjectTable, objs []runtime.Object, single bool, opts *getOptions) error {
+	switch {
+	case opts.Output == render.Table || opts.Output == render.Wide:
 		if table.Len() == 0 {
 			return nil
 		}
 		return render.Print(opts.IO.Out, opts.Output, table)
-	case render.YAML, render.JSON:
-		if single && len(objs) == 1 {
-			return render.Print(opts.IO.Out, opts.Output, objs[0])
-		}
+	case len(objs) == 0:
+		return nil
+	case single && opts.Output != render.Name:
+		return render.Print(opts.IO.Out, opts.Output, objs[0])
 	}
 	lw := render.NewListWriter(opts.IO.Out, opts.Output)
 	for _, obj := range objs {
@@ -157,13 +169,17 @@ func printObjects(ctx context.Context, w *wiring.Wiring, t stores.Target, objs [
 }
 
 // getList pages through the store: yaml, json and names stream page by
-// page; a table keeps only its cells.
+// page; a table keeps only its cells. A list that stops before its end is
+// never printed as a whole one: the table is not printed, and a yaml or
+// json document is left open.
 func getList(ctx context.Context, w *wiring.Wiring, t stores.Target, opts *getOptions) error {
+	unreadable := 0
 	lo := stores.ListOptions{
 		LabelSelector: opts.LabelSelector,
 		FieldSelector: opts.FieldSelector,
 		ChunkSize:     opts.ChunkSize,
 		OnError: func(key string, err error) {
+			unreadable++
 			fmt.Fprintf(opts.IO.ErrOut, "error: %s\n", oneLine(err))
 		},
 	}
@@ -194,6 +210,17 @@ func getList(ctx context.Context, w *wiring.Wiring, t stores.Target, opts *getOp
 		}
 		return nil
 	})
+	if !stores.WalkedToEnd(err, t, unreadable) {
+		if err == ctx.Err() {
+			err = fmt.Errorf("listing %s: %w", t.Path, err)
+		}
+		if !tabular {
+			lw.Cut()
+		}
+		return err
+	}
+	// Values that could not be read were reported one by one; the rest is
+	// the whole list, printed in full, and err still makes the exit code 1.
 	if !tabular {
 		if cerr := lw.Close(); err == nil {
 			err = cerr
@@ -210,6 +237,15 @@ func getList(ctx context.Context, w *wiring.Wiring, t stores.Target, opts *getOp
 		err = perr
 	}
 	return err
+}
+
+// checkChunkSize refuses a negative page size, which has no meaning; 0
+// turns paging off.
+func checkChunkSize(n int64) error {
+	if n < 0 {
+		return fmt.Errorf("`--chunk-size` must be 0 (no paging) or more, not %d", n)
+	}
+	return nil
 }
 
 func noResources(t stores.Target) string {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -32,6 +33,9 @@ func (g *globalOptions) buildLive(ctx context.Context) (*wiring.Wiring, error) {
 // openLive builds the map on the user's etcd and resolves ref in it. When
 // verb is set, the path must serve it. The caller closes the map.
 func (g *globalOptions) openLive(ctx context.Context, ref objectRef, scope scopeOptions, verb string) (*wiring.Wiring, stores.Target, error) {
+	if err := scope.check(); err != nil {
+		return nil, stores.Target{}, err
+	}
 	w, err := g.buildLive(ctx)
 	if err != nil {
 		return nil, stores.Target{}, err
@@ -47,12 +51,46 @@ func (g *globalOptions) openLive(ctx context.Context, ref objectRef, scope scope
 	return w, t, nil
 }
 
-// scopeOptions are the namespace flags shared by the read commands.
+// buildLive checks `-n` before building the map for create and replace.
+// They take it for the objects of a manifest that name no namespace, and
+// resolve no path through resolve, where the other commands have it
+// checked. As a method of writeOptions it is the buildLive their manifest
+// writing calls.
+func (o *writeOptions) buildLive(ctx context.Context) (*wiring.Wiring, error) {
+	if err := o.scopeOptions.check(); err != nil {
+		return nil, err
+	}
+	return o.globalOptions.buildLive(ctx)
+}
+
+// scopeOptions are the namespace flags shared by the commands that take them.
 type scopeOptions struct {
 	Namespace     string
 	AllNamespaces bool
 	// namespaceSet tells an explicit -n from the default.
 	namespaceSet bool
+	// allFlag is set when the command has `-A`, to offer it.
+	allFlag bool
+}
+
+// check refuses a `-n` that names no namespace, with the apiserver's own
+// rule for namespace names: an empty one would silently mean all
+// namespaces, and a name no namespace can have (a/b, Shop) can only be a
+// mistake. `-A` does without `-n`.
+func (s scopeOptions) check() error {
+	if s.AllNamespaces {
+		return nil
+	}
+	if s.Namespace == "" {
+		if s.allFlag {
+			return errors.New("`-n` is empty: name a namespace, or use `-A` for all namespaces")
+		}
+		return errors.New("`-n` is empty: name a namespace")
+	}
+	if msgs := apivalidation.ValidateNamespaceName(s.Namespace, false); len(msgs) > 0 {
+		return fmt.Errorf("invalid namespace %q in `-n`: %s", s.Namespace, strings.Join(msgs, "; "))
+	}
+	return nil
 }
 
 // objectRef is what the user named: a resource, maybe a subresource, and
@@ -92,6 +130,9 @@ func parseObjectRef(args []string, subresource string, allowSubresource bool) (o
 
 // resolve turns a reference into a target in the map, checking scope.
 func resolve(w *wiring.Wiring, ref objectRef, scope scopeOptions) (stores.Target, error) {
+	if err := scope.check(); err != nil {
+		return stores.Target{}, err
+	}
 	res, err := w.Resolve(ref.Resource)
 	if err != nil {
 		return stores.Target{}, err
@@ -122,8 +163,14 @@ func resolve(w *wiring.Wiring, ref objectRef, scope scopeOptions) (stores.Target
 }
 
 func addScopeFlags(fs *pflag.FlagSet, s *scopeOptions) {
-	fs.StringVarP(&s.Namespace, "namespace", "n", metav1.NamespaceDefault, "Namespace of namespaced resources")
+	addNamespaceFlag(fs, s)
 	fs.BoolVarP(&s.AllNamespaces, "all-namespaces", "A", false, "Across all namespaces")
+	s.allFlag = true
+}
+
+// addNamespaceFlag is `-n` alone, for commands that work in one namespace.
+func addNamespaceFlag(fs *pflag.FlagSet, s *scopeOptions) {
+	fs.StringVarP(&s.Namespace, "namespace", "n", metav1.NamespaceDefault, "Namespace of namespaced resources")
 }
 
 // resolveKind finds the resource a manifest object belongs to by its

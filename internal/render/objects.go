@@ -74,7 +74,8 @@ func (l *ListWriter) Add(obj runtime.Object) error {
 	return fmt.Errorf("output format %q cannot print objects", l.format)
 }
 
-// Close ends the list document.
+// Close ends the list document. Call it only when every object has been
+// added: a closed document says the list is whole.
 func (l *ListWriter) Close() error {
 	var err error
 	switch l.format {
@@ -91,6 +92,33 @@ func (l *ListWriter) Close() error {
 		}
 		_, err = io.WriteString(l.w, head+"kind: List\nmetadata:\n  resourceVersion: \"\"\n")
 	}
+	return err
+}
+
+// cutMarker ends a yaml or json list that stopped before its end. A plain
+// scalar cannot start with '@' (a reserved indicator), so no YAML parser
+// accepts the line, and a JSON document left open stays invalid: whatever
+// reads the output fails instead of taking part of a list for all of it.
+const cutMarker = "@incomplete: reading stopped before the end of the list; see the error on stderr\n"
+
+// Cut ends a list whose reading stopped early (a timeout, an interrupt, an
+// etcd error) without closing its document, so that what was printed cannot
+// pass for the whole list, nor an empty output for an empty one. Names are
+// lines and have no document to leave open.
+func (l *ListWriter) Cut() error {
+	return cut(l.w, l.format, l.n)
+}
+
+func cut(w io.Writer, format Format, n int) error {
+	if format != JSON && format != YAML {
+		return nil
+	}
+	marker := cutMarker
+	if format == JSON && n > 0 {
+		// The last object has no line end yet.
+		marker = "\n" + marker
+	}
+	_, err := io.WriteString(w, marker)
 	return err
 }
 
@@ -169,9 +197,18 @@ func (t *ObjectTable) Rows(wide bool) [][]string {
 	return rows
 }
 
+// cell is one cell as kubectl's table printer shows it: a string stops at
+// its first line break, marked with "...", so that a row stays one line.
+// Terminal escapes are neutralised when the table is printed.
 func cell(v any) string {
-	if v == nil {
+	switch v := v.(type) {
+	case nil:
 		return ""
+	case string:
+		if i := strings.IndexAny(v, "\f\n\r"); i >= 0 {
+			return v[:i] + "..."
+		}
+		return v
 	}
 	return fmt.Sprint(v)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/yaml"
 )
 
@@ -89,8 +90,19 @@ func Print(w io.Writer, f Format, v any) error {
 }
 
 // PrintTable writes a borderless, left-aligned table in the style of
-// kubectl get: upper-case headers, columns three spaces apart.
+// kubectl get: upper-case headers, columns three spaces apart. Cells hold
+// what etcd holds (names, labels, messages, keys), so terminal control
+// characters in them are escaped as kubectl escapes them: a value must not
+// be able to recolour, move or rewrite the user's terminal.
 func PrintTable(w io.Writer, header []string, rows [][]string) error {
+	escaped := make([][]string, len(rows))
+	for i, row := range rows {
+		escaped[i] = make([]string, len(row))
+		for j, c := range row {
+			escaped[i][j] = printers.EscapeTerminal(c)
+		}
+	}
+	rows = escaped
 	padding := tw.CellPadding{Global: tw.Padding{Left: "", Right: "   ", Overwrite: true}}
 	var buf bytes.Buffer
 	table := tablewriter.NewTable(&buf,

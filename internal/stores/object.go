@@ -1,0 +1,46 @@
+package stores
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/regctl/regctl/internal/wiring"
+)
+
+// GetInternal reads one object through the target's store and returns it as
+// the store holds it, in the internal version: what the store's
+// TableConvertor prints. ToExternal turns it into what Get returns.
+func GetInternal(ctx context.Context, w *wiring.Wiring, t Target, name string) (runtime.Object, error) {
+	getter, ok := w.Stores[t.Path].(rest.Getter)
+	if !ok {
+		return nil, fmt.Errorf("%s cannot be read: it has no getter", t.Path)
+	}
+	obj, err := getter.Get(t.context(ctx), name, &metav1.GetOptions{})
+	if err != nil {
+		return nil, explain(ctx, w, t, name, err)
+	}
+	return obj, nil
+}
+
+// WalkedToEnd tells whether a List that returned err read all the way to
+// the end of the target's objects, so that what it handed out is the whole
+// list: when err is nil, or when err only sums up the values it could not
+// read after reporting each of them (reported in all) to
+// ListOptions.OnError. Anything else (a timeout, a cancelled context, an
+// etcd error, an error of the page callback) stopped the walk early.
+func WalkedToEnd(err error, t Target, reported int) bool {
+	if err == nil {
+		return true
+	}
+	return reported > 0 && err.Error() == unreadableSummary(reported, t)
+}
+
+// unreadableSummary is how List ends a walk that reached the end with values
+// it could not read.
+func unreadableSummary(n int, t Target) string {
+	return fmt.Sprintf("%d %s could not be read", n, t.Path)
+}
