@@ -29,7 +29,14 @@ encryption when configured, and a TTL lease for events.
 
 Admission plugins, webhooks and authorization do not run (regctl says so on stderr);
 the namespace must exist and not be terminating, as the NamespaceLifecycle plugin checks.
-Every document is read and checked first: a stream with a bad document writes nothing.`,
+Every document is read and checked first, with the store's own defaulting, strategy and
+validation: a stream with a bad document writes nothing. What depends on etcd (an object that
+already exists, a namespace the same manifest creates) is checked as each object is written.
+
+A resource whose stored values are encrypted is not written in plain text: pass the
+apiserver's --encryption-provider-config, or --allow-plaintext to write it anyway.
+Services that need a cluster IP cannot be created: cluster IPs are allocated through the
+IPAddress API of a running apiserver.`,
 		Example: `  # Create the objects of a file
   regctl create -f pods.yaml
 
@@ -51,6 +58,7 @@ Every document is read and checked first: a stream with a bad document writes no
 	fs.StringVarP(&opts.Filename, "filename", "f", "", "The manifest to create: a file, or - for standard input")
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace for objects that do not name one")
 	addWriteFlags(fs, &opts.writeOptions, &output)
+	addPlaintextFlag(fs, &opts.writeOptions)
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
 	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(writeFormats...))
 	return cmd
@@ -58,7 +66,13 @@ Every document is read and checked first: a stream with a bad document writes no
 
 func runCreate(ctx context.Context, opts *createOptions) error {
 	wo := stores.WriteOptions{DryRun: opts.DryRun, Namespaces: &stores.NamespaceCache{}}
-	return opts.writeManifest(ctx, opts.Filename, "", "created", func(ctx context.Context, w *wiring.Wiring, p planned, obj runtime.Object) (runtime.Object, error) {
-		return stores.Create(ctx, w, p.target, obj, wo)
+	return opts.writeManifest(ctx, opts.Filename, "", manifestVerb{
+		name: "created",
+		check: func(ctx context.Context, w *wiring.Wiring, p planned, obj runtime.Object) error {
+			return stores.ValidateCreate(ctx, w, p.target, obj)
+		},
+		write: func(ctx context.Context, w *wiring.Wiring, p planned, obj runtime.Object) (runtime.Object, error) {
+			return stores.Create(ctx, w, p.target, obj, wo)
+		},
 	})
 }

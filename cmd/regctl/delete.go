@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/wiring"
 )
 
 type deleteOptions struct {
@@ -30,12 +30,22 @@ func newDeleteCmd(g *globalOptions, runF func(context.Context, *deleteOptions) e
 		Long: `Delete objects through the store of their path, with the resource's graceful deletion and
 finalizers, as kube-apiserver's DELETE would: a pod bound to a node with a grace period
 gets a deletionTimestamp and stays until it is deleted with --grace-period=0; a namespace
-goes to Terminating until its finalizers are done; other objects are removed.`,
+goes to Terminating until its finalizers are done; other objects are removed.
+
+With -o, each deleted object is printed as it was when deleted (or, marked for deletion, as
+it remains); -o name prints kind/name.
+
+Services with a cluster IP cannot be deleted: the IP is held by an IPAddress object that only
+a running apiserver releases. Headless and ExternalName services are deleted as a server
+would.`,
 		Example: `  # Delete one config map
   regctl delete configmaps/old-config -n shop
 
   # Remove pods at once, without a grace period
-  regctl delete pods -l app=batch -n shop --grace-period=0`,
+  regctl delete pods -l app=batch -n shop --grace-period=0
+
+  # Keep a copy of what is deleted
+  regctl delete configmaps -l tier=cache -n shop -o yaml > deleted.yaml`,
 		ValidArgsFunction: completeResourceObjects(g),
 		Args:              cobra.MinimumNArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
@@ -77,70 +87,71 @@ func runDelete(ctx context.Context, opts *deleteOptions) error {
 		return err
 	}
 	defer w.Close()
-	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
-	defer cancel()
+	victims, err := opts.victims(ctx, w, t, ref.Names)
+	if err != nil {
+		return err
+	}
+	if len(victims) == 0 {
+		fmt.Fprintln(opts.IO.ErrOut, noResources(t))
+		return nil
+	}
+	return opts.deleteEach(ctx, w, t, victims)
+}
 
-	type victim struct{ namespace, name string }
-	var victims []victim
-	for _, n := range ref.Names {
-		victims = append(victims, victim{t.Namespace, n})
+// victim is an object to delete.
+type victim struct{ namespace, name string }
+
+// victims are the named objects, or those the store lists for `-l`/`--all`.
+func (opts *deleteOptions) victims(ctx context.Context, w *wiring.Wiring, t stores.Target, names []string) ([]victim, error) {
+	var out []victim
+	for _, n := range names {
+		out = append(out, victim{t.Namespace, n})
 	}
-	if len(ref.Names) == 0 {
-		err := stores.List(ctx, w, t, stores.ListOptions{LabelSelector: opts.LabelSelector, ChunkSize: 500}, func(p stores.Page) error {
-			for _, item := range p.Items {
-				m, err := meta.Accessor(item)
-				if err != nil {
-					return err
-				}
-				victims = append(victims, victim{m.GetNamespace(), m.GetName()})
+	if len(names) > 0 {
+		return out, nil
+	}
+	err := stores.List(ctx, w, t, stores.ListOptions{LabelSelector: opts.LabelSelector, ChunkSize: 500}, func(p stores.Page) error {
+		for _, item := range p.Items {
+			m, err := meta.Accessor(item)
+			if err != nil {
+				return err
 			}
-			return nil
-		})
-		if err != nil {
-			return err
+			out = append(out, victim{m.GetNamespace(), m.GetName()})
 		}
-		if len(victims) == 0 {
-			fmt.Fprintln(opts.IO.ErrOut, noResources(t))
-			return nil
-		}
-	}
-	var grace *int64
+		return nil
+	})
+	return out, err
+}
+
+// deleteEach deletes the victims one by one, saying what became of each. A
+// refused or failed delete does not stop the others; an interrupt stops
+// before the next.
+func (opts *deleteOptions) deleteEach(ctx context.Context, w *wiring.Wiring, t stores.Target, victims []victim) error {
+	do := stores.DeleteOptions{WriteOptions: stores.WriteOptions{DryRun: opts.DryRun}}
 	if opts.GracePeriod >= 0 {
-		grace = &opts.GracePeriod
+		do.GracePeriod = &opts.GracePeriod
 	}
 	writeWarning(opts.IO.ErrOut)
 	kind := strings.ToLower(t.Resource.Kind)
-	suffix := ""
-	if opts.DryRun {
-		suffix = " (dry run)"
-	}
-	failed := 0
-	printer := newWrittenPrinter(&opts.writeOptions, len(victims))
+	rep := newWriteReport(&opts.writeOptions, "deleted", len(victims), false)
 	for _, v := range victims {
+		if ctx.Err() != nil {
+			break
+		}
 		vt := t
 		vt.Namespace = v.namespace
-		out, deleted, err := stores.Delete(ctx, w, vt, v.name, grace, stores.WriteOptions{DryRun: opts.DryRun})
+		res, err := stores.Delete(ctx, w, vt, v.name, do)
 		if err != nil {
-			failed++
-			fmt.Fprintf(opts.IO.ErrOut, "error: %s\n", oneLine(err))
+			rep.fail(ctx, kind+"/"+v.name, err)
 			continue
 		}
 		what := "deleted"
-		if !deleted {
+		if !res.Removed {
 			what = "marked for deletion"
 		}
-		fmt.Fprintf(opts.IO.ErrOut, "%s/%s %s%s\n", kind, v.name, what, suffix)
-		if _, isStatus := out.(*metav1.Status); !isStatus {
-			if err := printer.add(out); err != nil {
-				return err
-			}
+		if err := rep.written(kind+"/"+v.name, what, res.Object); err != nil {
+			return err
 		}
 	}
-	if err := printer.close(); err != nil {
-		return err
-	}
-	if failed > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("%d of %d objects were not deleted", failed, len(victims))}
-	}
-	return nil
+	return rep.finish(ctx)
 }

@@ -31,7 +31,12 @@ precondition, so a stale one fails with Conflict and nothing is written. An obje
 a resourceVersion is refused unless --force, which reads the current one first.
 
 With --subresource (e.g. status) the write goes through that subresource's store, as
-PUT .../status would: only the fields that subresource owns change.`,
+PUT .../status would: only the fields that subresource owns change.
+
+Every object is checked first with a dry-run update through its store (which reads the
+stored object and writes nothing): a manifest with an object that would fail writes nothing.
+A resource whose stored values are encrypted is not written in plain text: pass the
+apiserver's --encryption-provider-config, or --allow-plaintext to write it anyway.`,
 		Example: `  # Write back an (edited) config map; its resourceVersion is the precondition
   regctl get configmaps/app-config -n shop -o yaml > cm.yaml
   regctl replace -f cm.yaml
@@ -57,31 +62,42 @@ PUT .../status would: only the fields that subresource owns change.`,
 	fs.StringVar(&opts.Subresource, "subresource", "", "Write through this subresource's store (e.g. status)")
 	fs.BoolVar(&opts.Force, "force", false, "Replace objects that carry no resourceVersion: read the current one first")
 	addWriteFlags(fs, &opts.writeOptions, &output)
+	addPlaintextFlag(fs, &opts.writeOptions)
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
 	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(writeFormats...))
 	return cmd
 }
 
 func runReplace(ctx context.Context, opts *replaceOptions) error {
-	return opts.writeManifest(ctx, opts.Filename, opts.Subresource, "replaced", func(ctx context.Context, w *wiring.Wiring, p planned, obj runtime.Object) (runtime.Object, error) {
-		m, err := meta.Accessor(obj)
-		if err != nil {
-			return nil, err
-		}
-		if m.GetResourceVersion() == "" {
-			if !opts.Force {
-				return nil, fmt.Errorf("no metadata.resourceVersion: replace needs it as a precondition (or `--force` to use the current one)")
+	wo := stores.WriteOptions{DryRun: opts.DryRun, Namespaces: &stores.NamespaceCache{}, CurrentVersion: opts.Force}
+	return opts.writeManifest(ctx, opts.Filename, opts.Subresource, manifestVerb{
+		name: "replaced",
+		// A dry-run update reads the stored object and runs the whole
+		// update on it, precondition included, and writes nothing.
+		check: func(ctx context.Context, w *wiring.Wiring, p planned, obj runtime.Object) error {
+			if err := opts.checkVersion(obj); err != nil {
+				return err
 			}
-			current, err := stores.Get(ctx, w, p.target, m.GetName())
-			if err != nil {
-				return nil, err
-			}
-			cm, err := meta.Accessor(current)
-			if err != nil {
-				return nil, err
-			}
-			m.SetResourceVersion(cm.GetResourceVersion())
-		}
-		return stores.Update(ctx, w, p.target, obj, stores.WriteOptions{DryRun: opts.DryRun})
+			dry := wo
+			dry.DryRun = true
+			_, err := stores.Update(ctx, w, p.target, obj, dry)
+			return err
+		},
+		write: func(ctx context.Context, w *wiring.Wiring, p planned, obj runtime.Object) (runtime.Object, error) {
+			return stores.Update(ctx, w, p.target, obj, wo)
+		},
 	})
+}
+
+// checkVersion refuses an object without a resourceVersion, the precondition
+// of a replace, unless `--force`.
+func (opts *replaceOptions) checkVersion(obj runtime.Object) error {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return err
+	}
+	if m.GetResourceVersion() == "" && !opts.Force {
+		return fmt.Errorf("no metadata.resourceVersion: replace needs it as a precondition (or `--force` to use the current one)")
+	}
+	return nil
 }

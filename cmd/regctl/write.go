@@ -28,6 +28,9 @@ type writeOptions struct {
 	scopeOptions
 	Output render.Format // empty: messages only
 	DryRun bool
+	// AllowPlaintext writes resources in plain text where their stored
+	// values are encrypted (create and replace).
+	AllowPlaintext bool
 }
 
 var writeFormats = []render.Format{render.YAML, render.JSON, render.Name}
@@ -35,6 +38,12 @@ var writeFormats = []render.Format{render.YAML, render.JSON, render.Name}
 func addWriteFlags(fs *pflag.FlagSet, o *writeOptions, output *string) {
 	fs.StringVarP(output, "output", "o", "", "Also print the stored objects: yaml|json|name")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "Run defaulting, strategies and validation, print the result, write nothing")
+}
+
+// addPlaintextFlag is `--allow-plaintext`, for the commands that write
+// object values.
+func addPlaintextFlag(fs *pflag.FlagSet, o *writeOptions) {
+	fs.BoolVar(&o.AllowPlaintext, "allow-plaintext", false, "Write resources whose stored values are encrypted in plain text, without `--encryption-provider-config`")
 }
 
 func (o *writeOptions) parseOutput(s string) error {
@@ -69,9 +78,9 @@ func readManifest(in io.Reader, filename string) ([]manifest.Object, []error) {
 	return manifest.Read(r)
 }
 
-// planned is one manifest object resolved to its path and checked to decode
-// into the store's internal type, ready to be written. The decoded object is
-// not kept: a manifest of many objects would be held in memory whole.
+// planned is one manifest object resolved to its path, decoded into the
+// store's internal type and checked, ready to be written. The decoded object
+// is not kept: a manifest of many objects would be held in memory whole.
 type planned struct {
 	src    manifest.Object
 	target stores.Target
@@ -85,14 +94,23 @@ func (p planned) label() string {
 	return strings.ToLower(p.src.GVK.Kind) + "/" + p.src.Name
 }
 
-// plan resolves and decodes every object first, so that a stream with a bad
-// document is refused whole, before anything is written.
-func plan(w *wiring.Wiring, objs []manifest.Object, scope scopeOptions, subresource string) ([]planned, []error) {
+// manifestVerb is how create or replace checks and writes a manifest's objects.
+type manifestVerb struct {
+	name string // "created", "replaced"
+	// check runs the store's own checks on a decoded object and writes
+	// nothing: every object is checked before the first is written.
+	check func(context.Context, *wiring.Wiring, planned, runtime.Object) error
+	write func(context.Context, *wiring.Wiring, planned, runtime.Object) (runtime.Object, error)
+}
+
+// plan resolves, decodes and checks every object first, so that a stream
+// with a bad document is refused whole, before anything is written.
+func plan(ctx context.Context, w *wiring.Wiring, objs []manifest.Object, scope scopeOptions, subresource string, v manifestVerb) ([]planned, []error) {
 	results := make([]planned, len(objs))
 	failures := make([]error, len(objs))
-	manifest.Parallel(len(objs), func(i int) {
+	parallel(len(objs), func(i int) {
 		o := objs[i]
-		if results[i], failures[i] = planOne(w, o, scope, subresource); failures[i] != nil {
+		if results[i], failures[i] = planOne(ctx, w, o, scope, subresource, v); failures[i] != nil {
 			failures[i] = &manifest.Error{Doc: o.Doc, Item: o.Item, Err: failures[i]}
 		}
 	})
@@ -108,16 +126,33 @@ func plan(w *wiring.Wiring, objs []manifest.Object, scope scopeOptions, subresou
 	return out, errs
 }
 
-func planOne(w *wiring.Wiring, o manifest.Object, scope scopeOptions, subresource string) (planned, error) {
-	res, err := resolveKind(w, o.GVK)
+func planOne(ctx context.Context, w *wiring.Wiring, o manifest.Object, scope scopeOptions, subresource string, v manifestVerb) (planned, error) {
+	t, err := planTarget(w, o, scope, subresource)
 	if err != nil {
 		return planned{}, err
+	}
+	p := planned{src: o, target: t}
+	obj, err := p.decode()
+	if err != nil {
+		return planned{}, err
+	}
+	if err := v.check(ctx, w, p, obj); err != nil {
+		return planned{}, err
+	}
+	return p, nil
+}
+
+// planTarget resolves the path and namespace an object is written to.
+func planTarget(w *wiring.Wiring, o manifest.Object, scope scopeOptions, subresource string) (stores.Target, error) {
+	res, err := resolveKind(w, o.GVK)
+	if err != nil {
+		return stores.Target{}, err
 	}
 	t := stores.Target{Path: res.Name, Resource: res}
 	if subresource != "" {
 		sub, ok := w.Subresource(res.Name, subresource)
 		if !ok {
-			return planned{}, fmt.Errorf("%s has no subresource %q", res.Name, subresource)
+			return stores.Target{}, fmt.Errorf("%s has no subresource %q", res.Name, subresource)
 		}
 		t.Path = sub.Name
 	}
@@ -126,15 +161,36 @@ func planOne(w *wiring.Wiring, o manifest.Object, scope scopeOptions, subresourc
 		case o.Namespace == "":
 			t.Namespace = scope.Namespace
 		case scope.namespaceSet && o.Namespace != scope.Namespace:
-			return planned{}, fmt.Errorf("the object's namespace %q does not match `-n %s`", o.Namespace, scope.Namespace)
+			return stores.Target{}, fmt.Errorf("the object's namespace %q does not match `-n %s`", o.Namespace, scope.Namespace)
 		default:
 			t.Namespace = o.Namespace
 		}
 	}
-	if _, err := stores.Decode(t, o.JSON); err != nil {
-		return planned{}, err
+	return t, nil
+}
+
+// checkPlaintext refuses, once per path, to write in plain text a resource
+// whose stored values are encrypted, unless `--allow-plaintext`. It looks at
+// every object, those that failed their own checks too: without the
+// encryption config, a replace of an encrypted object fails to read it, and
+// this says why.
+func (o *writeOptions) checkPlaintext(ctx context.Context, w *wiring.Wiring, objs []manifest.Object, subresource string) []error {
+	if o.AllowPlaintext {
+		return nil
 	}
-	return planned{src: o, target: t}, nil
+	var errs []error
+	seen := map[string]bool{}
+	for _, obj := range objs {
+		t, err := planTarget(w, obj, o.scopeOptions, subresource)
+		if err != nil || seen[t.Path] {
+			continue
+		}
+		seen[t.Path] = true
+		if err := stores.CheckPlaintext(ctx, w, t.Path); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
 }
 
 // reportAll prints each error on its own line, in document order.
@@ -151,10 +207,10 @@ func reportAll(errOut io.Writer, errs []error) {
 	}
 }
 
-// writeManifest reads the manifest in filename, plans every object against
-// the map of the user's etcd, refuses the whole manifest if any object is
-// bad, and otherwise writes each with write, within the request timeout.
-func (o *writeOptions) writeManifest(ctx context.Context, filename, subresource, verb string, write func(context.Context, *wiring.Wiring, planned, runtime.Object) (runtime.Object, error)) error {
+// writeManifest reads the manifest in filename, plans and checks every
+// object against the map of the user's etcd, refuses the whole manifest if
+// any object is bad, and otherwise writes each with v.write.
+func (o *writeOptions) writeManifest(ctx context.Context, filename, subresource string, v manifestVerb) error {
 	// A manifest is held in memory while it is written; pace the collector
 	// for that from the start.
 	gctune.Steady()
@@ -167,19 +223,21 @@ func (o *writeOptions) writeManifest(ctx context.Context, filename, subresource,
 		return err
 	}
 	defer w.Close()
-	todo, errs := plan(w, objs, o.scopeOptions, subresource)
-	if errs = append(readErrs, errs...); len(errs) > 0 {
+	todo, errs := plan(ctx, w, objs, o.scopeOptions, subresource, v)
+	errs = append(append(readErrs, errs...), o.checkPlaintext(ctx, w, objs, subresource)...)
+	if ctx.Err() != nil {
+		return &exitError{code: 1, err: fmt.Errorf("%w while checking the manifest: nothing was written", context.Cause(ctx))}
+	}
+	if len(errs) > 0 {
 		return refuse(o.IO.ErrOut, errs)
 	}
 	writeWarning(o.IO.ErrOut)
-	return writeEach(ctx, o, todo, verb, func(ctx context.Context, p planned) (runtime.Object, error) {
-		ctx, cancel := context.WithTimeout(ctx, o.RequestTimeout)
-		defer cancel()
+	return writeEach(ctx, o, todo, v.name, func(ctx context.Context, p planned) (runtime.Object, error) {
 		obj, err := p.decode()
 		if err != nil {
 			return nil, err
 		}
-		return write(ctx, w, p, obj)
+		return v.write(ctx, w, p, obj)
 	})
 }
 
@@ -195,54 +253,69 @@ const (
 
 // writeEach runs write on every planned object, saying on stderr what became
 // of each in document order, and printing the results with -o as they come.
-// A failure does not stop the others; it makes the exit code 1.
+// A failure does not stop the others; it makes the exit code 1. Once the
+// context is done no new write starts.
 func writeEach(ctx context.Context, o *writeOptions, objs []planned, verb string, write func(context.Context, planned) (runtime.Object, error)) error {
-	suffix := ""
-	if o.DryRun {
-		suffix = " (dry run)"
-	}
-	printer := newWrittenPrinter(o, len(objs))
-	failed := 0
-	for start := 0; start < len(objs); {
+	rep := newWriteReport(o, verb, len(objs), true)
+	for start := 0; start < len(objs) && ctx.Err() == nil; {
 		end := windowEnd(objs, start)
-		window := objs[start:end]
-		outs := make([]runtime.Object, len(window))
-		errs := make([]error, len(window))
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, writers)
-		for i := range window {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				outs[i], errs[i] = write(ctx, window[i])
-			}()
-		}
-		wg.Wait()
-		for i, p := range window {
-			if errs[i] != nil {
-				failed++
-				fmt.Fprintf(o.IO.ErrOut, "error: %s (%s): %s\n", p.src.Where(), p.label(), oneLine(errs[i]))
-				continue
-			}
-			name := p.label()
-			if m, err := meta.Accessor(outs[i]); err == nil {
-				name = strings.ToLower(p.src.GVK.Kind) + "/" + m.GetName()
-			}
-			fmt.Fprintf(o.IO.ErrOut, "%s %s%s\n", name, verb, suffix)
-			if err := printer.add(outs[i]); err != nil {
-				return err
+		results := writeAll(ctx, objs[start:end], write)
+		for i, p := range objs[start:end] {
+			r := results[i]
+			switch {
+			case !r.started:
+				// Summed up as not attempted.
+			case r.err != nil:
+				rep.fail(ctx, p.src.Where()+" ("+p.label()+")", r.err)
+			default:
+				if err := rep.written(writtenName(p, r.out), verb, r.out); err != nil {
+					return err
+				}
 			}
 		}
 		start = end
 	}
-	if err := printer.close(); err != nil {
-		return err
+	return rep.finish(ctx)
+}
+
+// writtenName is kind/name of a written object, with the name the store
+// gave it (generateName).
+func writtenName(p planned, out runtime.Object) string {
+	if m, err := meta.Accessor(out); err == nil {
+		return strings.ToLower(p.src.GVK.Kind) + "/" + m.GetName()
 	}
-	if failed > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("%d of %d objects were not %s", failed, len(objs), verb)}
+	return p.label()
+}
+
+type writeResult struct {
+	out     runtime.Object
+	err     error
+	started bool
+}
+
+// writeAll writes a window of objects, writers at a time, and starts no
+// write once the context is done.
+func writeAll(ctx context.Context, window []planned, write func(context.Context, planned) (runtime.Object, error)) []writeResult {
+	results := make([]writeResult, len(window))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, writers)
+	for i := range window {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		results[i].started = true
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			results[i].out, results[i].err = write(ctx, window[i])
+		}()
 	}
-	return nil
+	wg.Wait()
+	return results
 }
 
 // windowEnd is the end of the window of objects that starts at start.
@@ -259,41 +332,6 @@ func windowEnd(objs []planned, start int) int {
 		}
 	}
 	return end
-}
-
-// writtenPrinter prints written objects with -o: one object as itself when
-// the manifest held one, otherwise a List (or names), streamed.
-type writtenPrinter struct {
-	o      *writeOptions
-	single bool
-	lw     *render.ListWriter
-	n      int
-}
-
-func newWrittenPrinter(o *writeOptions, planned int) *writtenPrinter {
-	p := &writtenPrinter{o: o, single: planned == 1 && o.Output != render.Name}
-	if o.Output != "" && !p.single {
-		p.lw = render.NewListWriter(o.IO.Out, o.Output)
-	}
-	return p
-}
-
-func (p *writtenPrinter) add(obj runtime.Object) error {
-	p.n++
-	switch {
-	case p.o.Output == "":
-		return nil
-	case p.single:
-		return render.Print(p.o.IO.Out, p.o.Output, obj)
-	}
-	return p.lw.Add(obj)
-}
-
-func (p *writtenPrinter) close() error {
-	if p.lw == nil || p.n == 0 {
-		return nil
-	}
-	return p.lw.Close()
 }
 
 // refuse reports every problem of a manifest and says nothing was written.

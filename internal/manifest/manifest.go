@@ -105,7 +105,12 @@ func Read(r io.Reader) (objs []Object, errs []error) {
 
 // Parallel runs fn(0..n-1) on as many goroutines as there are CPUs.
 func Parallel(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
+	ParallelOn(runtime.GOMAXPROCS(0), n, fn)
+}
+
+// ParallelOn runs fn(0..n-1) on at most workers goroutines.
+func ParallelOn(workers, n int, fn func(i int)) {
+	workers = min(workers, n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
+	"github.com/regctl/regctl/internal/manifest"
 	"github.com/regctl/regctl/internal/wiring"
 )
 
@@ -36,7 +37,7 @@ func Decode(t Target, data []byte) (runtime.Object, error) {
 		if runtime.IsStrictDecodingError(err) {
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
-		return nil, fmt.Errorf("decoding %s: %w", gvk.Kind, err)
+		return nil, fmt.Errorf("decoding %s: %w", gvk.Kind, manifest.DecodeError(err))
 	}
 	if got.GroupVersion() != t.GroupVersion() || got.Kind != gvk.Kind {
 		return nil, fmt.Errorf("%s is not a %s", got, gvk)
@@ -51,6 +52,9 @@ type WriteOptions struct {
 	// Namespaces, when set, remembers the namespaces found to exist, so that
 	// many writes into one namespace look it up once.
 	Namespaces *NamespaceCache
+	// CurrentVersion makes Update read the stored resourceVersion for an
+	// object that carries none, instead of writing without a precondition.
+	CurrentVersion bool
 }
 
 // NamespaceCache remembers the namespaces a command found, for the length
@@ -91,13 +95,13 @@ func (o WriteOptions) dryRun() []string {
 func Create(ctx context.Context, w *wiring.Wiring, t Target, obj runtime.Object, opts WriteOptions) (runtime.Object, error) {
 	creater, ok := w.Stores[t.Path].(rest.Creater)
 	if !ok {
-		return nil, fmt.Errorf("%s does not accept create", t.Path)
+		return nil, unwritten(fmt.Errorf("%s does not accept create", t.Path))
 	}
 	if err := checkNamespace(ctx, w, t, obj, true, opts.Namespaces); err != nil {
-		return nil, err
+		return nil, unwritten(err)
 	}
 	if svc, ok := obj.(*api.Service); ok && needsClusterIP(svc) {
-		return nil, errClusterIP
+		return nil, unwritten(errClusterIP)
 	}
 	out, err := creater.Create(t.context(ctx), obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{DryRun: opts.dryRun()})
 	if err != nil {
@@ -115,47 +119,61 @@ func needsClusterIP(svc *api.Service) bool {
 	return svc.Spec.Type != api.ServiceTypeExternalName && svc.Spec.ClusterIP != api.ClusterIPNone
 }
 
+// errClusterIPUpdate is errClusterIP for an update that would allocate one:
+// a headless or ExternalName service turned into one with a cluster IP.
+var errClusterIPUpdate = errors.New("a service cannot be given a cluster IP by regctl: cluster IPs are allocated through the networking.k8s.io IPAddress API of a running apiserver; keep `clusterIP: None` or `type: ExternalName`, or replace it through the apiserver")
+
+// keepsClusterIP refuses an update that would allocate a cluster IP, as
+// Create refuses a create that would. It runs on the stored object inside
+// the store's update, before the service store allocates anything.
+func keepsClusterIP(_ context.Context, newObj, oldObj runtime.Object) (runtime.Object, error) {
+	newSvc, ok := newObj.(*api.Service)
+	oldSvc, _ := oldObj.(*api.Service)
+	if ok && oldSvc != nil && !hasClusterIP(oldSvc) && needsClusterIP(newSvc) {
+		return nil, unwritten(errClusterIPUpdate)
+	}
+	return newObj, nil
+}
+
 // Update replaces an object through the target's store (a subresource's
 // store for status and the like). The object's resourceVersion is the
 // precondition: a stale one fails with Conflict and nothing is written.
+// With opts.CurrentVersion, an object that carries none takes the one
+// stored now.
 func Update(ctx context.Context, w *wiring.Wiring, t Target, obj runtime.Object, opts WriteOptions) (runtime.Object, error) {
 	updater, ok := w.Stores[t.Path].(rest.Updater)
 	if !ok {
-		return nil, fmt.Errorf("%s does not accept update", t.Path)
+		return nil, unwritten(fmt.Errorf("%s does not accept update", t.Path))
 	}
 	if err := checkNamespace(ctx, w, t, obj, false, opts.Namespaces); err != nil {
-		return nil, err
+		return nil, unwritten(err)
 	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
-		return nil, err
+		return nil, unwritten(err)
 	}
-	out, _, err := updater.Update(t.context(ctx), m.GetName(), rest.DefaultUpdatedObjectInfo(obj),
+	if m.GetResourceVersion() == "" && opts.CurrentVersion {
+		current, err := GetInternal(ctx, w, t, m.GetName())
+		if err != nil {
+			return nil, unwritten(err)
+		}
+		cm, err := meta.Accessor(current)
+		if err != nil {
+			return nil, unwritten(err)
+		}
+		m.SetResourceVersion(cm.GetResourceVersion())
+	}
+	var transformers []rest.TransformFunc
+	if t.Path == "services" {
+		// A subresource store (services/status) keeps the stored spec.
+		transformers = append(transformers, keepsClusterIP)
+	}
+	out, _, err := updater.Update(t.context(ctx), m.GetName(), rest.DefaultUpdatedObjectInfo(obj, transformers...),
 		rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{DryRun: opts.dryRun()})
 	if err != nil {
 		return nil, err
 	}
 	return ToExternal(out, t.GroupVersion())
-}
-
-// Delete deletes an object through the target's store, with the resource's
-// graceful deletion and finalizers: a pod on a node with a grace period gets
-// a deletionTimestamp, a namespace goes to Terminating. deleted is false
-// when the object remains, marked for deletion.
-func Delete(ctx context.Context, w *wiring.Wiring, t Target, name string, gracePeriod *int64, opts WriteOptions) (obj runtime.Object, deleted bool, err error) {
-	deleter, ok := w.Stores[t.Path].(rest.GracefulDeleter)
-	if !ok {
-		return nil, false, fmt.Errorf("%s does not accept delete", t.Path)
-	}
-	out, deleted, err := deleter.Delete(t.context(ctx), name, rest.ValidateAllObjectFunc, &metav1.DeleteOptions{GracePeriodSeconds: gracePeriod, DryRun: opts.dryRun()})
-	if err != nil {
-		return nil, false, err
-	}
-	if _, isStatus := out.(*metav1.Status); isStatus {
-		return out, deleted, nil
-	}
-	ext, err := ToExternal(out, t.GroupVersion())
-	return ext, deleted, err
 }
 
 // checkNamespace does what the apiserver does around a namespaced write:

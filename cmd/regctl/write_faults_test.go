@@ -1,0 +1,446 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	api "k8s.io/kubernetes/pkg/apis/core"
+
+	"github.com/regctl/regctl/internal/manifest"
+	"github.com/regctl/regctl/internal/stores"
+)
+
+func configMapDoc(name string) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: shop}\ndata: {k: v}\n", name)
+}
+
+func TestCreateChecksEveryDocumentBeforeWriting(t *testing.T) {
+	s := newLiveEtcd(t)
+	mustRun(t, "create", "-f", manifestFile(t, shopNamespace), s.flag())
+	before := s.revision(t)
+	for _, tc := range []struct {
+		name, second string
+		want         []string
+	}{
+		{"bad name", configMapDoc("Bad_Name"), []string{`document 2: ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name"`}},
+		{"pod without containers", "apiVersion: v1\nkind: Pod\nmetadata: {name: empty, namespace: shop}\nspec: {containers: []}\n",
+			[]string{`document 2: Pod "empty" is invalid: spec.containers: Required value`}},
+		{"service that needs a cluster IP", "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec: {ports: [{port: 80}]}\n",
+			[]string{"document 2: a service that needs a cluster IP cannot be created by regctl"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := configMapDoc("first") + "---\n" + tc.second + "---\n" + configMapDoc("third")
+			stdout, stderr, code := run(t, "create", "-f", manifestFile(t, m), s.flag())
+			if code == 0 || stdout != "" || strings.Contains(stderr, " created\n") {
+				t.Errorf("exit %d, stdout %q, stderr %q: want a refusal and nothing created", code, stdout, stderr)
+			}
+			for _, want := range append(tc.want, "nothing was written") {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr %q: want %q", stderr, want)
+				}
+			}
+			if after := s.revision(t); after != before {
+				t.Errorf("etcd revision moved from %d to %d", before, after)
+			}
+		})
+	}
+	// What depends on etcd is still checked as each object is written: a
+	// namespace created earlier in the same manifest holds the next objects.
+	m := strings.Replace(shopNamespace, "shop", "shop2", 1) + "---\n" + strings.Replace(configMapDoc("in-new"), "shop", "shop2", 1)
+	if _, stderr, code := run(t, "create", "-f", manifestFile(t, m), s.flag()); code != 0 || !strings.Contains(stderr, "configmap/in-new created") {
+		t.Errorf("namespace and its content in one manifest: exit %d, %q", code, stderr)
+	}
+}
+
+func TestReplaceChecksEveryDocumentBeforeWriting(t *testing.T) {
+	s := newLiveEtcd(t)
+	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+"---\n"+configMapDoc("a")+"---\n"+configMapDoc("b")+"---\n"+configMapDoc("c")), s.flag())
+	var docs []string
+	for _, name := range []string{"a", "b", "c"} {
+		current := mustRun(t, "get", "configmaps/"+name, "-n", "shop", "-o", "yaml", s.flag())
+		docs = append(docs, strings.Replace(current, "k: v", "k: edited", 1))
+	}
+	version := regexp.MustCompile(`(?m)^  resourceVersion: .*\n`)
+	before := s.revision(t)
+	for _, tc := range []struct {
+		name, second, want string
+	}{
+		{"invalid key", strings.Replace(docs[1], "k: edited", "bad key!: edited", 1), `document 2: ConfigMap "b" is invalid: data[bad key!]: Invalid value`},
+		{"stale resourceVersion", version.ReplaceAllString(docs[1], "  resourceVersion: \"2\"\n"), `document 2: Operation cannot be fulfilled on configmaps "b"`},
+		{"no resourceVersion", version.ReplaceAllString(docs[1], ""), "document 2: no metadata.resourceVersion"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := docs[0] + "---\n" + tc.second + "---\n" + docs[2]
+			_, stderr, code := run(t, "replace", "-f", manifestFile(t, m), s.flag())
+			if code == 0 || strings.Contains(stderr, "replaced") || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "nothing was written") {
+				t.Errorf("exit %d, stderr %q: want %q and nothing replaced", code, stderr, tc.want)
+			}
+			if after := s.revision(t); after != before {
+				t.Errorf("etcd revision moved from %d to %d", before, after)
+			}
+		})
+	}
+	// The same three, all good, are replaced.
+	if _, stderr, code := run(t, "replace", "-f", manifestFile(t, strings.Join(docs, "---\n")), s.flag()); code != 0 || strings.Count(stderr, " replaced") != 3 {
+		t.Errorf("a good manifest: exit %d, %q", code, stderr)
+	}
+}
+
+func TestReplaceRefusesGivingAServiceAClusterIP(t *testing.T) {
+	s := newLiveEtcd(t)
+	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+"---\n"+configMapDoc("cfg")+"---\napiVersion: v1\nkind: Service\nmetadata: {name: ext, namespace: shop}\nspec: {type: ExternalName, externalName: db.example.com}\n"), s.flag())
+	current := mustRun(t, "get", "services/ext", "-n", "shop", "-o", "yaml", s.flag())
+	edited := strings.Replace(strings.Replace(current, "type: ExternalName", "type: ClusterIP\n  ports: [{port: 80}]", 1), "externalName: db.example.com", "", 1)
+	before := s.revision(t)
+	_, stderr, code := run(t, "replace", "-f", manifestFile(t, configMapDoc("cfg")+"---\n"+edited), "--force", s.flag())
+	if code == 0 || strings.Count(stderr, "error: ") != 2 || !strings.Contains(stderr, "document 2: a service cannot be given a cluster IP by regctl") || !strings.Contains(stderr, "nothing was written") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if s.revision(t) != before {
+		t.Error("a refused replace wrote")
+	}
+}
+
+func TestPlaintextWritesRefusedWhereValuesAreEncrypted(t *testing.T) {
+	s := newLiveEtcd(t)
+	enc := "--encryption-provider-config=" + encryptionConfig(t)
+	secret := func(name string) string {
+		return "apiVersion: v1\nkind: Secret\nmetadata: {name: " + name + ", namespace: shop}\nstringData: {password: hunter2}\n"
+	}
+	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+"---\n"+secret("db")), s.flag(), enc)
+	before := s.revision(t)
+
+	for _, args := range [][]string{
+		{"create", "-f", manifestFile(t, secret("cache")), s.flag()},
+		{"create", "-f", manifestFile(t, secret("cache")), "--dry-run", s.flag()},
+		{"replace", "-f", manifestFile(t, secret("db")), "--force", s.flag()},
+	} {
+		_, stderr, code := run(t, args...)
+		for _, want := range []string{
+			"secrets are stored encrypted with aescbc:v1:key1", "would be written in plain text",
+			"`--encryption-provider-config`", "`--allow-plaintext`", "nothing was written",
+		} {
+			if code == 0 || !strings.Contains(stderr, want) {
+				t.Errorf("%v: exit %d, stderr %q: want %q", args[:2], code, stderr, want)
+			}
+		}
+		if after := s.revision(t); after != before {
+			t.Fatalf("%v: etcd revision moved from %d to %d", args[:2], before, after)
+		}
+	}
+
+	// Other resources are not encrypted and are written as before.
+	mustRun(t, "create", "-f", manifestFile(t, configMapDoc("cfg")), s.flag())
+	// With the config the secret is encrypted; with --allow-plaintext it
+	// is written as the user asked.
+	mustRun(t, "create", "-f", manifestFile(t, secret("sealed")), s.flag(), enc)
+	mustRun(t, "create", "-f", manifestFile(t, secret("cache")), "--allow-plaintext", s.flag())
+	if raw := s.rawValue(t, "/registry/secrets/shop/cache"); raw == nil || bytes.HasPrefix(raw, []byte("k8s:enc:")) {
+		t.Errorf("with --allow-plaintext: stored %q, want a plain value", raw[:min(len(raw), 20)])
+	}
+}
+
+// putService stores a service as the apiserver would have after allocating
+// its cluster IP: through the store's storage and codec, which regctl's
+// create refuses to do without an IPAddress API.
+func (s *liveEtcd) putService(t *testing.T, svc *api.Service) {
+	t.Helper()
+	w := s.wiring(t)
+	defer w.Close()
+	store := w.GenericStore("services")
+	ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), svc.Namespace)
+	key, err := store.KeyFunc(ctx, svc.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest.FillObjectMetaSystemFields(&svc.ObjectMeta)
+	if err := store.Storage.Create(ctx, key, svc, store.NewFunc(), 0, false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func clusterIPService(ns, name, ip string) *api.Service {
+	single := api.IPFamilyPolicySingleStack
+	cluster := api.ServiceInternalTrafficPolicyCluster
+	return &api.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: api.ServiceSpec{
+			Type: api.ServiceTypeClusterIP, ClusterIP: ip, ClusterIPs: []string{ip},
+			IPFamilies: []api.IPFamily{api.IPv4Protocol}, IPFamilyPolicy: &single,
+			Ports:                 []api.ServicePort{{Name: "http", Port: 80, Protocol: api.ProtocolTCP, TargetPort: intstr.FromInt32(80)}},
+			Selector:              map[string]string{"app": name},
+			SessionAffinity:       api.ServiceAffinityNone,
+			InternalTrafficPolicy: &cluster,
+		},
+	}
+}
+
+func TestDeleteRefusesServicesWithAClusterIP(t *testing.T) {
+	s := newLiveEtcd(t)
+	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+`---
+apiVersion: v1
+kind: Service
+metadata: {name: headless, namespace: shop}
+spec: {clusterIP: None, ports: [{port: 80}], selector: {app: web}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: ext, namespace: shop}
+spec: {type: ExternalName, externalName: db.example.com}
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: web, namespace: shop}
+subsets: [{addresses: [{ip: 10.1.0.5}], ports: [{port: 80}]}]
+`), s.flag())
+	s.putService(t, clusterIPService("shop", "web", "10.0.0.10"))
+	const webKey, endpointsKey = "/registry/services/specs/shop/web", "/registry/services/endpoints/shop/web"
+	want := "service shop/web has cluster IP 10.0.0.10, which regctl cannot release"
+
+	before := s.revision(t)
+	for _, args := range [][]string{{"delete", "services/web"}, {"delete", "services/web", "--dry-run"}} {
+		_, stderr, code := run(t, append(args, "-n", "shop", s.flag())...)
+		if code != 1 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "delete it through the apiserver") || strings.Contains(stderr, "service/web deleted") {
+			t.Errorf("%v: exit %d, stderr %q: want %q", args, code, stderr, want)
+		}
+	}
+	if s.revision(t) != before {
+		t.Fatal("a refused delete wrote")
+	}
+
+	// With --all the others are deleted, the one with a cluster IP refused.
+	_, stderr, code := run(t, "delete", "services", "--all", "-n", "shop", s.flag())
+	for _, w := range []string{"service/headless deleted", "service/ext deleted", want, "1 of 3 objects were not deleted"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("delete --all: stderr %q: want %q", stderr, w)
+		}
+	}
+	if code != 1 {
+		t.Errorf("delete --all: exit %d, want 1", code)
+	}
+	if s.rawValue(t, webKey) == nil || s.rawValue(t, endpointsKey) == nil {
+		t.Error("the service with a cluster IP, or its endpoints, was deleted")
+	}
+	if s.rawValue(t, "/registry/services/specs/shop/headless") != nil || s.rawValue(t, "/registry/services/specs/shop/ext") != nil {
+		t.Error("a headless or ExternalName service was not deleted")
+	}
+}
+
+func TestDeletePrintsTheDeletedObjects(t *testing.T) {
+	s := newLiveEtcd(t)
+	labelled := func(name string) string {
+		return strings.Replace(configMapDoc(name), "namespace: shop}", "namespace: shop, labels: {tier: cache}}", 1)
+	}
+	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+"---\n"+configMapDoc("a")+"---\n"+configMapDoc("b")+"---\n"+labelled("c")+"---\n"+labelled("d")), s.flag())
+
+	if out := mustRun(t, "delete", "configmaps/a", "-n", "shop", "-o", "name", s.flag()); out != "configmap/a\n" {
+		t.Errorf("-o name: %q, want %q", out, "configmap/a\n")
+	}
+	var cm corev1.ConfigMap
+	out := mustRun(t, "delete", "configmaps/b", "-n", "shop", "-o", "json", s.flag())
+	if err := json.Unmarshal([]byte(out), &cm); err != nil || cm.Kind != "ConfigMap" || cm.Name != "b" || cm.Data["k"] != "v" || cm.UID == "" {
+		t.Errorf("-o json: %q (%v): want the deleted config map", out, err)
+	}
+	out = mustRun(t, "delete", "configmaps", "-l", "tier=cache", "-n", "shop", "-o", "yaml", s.flag())
+	for _, want := range []string{"kind: List", "name: c", "name: d", "tier: cache", "kind: ConfigMap"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("-l -o yaml: %q: want %q", out, want)
+		}
+	}
+	// A namespace's store returns it, marked for deletion.
+	if out := mustRun(t, "delete", "namespaces/shop", "-o", "yaml", s.flag()); !strings.Contains(out, "phase: Terminating") || !strings.Contains(out, "deletionTimestamp:") {
+		t.Errorf("namespace -o yaml: %q: want it as it remains, terminating", out)
+	}
+}
+
+// cancelOnLine is a stderr that cancels the command once a line says
+// something was written, as a Ctrl-C at that moment would.
+type cancelOnLine struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	marker string
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnLine) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if bytes.Contains(p, []byte(c.marker)) {
+		c.cancel()
+	}
+	return c.buf.Write(p)
+}
+
+func (c *cancelOnLine) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.String()
+}
+
+var interruptedSummary = regexp.MustCompile(`error: interrupted: (\d+) created(?:, (\d+) not created)?(?:, (\d+) may have been written)?(?:, (\d+) not attempted)?\n`)
+
+func TestInterruptedCreateStopsAndReports(t *testing.T) {
+	s := newLiveEtcd(t)
+	mustRun(t, "create", "-f", manifestFile(t, shopNamespace), s.flag())
+	const n = 200
+	var m strings.Builder
+	for i := range n {
+		fmt.Fprintf(&m, "%s---\n", configMapDoc(fmt.Sprintf("cm-%03d", i)))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errOut := &cancelOnLine{marker: " created", cancel: cancel}
+	code := Run(ctx, IOStreams{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, ErrOut: errOut}, []string{"create", "-f", manifestFile(t, m.String()), s.flag()})
+	stderr := errOut.String()
+	sum := interruptedSummary.FindStringSubmatch(stderr)
+	if code == 0 || sum == nil {
+		t.Fatalf("exit %d, stderr %q: want an interrupted summary", code, stderr)
+	}
+	t.Log(strings.TrimSpace(sum[0]))
+	counts := make([]int, 4)
+	for i := range counts {
+		counts[i], _ = strconv.Atoi(sum[i+1])
+	}
+	if counts[0] == 0 || counts[3] == 0 || counts[0]+counts[1]+counts[2]+counts[3] != n {
+		t.Errorf("summary %q: want some created, some not attempted, %d in all", sum[0], n)
+	}
+	stored := 0
+	for i := range n {
+		name := fmt.Sprintf("cm-%03d", i)
+		exists := s.rawValue(t, "/registry/configmaps/shop/"+name) != nil
+		if exists {
+			stored++
+		}
+		created := strings.Contains(stderr, "configmap/"+name+" created")
+		mentioned := strings.Contains(stderr, "(configmap/"+name+")")
+		switch {
+		case created && !exists:
+			t.Errorf("%s reported created, not in etcd", name)
+		case !created && !mentioned && exists:
+			t.Errorf("%s not attempted, yet in etcd", name)
+		}
+	}
+	if got := strings.Count(stderr, " created\n"); got != counts[0] {
+		t.Errorf("%d objects reported created, summary says %d", got, counts[0])
+	}
+
+	// A delete stops at the next object, too.
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	errOut = &cancelOnLine{marker: " deleted", cancel: cancel}
+	code = Run(ctx, IOStreams{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, ErrOut: errOut}, []string{"delete", "configmaps", "--all", "-n", "shop", s.flag()})
+	want := fmt.Sprintf("error: interrupted: 1 deleted, %d not attempted\n", stored-1)
+	if stderr := errOut.String(); code == 0 || !strings.Contains(stderr, want) || strings.Count(stderr, " deleted\n") != 1 {
+		t.Errorf("delete: exit %d, stderr %q: want %q", code, stderr, want)
+	}
+}
+
+// TestWritesInFlightWhenInterruptedMayHaveBeenWritten interrupts a window
+// of writes while some are in flight: those are reported as possibly
+// written, an API error as a failure, the rest are never started.
+func TestWritesInFlightWhenInterruptedMayHaveBeenWritten(t *testing.T) {
+	const n = 20
+	objs := make([]planned, n)
+	for i := range objs {
+		objs[i] = planned{
+			src:    manifest.Object{Doc: i + 1, GVK: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Name: fmt.Sprintf("cm-%02d", i)},
+			target: stores.Target{Path: "configmaps", Namespace: "shop"},
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	release := make(chan struct{})
+	var started sync.WaitGroup
+	started.Add(writers)
+	go func() {
+		// Every writer busy: the interrupt comes, then the first four finish.
+		started.Wait()
+		cancel()
+		close(release)
+	}()
+	var calls sync.Map
+	var n0 atomic.Int32
+	write := func(ctx context.Context, p planned) (runtime.Object, error) {
+		calls.Store(p.src.Name, true)
+		if n0.Add(1) <= writers {
+			started.Done()
+		}
+		i := p.src.Doc - 1
+		switch {
+		case i < 4:
+			<-release
+			return &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: p.src.Name}}, nil
+		case i == 4:
+			<-ctx.Done()
+			return nil, apierrors.NewAlreadyExists(schema.GroupResource{Resource: "configmaps"}, p.src.Name)
+		}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	var errOut bytes.Buffer
+	o := &writeOptions{globalOptions: &globalOptions{IO: IOStreams{Out: &bytes.Buffer{}, ErrOut: &errOut}}}
+	err := writeEach(ctx, o, objs, "created", write)
+	stderr := errOut.String()
+	if err == nil || err.Error() != "interrupted: 4 created, 1 not created, 3 may have been written, 12 not attempted" {
+		t.Errorf("error %v: want the interrupted summary", err)
+	}
+	for _, want := range []string{
+		"configmap/cm-03 created",
+		`error: document 5 (configmap/cm-04): configmaps "cm-04" already exists`,
+		"error: document 6 (configmap/cm-05) may have been written: context canceled",
+		"error: document 8 (configmap/cm-07) may have been written: context canceled",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q: want %q", stderr, want)
+		}
+	}
+	if strings.Contains(stderr, "cm-08") {
+		t.Errorf("stderr %q: an object never started is reported", stderr)
+	}
+	for i := writers; i < n; i++ {
+		if _, ok := calls.Load(fmt.Sprintf("cm-%02d", i)); ok {
+			t.Errorf("cm-%02d was written after the interrupt", i)
+		}
+	}
+}
+
+func TestWriteOutcomes(t *testing.T) {
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	gr := schema.GroupResource{Resource: "pods"}
+	for _, tc := range []struct {
+		ctx  context.Context
+		err  error
+		want stores.Outcome
+	}{
+		{context.Background(), nil, stores.Done},
+		{done, apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "p", nil), stores.Failed},
+		{done, apierrors.NewConflict(gr, "p", nil), stores.Failed},
+		{done, apierrors.NewNotFound(gr, "p"), stores.Failed},
+		{done, apierrors.NewForbidden(gr, "p", nil), stores.Failed},
+		{done, context.Canceled, stores.Uncertain},
+		{context.Background(), fmt.Errorf("etcd did not answer: %w", context.DeadlineExceeded), stores.Uncertain},
+		{context.Background(), apierrors.NewTimeoutError("slow", 1), stores.Uncertain},
+		{context.Background(), apierrors.NewInternalError(fmt.Errorf("boom")), stores.Failed},
+	} {
+		if got := stores.OutcomeOf(tc.ctx, tc.err); got != tc.want {
+			t.Errorf("OutcomeOf(%v): %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	goruntime "runtime"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/regctl/regctl/internal/manifest"
+	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/stores"
+)
+
+// writeReport says on stderr what became of each write of a command, prints
+// the written objects with -o, and sums up in the command's error.
+type writeReport struct {
+	o       *writeOptions
+	verb    string // created, replaced, deleted
+	total   int
+	printer *writtenPrinter
+	// named puts where a failed object is in front of its error, for
+	// manifests ("document 2 (pod/web)"); a delete's errors name the object.
+	named bool
+
+	done, failed, uncertain int
+}
+
+func newWriteReport(o *writeOptions, verb string, total int, named bool) *writeReport {
+	return &writeReport{o: o, verb: verb, total: total, named: named, printer: newWrittenPrinter(o, total)}
+}
+
+// written reports one write that happened: "pod/web created".
+func (r *writeReport) written(name, what string, obj runtime.Object) error {
+	r.done++
+	suffix := ""
+	if r.o.DryRun {
+		suffix = " (dry run)"
+	}
+	fmt.Fprintf(r.o.IO.ErrOut, "%s %s%s\n", name, what, suffix)
+	return r.printer.add(obj)
+}
+
+// fail reports a write that returned err: a definite failure, or a write
+// cut short in flight that may have been applied, which is never reported
+// as not written.
+func (r *writeReport) fail(ctx context.Context, where string, err error) {
+	if stores.OutcomeOf(ctx, err) == stores.Uncertain {
+		r.uncertain++
+		reason := err
+		if ctx.Err() != nil {
+			reason = context.Cause(ctx)
+		}
+		fmt.Fprintf(r.o.IO.ErrOut, "error: %s may have been written: %s\n", where, oneLine(reason))
+		return
+	}
+	r.failed++
+	if r.named {
+		fmt.Fprintf(r.o.IO.ErrOut, "error: %s: %s\n", where, oneLine(err))
+		return
+	}
+	fmt.Fprintf(r.o.IO.ErrOut, "error: %s\n", oneLine(err))
+}
+
+// finish ends the output and returns the command's error, if any: the
+// failures, and when the context ended early, what may have been written
+// and what was not attempted.
+func (r *writeReport) finish(ctx context.Context) error {
+	skipped := r.total - r.done - r.failed - r.uncertain
+	if err := r.printer.finish(skipped == 0 && r.uncertain == 0); err != nil {
+		return err
+	}
+	if r.failed+r.uncertain+skipped == 0 {
+		return nil
+	}
+	if ctx.Err() == nil && r.uncertain == 0 && skipped == 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d of %d objects were not %s", r.failed, r.total, r.verb)}
+	}
+	parts := []string{fmt.Sprintf("%d %s", r.done, r.verb)}
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{r.failed, "not " + r.verb}, {r.uncertain, "may have been written"}, {skipped, "not attempted"}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	summary := strings.Join(parts, ", ")
+	if ctx.Err() != nil {
+		summary = "interrupted: " + summary
+	}
+	return &exitError{code: 1, err: errors.New(summary)}
+}
+
+// writtenPrinter prints written objects with -o: one object as itself when
+// the command writes one, otherwise a List (or names), streamed.
+type writtenPrinter struct {
+	o      *writeOptions
+	single bool
+	lw     *render.ListWriter
+	n      int
+}
+
+func newWrittenPrinter(o *writeOptions, planned int) *writtenPrinter {
+	p := &writtenPrinter{o: o, single: planned == 1 && o.Output != render.Name}
+	if o.Output != "" && !p.single {
+		p.lw = render.NewListWriter(o.IO.Out, o.Output)
+	}
+	return p
+}
+
+func (p *writtenPrinter) add(obj runtime.Object) error {
+	if p.o.Output == "" || obj == nil {
+		return nil
+	}
+	p.n++
+	if p.single {
+		return render.Print(p.o.IO.Out, p.o.Output, obj)
+	}
+	return p.lw.Add(obj)
+}
+
+// finish closes the list, or, when some objects may be missing from it
+// (writes cut short or never started), leaves it visibly cut.
+func (p *writtenPrinter) finish(complete bool) error {
+	if p.lw == nil || p.n == 0 {
+		return nil
+	}
+	if !complete {
+		return p.lw.Cut()
+	}
+	return p.lw.Close()
+}
+
+// parallel runs fn(0..n-1) on every CPU, and on at least as many goroutines
+// as writes run on: a check may wait for etcd (replace's dry-run update).
+func parallel(n int, fn func(i int)) {
+	manifest.ParallelOn(max(goruntime.GOMAXPROCS(0), writers), n, fn)
+}

@@ -1,0 +1,87 @@
+package stores
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/rest"
+	api "k8s.io/kubernetes/pkg/apis/core"
+
+	"github.com/regctl/regctl/internal/wiring"
+)
+
+// DeleteOptions apply to one delete.
+type DeleteOptions struct {
+	WriteOptions
+	// GracePeriod, when set, overrides the object's own grace period.
+	GracePeriod *int64
+}
+
+// Deleted is what one delete did.
+type Deleted struct {
+	// Object is the object in the served version: as the store left it
+	// when it remains marked for deletion, otherwise as it was when the
+	// store deleted it.
+	Object runtime.Object
+	// Removed is false when the object remains, marked for deletion.
+	Removed bool
+}
+
+// Delete deletes an object through the target's store, with the resource's
+// graceful deletion and finalizers: a pod on a node with a grace period gets
+// a deletionTimestamp, a namespace goes to Terminating. The object is
+// checked as the store reads it in the delete itself, so what is refused
+// (a service with a cluster IP) and what is returned are the object that
+// was deleted, not an earlier read of it.
+func Delete(ctx context.Context, w *wiring.Wiring, t Target, name string, opts DeleteOptions) (Deleted, error) {
+	deleter, ok := w.Stores[t.Path].(rest.GracefulDeleter)
+	if !ok {
+		return Deleted{}, unwritten(fmt.Errorf("%s does not accept delete", t.Path))
+	}
+	var last runtime.Object
+	validate := func(ctx context.Context, obj runtime.Object) error {
+		if err := checkDeletable(obj); err != nil {
+			return err
+		}
+		last = obj.DeepCopyObject()
+		return nil
+	}
+	out, removed, err := deleter.Delete(t.context(ctx), name, validate,
+		&metav1.DeleteOptions{GracePeriodSeconds: opts.GracePeriod, DryRun: opts.dryRun()})
+	if err != nil {
+		return Deleted{}, err
+	}
+	// Most stores answer a delete with a Status, not the object.
+	if _, isStatus := out.(*metav1.Status); isStatus || out == nil {
+		out = last
+	}
+	if out == nil {
+		return Deleted{Removed: removed}, nil
+	}
+	ext, err := ToExternal(out, t.GroupVersion())
+	return Deleted{Object: ext, Removed: removed}, err
+}
+
+// checkDeletable refuses the one delete regctl cannot finish: a service
+// with a cluster IP. The IP is held by a networking.k8s.io IPAddress object
+// that the service's store releases through a running apiserver; without
+// one the IPAddress would stay behind, the IP lost to new services.
+func checkDeletable(obj runtime.Object) error {
+	svc, ok := obj.(*api.Service)
+	if !ok || !hasClusterIP(svc) {
+		return nil
+	}
+	ips := svc.Spec.ClusterIPs
+	if len(ips) == 0 {
+		ips = []string{svc.Spec.ClusterIP}
+	}
+	return unwritten(fmt.Errorf("service %s/%s has cluster IP %s, which regctl cannot release: cluster IPs are held by networking.k8s.io IPAddress objects that only a running apiserver releases; delete it through the apiserver",
+		svc.Namespace, svc.Name, strings.Join(ips, ",")))
+}
+
+func hasClusterIP(svc *api.Service) bool {
+	return svc.Spec.Type != api.ServiceTypeExternalName && svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != api.ClusterIPNone
+}
