@@ -173,13 +173,11 @@ func printNamed(table *render.ObjectTable, objs []runtime.Object, single bool, o
 // never printed as a whole one: the table is not printed, and a yaml or
 // json document is left open.
 func getList(ctx context.Context, w *wiring.Wiring, t stores.Target, opts *getOptions) error {
-	unreadable := 0
 	lo := stores.ListOptions{
 		LabelSelector: opts.LabelSelector,
 		FieldSelector: opts.FieldSelector,
 		ChunkSize:     opts.ChunkSize,
 		OnError: func(key string, err error) {
-			unreadable++
 			fmt.Fprintf(opts.IO.ErrOut, "error: %s\n", oneLine(err))
 		},
 	}
@@ -210,7 +208,7 @@ func getList(ctx context.Context, w *wiring.Wiring, t stores.Target, opts *getOp
 		}
 		return nil
 	})
-	if !stores.WalkedToEnd(err, t, unreadable) {
+	if !stores.WalkedToEnd(err) {
 		if err == ctx.Err() {
 			err = fmt.Errorf("listing %s: %w", t.Path, err)
 		}

@@ -77,7 +77,7 @@ func listByKey(ctx context.Context, w *wiring.Wiring, t Target, lo *metainternal
 		return err
 	}
 	if bad > 0 {
-		return fmt.Errorf("%d %s could not be read", bad, t.Path)
+		return &UnreadableError{Count: bad, Path: t.Path}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package stores
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,18 +30,21 @@ func GetInternal(ctx context.Context, w *wiring.Wiring, t Target, name string) (
 // WalkedToEnd tells whether a List that returned err read all the way to
 // the end of the target's objects, so that what it handed out is the whole
 // list: when err is nil, or when err only sums up the values it could not
-// read after reporting each of them (reported in all) to
-// ListOptions.OnError. Anything else (a timeout, a cancelled context, an
-// etcd error, an error of the page callback) stopped the walk early.
-func WalkedToEnd(err error, t Target, reported int) bool {
-	if err == nil {
-		return true
-	}
-	return reported > 0 && err.Error() == unreadableSummary(reported, t)
+// read after reporting each of them to ListOptions.OnError. Anything else
+// (a timeout, a cancelled context, an etcd error, an error of the page
+// callback) stopped the walk early.
+func WalkedToEnd(err error) bool {
+	var unreadable *UnreadableError
+	return err == nil || errors.As(err, &unreadable)
 }
 
-// unreadableSummary is how List ends a walk that reached the end with values
-// it could not read.
-func unreadableSummary(n int, t Target) string {
-	return fmt.Sprintf("%d %s could not be read", n, t.Path)
+// UnreadableError ends a list that reached its end with values it could not
+// read, each already reported.
+type UnreadableError struct {
+	Count int
+	Path  string
+}
+
+func (e *UnreadableError) Error() string {
+	return fmt.Sprintf("%d %s could not be read", e.Count, e.Path)
 }
