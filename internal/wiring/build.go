@@ -117,17 +117,6 @@ func (w *Wiring) ClientFor(ctx context.Context, path string) (*clientv3.Client, 
 	return w.clientOn(ctx, d.transport)
 }
 
-// Servers are the etcd servers that hold the resource of path, as
-// ClientFor dials them.
-func (w *Wiring) Servers(path string) []string {
-	if store := w.GenericStore(path); store != nil {
-		if d, ok := w.getter.decision(store.DefaultQualifiedResource); ok {
-			return d.transport.ServerList
-		}
-	}
-	return w.transport.ServerList
-}
-
 // clientOn returns the one client regctl keeps per set of servers, dialing
 // and checking it on first use.
 func (w *Wiring) clientOn(ctx context.Context, tc storagebackend.TransportConfig) (*clientv3.Client, error) {
