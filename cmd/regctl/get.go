@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/regctl/regctl/internal/gctune"
 	"github.com/regctl/regctl/internal/render"
@@ -20,20 +21,22 @@ type getOptions struct {
 	scopeOptions
 	Args              []string
 	Output            render.Format
+	Print             *render.GetPrintFlags
 	Subresource       string
 	LabelSelector     string
 	FieldSelector     string
 	ChunkSize         int64
 	ShowManagedFields bool
+	watchFlags
 }
 
 var getFormats = []render.Format{render.Table, render.Wide, render.YAML, render.JSON, render.Name}
 
 func newGetCmd(g *globalOptions, runF func(context.Context, *getOptions) error) *cobra.Command {
-	opts := &getOptions{globalOptions: g}
+	opts := &getOptions{globalOptions: g, Print: render.NewGetPrintFlags()}
 	var output string
 	cmd := &cobra.Command{
-		Use:   "get TYPE[/NAME] [NAME...] [-n NAMESPACE | -A] [-o table|wide|yaml|json|name]",
+		Use:   "get TYPE[/NAME] [NAME...] [-n NAMESPACE | -A] [-o table|wide|yaml|json|name|jsonpath=...|custom-columns=...|go-template=...]",
 		Short: "Read objects from etcd through kube-apiserver's own stores",
 		Long: `Read objects from etcd through the store of their path: the server's Get and List,
 codecs, key functions, selectors (predicates) and table printers. Nothing is written.
@@ -42,7 +45,27 @@ Names are resolved from the map: plural, singular, kind or short name (po, svc, 
 Objects print as the apiserver serves them (external version, apiVersion and kind set);
 managedFields are hidden unless --show-managed-fields. Objects whose stored value cannot be
 read are reported on stderr with their etcd key and the reason, the rest are printed, and
-the exit code is 1.`,
+the exit code is 1.
+
+Tables are the store's table printer's, printed by kubectl's own table printer as kubectl
+get prints the apiserver's, with kubectl's --no-headers, --show-labels, -L/--label-columns,
+--show-kind and --sort-by. -o jsonpath=, custom-columns=, go-template= (their -file forms,
+and --template) are printed by kubectl's printers too. With --sort-by or a template, a list
+is printed once all of it has been read; otherwise yaml, json and names stream page by page.
+
+With -w (--watch), the objects are printed and then every change to them, until Ctrl-C,
+as kubectl get -w prints them: a table's header once, then a row per change; yaml
+documents separated by ---; json objects one after another. Changes come from the
+store's own Watch on etcd (no watch cache, so no apiserver is needed), from the revision
+the list was read at: none is missed or shown twice. One object is watched by name
+(metadata.name), and must exist. --watch-only prints the changes alone.
+--output-watch-events shows each as an event: an EVENT column (ADDED, MODIFIED,
+DELETED), or one {"type":...,"object":...} line per event in json. With --watch-only,
+--resource-version RV starts after etcd revision RV, as long as etcd has not compacted
+the changes since. A watch writes nothing to etcd.
+
+  regctl get pods -n shop -w
+  regctl get pods/web -n shop --watch-only --output-watch-events -o json`,
 		Example: `  # One pod, as the apiserver's GET returns it
   regctl get pods/web -n shop -o yaml
 
@@ -50,17 +73,26 @@ the exit code is 1.`,
   regctl get pods -A --field-selector spec.nodeName=node-1
 
   # The status subresource of a pod
-  regctl get pods/status web -n shop -o json`,
+  regctl get pods/status web -n shop -o json
+
+  # Names of the pods on one node, with kubectl's JSONPath
+  regctl get pods -A --field-selector spec.nodeName=node-1 -o jsonpath='{.items[*].metadata.name}'
+
+  # Every pod and its node, oldest first
+  regctl get pods -A -o custom-columns=NAME:.metadata.name,NODE:.spec.nodeName --sort-by=.metadata.creationTimestamp`,
 		ValidArgsFunction: completeResourceObjects(g),
 		Args:              cobra.MinimumNArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			f, err := render.ParseFormat(output, getFormats...)
+			f, err := opts.Print.Format(output, cmd.Flags().Changed("output"), getFormats...)
 			opts.Output = f
 			opts.namespaceSet = cmd.Flags().Changed("namespace")
 			if err != nil {
 				return err
 			}
-			return checkChunkSize(opts.ChunkSize)
+			if err := checkChunkSize(opts.ChunkSize); err != nil {
+				return err
+			}
+			return opts.watchFlags.check()
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Args = args
@@ -71,13 +103,16 @@ the exit code is 1.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVarP(&output, "output", "o", string(render.Table), "Output format: table|wide|yaml|json|name")
+	fs.StringVarP(&output, "output", "o", string(render.Table),
+		"Output format: table|wide|yaml|json|name, or kubectl's jsonpath=, jsonpath-file=, custom-columns=, custom-columns-file=, go-template=, go-template-file=")
+	opts.Print.AddFlags(cmd)
 	addScopeFlags(fs, &opts.scopeOptions)
 	fs.StringVar(&opts.Subresource, "subresource", "", "Read this subresource of the object (e.g. status)")
 	fs.StringVarP(&opts.LabelSelector, "selector", "l", "", "Label selector, e.g. app=web,tier!=db")
 	fs.StringVar(&opts.FieldSelector, "field-selector", "", "Field selector, e.g. spec.nodeName=node-1,status.phase=Running")
 	fs.Int64Var(&opts.ChunkSize, "chunk-size", 500, "Objects per page (one etcd range request each); 0 reads all at once")
 	fs.BoolVar(&opts.ShowManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in yaml and json output")
+	addWatchFlags(fs, &opts.watchFlags)
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
 	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(getFormats...))
 	return cmd
@@ -93,6 +128,9 @@ func runGet(ctx context.Context, opts *getOptions) error {
 		return err
 	}
 	defer w.Close()
+	if opts.watching() {
+		return runWatch(ctx, w, t, ref.Names, opts)
+	}
 	if len(ref.Names) > 0 {
 		return getNamed(ctx, w, t, ref.Names, opts)
 	}
@@ -107,7 +145,7 @@ func runGet(ctx context.Context, opts *getOptions) error {
 // name has been read, so a read cut short prints nothing at all.
 func getNamed(ctx context.Context, w *wiring.Wiring, t stores.Target, names []string, opts *getOptions) error {
 	tabular := opts.Output == render.Table || opts.Output == render.Wide
-	table := &render.ObjectTable{}
+	table := opts.newTable(t, false)
 	var objs []runtime.Object
 	failed := 0
 	for _, name := range names {
@@ -157,9 +195,9 @@ func printNamed(table *render.ObjectTable, objs []runtime.Object, single bool, o
 	case len(objs) == 0:
 		return nil
 	case single && opts.Output != render.Name:
-		return render.Print(opts.IO.Out, opts.Output, objs[0])
+		return opts.Print.PrintObject(opts.IO.Out, opts.Output, objs[0])
 	}
-	lw := render.NewListWriter(opts.IO.Out, opts.Output)
+	lw := opts.Print.NewListWriter(opts.IO.Out, opts.Output)
 	for _, obj := range objs {
 		if err := lw.Add(obj); err != nil {
 			return err
@@ -181,10 +219,10 @@ func getList(ctx context.Context, w *wiring.Wiring, t stores.Target, opts *getOp
 			fmt.Fprintf(opts.IO.ErrOut, "error: %s\n", oneLine(err))
 		},
 	}
-	table := &render.ObjectTable{WithNamespace: opts.AllNamespaces && t.Resource.Namespaced}
-	lw := render.NewListWriter(opts.IO.Out, opts.Output)
+	table := opts.newTable(t, opts.AllNamespaces && t.Resource.Namespaced)
+	lw := opts.Print.NewListWriter(opts.IO.Out, opts.Output)
 	tabular := opts.Output == render.Table || opts.Output == render.Wide
-	gctune.BoundHeap()
+	opts.boundHeap()
 	err := stores.List(ctx, w, t, lo, func(p stores.Page) error {
 		if tabular {
 			if len(p.Items) == 0 {
@@ -251,6 +289,24 @@ func noResources(t stores.Target) string {
 		return fmt.Sprintf("No resources found in %s namespace.", t.Namespace)
 	}
 	return "No resources found"
+}
+
+// boundHeap bounds the heap while a list is read, unless the output holds
+// every object (--sort-by, templates): a bound meant for two pages would
+// then keep the collector running.
+func (o *getOptions) boundHeap() {
+	if !o.Print.HoldsObjects() {
+		gctune.BoundHeap()
+	}
+}
+
+// newTable starts a table of t's objects for kubectl's table printer, which
+// reads, for --sort-by, each row's object in the served version.
+func (o *getOptions) newTable(t stores.Target, withNamespace bool) *render.ObjectTable {
+	kind := schema.GroupKind{Group: t.Resource.Group, Kind: t.Resource.Kind}
+	return o.Print.NewTable(kind, withNamespace, func(obj runtime.Object) (runtime.Object, error) {
+		return stores.ListItemToExternal(obj, t.GroupVersion())
+	})
 }
 
 // trim hides managedFields unless asked, as kubectl does.

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 )
@@ -21,6 +20,9 @@ type ListWriter struct {
 	w      io.Writer
 	format Format
 	n      int
+	// held keeps the objects of a list printed only once whole (--sort-by,
+	// kubectl's template and column printers); nil streams them.
+	held *heldList
 }
 
 // NewListWriter starts a list in format (yaml, json or name).
@@ -28,8 +30,15 @@ func NewListWriter(w io.Writer, format Format) *ListWriter {
 	return &ListWriter{w: w, format: format}
 }
 
-// Add prints one object.
+// Add prints one object, or keeps it for a list printed once whole.
 func (l *ListWriter) Add(obj runtime.Object) error {
+	if l.held != nil {
+		return l.held.add(l.format, obj)
+	}
+	return l.add(obj)
+}
+
+func (l *ListWriter) add(obj runtime.Object) error {
 	defer func() { l.n++ }()
 	switch l.format {
 	case Name:
@@ -74,9 +83,13 @@ func (l *ListWriter) Add(obj runtime.Object) error {
 	return fmt.Errorf("output format %q cannot print objects", l.format)
 }
 
-// Close ends the list document. Call it only when every object has been
-// added: a closed document says the list is whole.
+// Close ends the list document, and prints a held list. Call it only when
+// every object has been added: a closed document says the list is whole.
 func (l *ListWriter) Close() error {
+	if h := l.held; h != nil {
+		l.held = nil
+		return l.printHeld(h)
+	}
 	var err error
 	switch l.format {
 	case JSON:
@@ -109,6 +122,25 @@ func (l *ListWriter) Cut() error {
 	return cut(l.w, l.format, l.n)
 }
 
+// printHeld prints a list held whole: to kubectl's printer as the List
+// kubectl makes of several objects, or object by object, in --sort-by
+// order, as a streamed list is printed.
+func (l *ListWriter) printHeld(h *heldList) error {
+	if l.format == Custom {
+		return h.flags.printCustom(l.w, h.customList())
+	}
+	objs, err := h.sorted()
+	if err != nil {
+		return err
+	}
+	for _, obj := range objs {
+		if err := l.add(obj); err != nil {
+			return err
+		}
+	}
+	return l.Close()
+}
+
 func cut(w io.Writer, format Format, n int) error {
 	if format != JSON && format != YAML {
 		return nil
@@ -130,71 +162,6 @@ func ObjectName(obj runtime.Object) string {
 		name = m.GetName()
 	}
 	return kind + "/" + name
-}
-
-// ObjectTable accumulates the server-side tables (metav1.Table) of one or
-// more pages and prints them as kubectl get does: upper-case column names,
-// priority-0 columns unless wide, a NAMESPACE column across namespaces.
-type ObjectTable struct {
-	WithNamespace bool
-
-	columns    []metav1.TableColumnDefinition
-	namespaces []string
-	cells      [][]string
-}
-
-// Append adds the rows of one table.
-func (t *ObjectTable) Append(table *metav1.Table) {
-	if t.columns == nil {
-		t.columns = table.ColumnDefinitions
-	}
-	for _, row := range table.Rows {
-		cells := make([]string, len(row.Cells))
-		for i, c := range row.Cells {
-			cells[i] = cell(c)
-		}
-		t.cells = append(t.cells, cells)
-		ns := ""
-		if row.Object.Object != nil {
-			if m, err := meta.Accessor(row.Object.Object); err == nil {
-				ns = m.GetNamespace()
-			}
-		}
-		t.namespaces = append(t.namespaces, ns)
-	}
-}
-
-// Len is the number of rows.
-func (t *ObjectTable) Len() int { return len(t.cells) }
-
-func (t *ObjectTable) Header(wide bool) []string {
-	var h []string
-	if t.WithNamespace {
-		h = append(h, "NAMESPACE")
-	}
-	for _, c := range t.columns {
-		if wide || c.Priority == 0 {
-			h = append(h, strings.ToUpper(c.Name))
-		}
-	}
-	return h
-}
-
-func (t *ObjectTable) Rows(wide bool) [][]string {
-	rows := make([][]string, 0, len(t.cells))
-	for i, cells := range t.cells {
-		var row []string
-		if t.WithNamespace {
-			row = append(row, t.namespaces[i])
-		}
-		for j, c := range t.columns {
-			if (wide || c.Priority == 0) && j < len(cells) {
-				row = append(row, cells[j])
-			}
-		}
-		rows = append(rows, row)
-	}
-	return rows
 }
 
 // cell is one cell as kubectl's table printer shows it: a string stops at

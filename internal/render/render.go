@@ -1,5 +1,7 @@
 // Package render is the one place where regctl formats output: tables
-// (tablewriter), YAML (sigs.k8s.io/yaml) and JSON.
+// (tablewriter), YAML (sigs.k8s.io/yaml) and JSON, and, for objects read
+// from etcd, kubectl get's own printers (k8s.io/kubectl, k8s.io/cli-runtime):
+// server-side tables, JSONPath, custom columns and Go templates.
 package render
 
 import (
@@ -74,6 +76,8 @@ func Print(w io.Writer, f Format, v any) error {
 		return err
 	case Table, Wide:
 		switch t := v.(type) {
+		case *ObjectTable:
+			return t.print(w, f == Wide)
 		case Tabular:
 			return PrintTable(w, t.Header(f == Wide), t.Rows(f == Wide))
 		case Described:
@@ -138,13 +142,5 @@ func PrintTable(w io.Writer, header []string, rows [][]string) error {
 	}
 	// tablewriter pads every cell to its column's width; drop the padding
 	// at line ends so output diffs cleanly.
-	for _, line := range strings.SplitAfter(buf.String(), "\n") {
-		if line == "" {
-			continue
-		}
-		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+"\n"); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeTrimmed(w, buf.String())
 }

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/spf13/pflag"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/wiring"
+)
+
+// watchFlags are get's flags for following changes, as kubectl get has
+// them, and --resource-version to start in the past.
+type watchFlags struct {
+	Watch             bool
+	WatchOnly         bool
+	OutputWatchEvents bool
+	ResourceVersion   string
+}
+
+func addWatchFlags(fs *pflag.FlagSet, f *watchFlags) {
+	fs.BoolVarP(&f.Watch, "watch", "w", false, "After listing or getting the objects, watch for changes (until Ctrl-C)")
+	fs.BoolVar(&f.WatchOnly, "watch-only", false, "Watch for changes without listing or getting first")
+	fs.BoolVar(&f.OutputWatchEvents, "output-watch-events", false, "Print watch events (ADDED, MODIFIED, DELETED) with --watch or --watch-only; objects listed first are ADDED events")
+	fs.StringVar(&f.ResourceVersion, "resource-version", "", "With --watch-only, print the changes made after this resourceVersion (an etcd revision) rather than from now")
+}
+
+func (f watchFlags) watching() bool { return f.Watch || f.WatchOnly }
+
+// check refuses what kubectl refuses, and a --resource-version that is no
+// revision or would not fit the list --watch prints first.
+func (f watchFlags) check() error {
+	switch {
+	case f.OutputWatchEvents && !f.watching():
+		return errors.New("`--output-watch-events` needs `--watch` or `--watch-only`")
+	case f.ResourceVersion == "":
+		return nil
+	case !f.WatchOnly:
+		return errors.New("`--resource-version` needs `--watch-only`: the list `--watch` prints first is the state now, not at that version")
+	}
+	if _, err := strconv.ParseUint(f.ResourceVersion, 10, 64); err != nil {
+		return fmt.Errorf("invalid `--resource-version` %q: want an etcd revision, e.g. 12345", f.ResourceVersion)
+	}
+	return nil
+}
+
+// runWatch is get --watch and --watch-only. Unless --watch-only, it prints
+// the current objects, then one object or row per change until Ctrl-C, as
+// kubectl get --watch does. The watch starts at the revision the list was
+// read at, so no change is missed or shown twice.
+func runWatch(ctx context.Context, w *wiring.Wiring, t stores.Target, names []string, opts *getOptions) error {
+	wo, err := watchScope(t, names, opts)
+	if err != nil {
+		return err
+	}
+	p, err := newWatcher(w, t, opts)
+	if err != nil {
+		return err
+	}
+	if wo.ResourceVersion == "" {
+		if wo.ResourceVersion, err = p.startRevision(ctx, names, wo); err != nil {
+			return watchEnded(ctx, opts, err)
+		}
+	}
+	err = stores.Watch(ctx, w, t, wo, func(ev watch.Event) error { return p.event(ctx, ev) })
+	return watchEnded(ctx, opts, err)
+}
+
+// watchScope is what to watch: the target's objects that match the
+// selectors, or the one named, by a metadata.name field selector as kubectl
+// watches one object.
+func watchScope(t stores.Target, names []string, opts *getOptions) (stores.WatchOptions, error) {
+	if !slices.Contains(t.Resource.Verbs, "watch") {
+		return stores.WatchOptions{}, fmt.Errorf("%s cannot be watched", t.Path)
+	}
+	if len(names) > 1 {
+		return stores.WatchOptions{}, errors.New("`--watch` follows one object or one type at a time: name one object at most")
+	}
+	wo := stores.WatchOptions{
+		LabelSelector:   opts.LabelSelector,
+		FieldSelector:   opts.FieldSelector,
+		ResourceVersion: opts.ResourceVersion,
+		OnError:         func(err error) { fmt.Fprintf(opts.IO.ErrOut, "error: %s\n", oneLine(err)) },
+	}
+	if len(names) == 1 {
+		byName := fields.OneTermEqualSelector("metadata.name", names[0]).String()
+		if wo.FieldSelector == "" {
+			wo.FieldSelector = byName
+		} else {
+			wo.FieldSelector = byName + "," + wo.FieldSelector
+		}
+	}
+	return wo, nil
+}
+
+// watchEnded words how a watch ended. Ctrl-C is the usual end: its cause
+// makes Run exit 130.
+func watchEnded(ctx context.Context, opts *getOptions, err error) error {
+	var tooOld *stores.TooOldError
+	switch {
+	case ctx.Err() != nil:
+		return context.Cause(ctx)
+	case errors.As(err, &tooOld) && opts.ResourceVersion != "":
+		return fmt.Errorf("%w; watch from a later `--resource-version`, or without one to start from now", err)
+	case errors.As(err, &tooOld):
+		return fmt.Errorf("%w; run the command again to list and watch from now", err)
+	}
+	return err
+}
+
+// watcher prints a watch's list and events through one printer, so that a
+// table's header is printed once and yaml documents are separated.
+type watcher struct {
+	w    *wiring.Wiring
+	t    stores.Target
+	opts *getOptions
+	out  *render.WatchPrinter
+}
+
+// newWatcher prints with kubectl get's output options, warning of those a
+// watch ignores as kubectl does.
+func newWatcher(w *wiring.Wiring, t stores.Target, opts *getOptions) (*watcher, error) {
+	kind := schema.GroupKind{Group: t.Resource.Group, Kind: t.Resource.Kind}
+	out, err := opts.Print.NewWatchPrinter(opts.IO.Out, opts.Output, kind, opts.OutputWatchEvents, opts.AllNamespaces && t.Resource.Namespaced)
+	if err != nil {
+		return nil, err
+	}
+	if warning := out.Warning(); warning != "" {
+		fmt.Fprintln(opts.IO.ErrOut, warning)
+	}
+	return &watcher{w: w, t: t, opts: opts, out: out}, nil
+}
+
+// startRevision is where the watch starts: the revision the list was read
+// at. Unless --watch-only the list is printed; a named object must exist,
+// as kubectl wants. etcd's revision from before the list stands in when the
+// list does not say (it was read key by key around an unreadable value): a
+// change made meanwhile may then show twice, but none is missed.
+func (p *watcher) startRevision(ctx context.Context, names []string, wo stores.WatchOptions) (string, error) {
+	rev, err := stores.Revision(ctx, p.w, p.t)
+	if err != nil || (p.opts.WatchOnly && len(names) == 0) {
+		return rev, err
+	}
+	listed, found, err := p.list(ctx, wo)
+	var unreadable *stores.UnreadableError
+	switch {
+	case !stores.WalkedToEnd(err):
+		return "", err
+	case len(names) == 1 && found == 0 && errors.As(err, &unreadable):
+		// The object is there but cannot be read, as reported.
+		return "", &exitError{code: 1, err: err}
+	case len(names) == 1 && found == 0:
+		gr := schema.GroupResource{Group: p.t.Resource.Group, Resource: p.t.Resource.Name}
+		return "", apierrors.NewNotFound(gr, names[0])
+	}
+	if listed != "" {
+		rev = listed
+	}
+	return rev, nil
+}
+
+// list reads the objects the watch covers with the store's List, printing
+// them unless --watch-only, and returns the list's revision and how many
+// objects it holds. Unreadable values are reported as get reports them,
+// and the list's error then says how many there were.
+func (p *watcher) list(ctx context.Context, wo stores.WatchOptions) (rev string, found int, err error) {
+	lo := stores.ListOptions{
+		LabelSelector: wo.LabelSelector,
+		FieldSelector: wo.FieldSelector,
+		ChunkSize:     p.opts.ChunkSize,
+		OnError:       func(key string, err error) { wo.OnError(err) },
+	}
+	err = stores.List(ctx, p.w, p.t, lo, func(page stores.Page) error {
+		if rev == "" {
+			rev = page.ResourceVersion()
+		}
+		found += len(page.Items)
+		if p.opts.WatchOnly {
+			return nil
+		}
+		return p.page(ctx, page)
+	})
+	if !stores.WalkedToEnd(err) {
+		return "", 0, err
+	}
+	// A table is aligned over the whole list, as kubectl prints it.
+	if ferr := p.out.Flush(); ferr != nil {
+		return "", 0, ferr
+	}
+	return rev, found, err
+}
+
+// page prints a page of the list as ADDED objects.
+func (p *watcher) page(ctx context.Context, page stores.Page) error {
+	if p.tabular() {
+		if len(page.Items) == 0 {
+			return nil
+		}
+		table, err := stores.Table(ctx, p.w, p.t, page.List)
+		if err != nil {
+			return err
+		}
+		return p.out.Table(string(watch.Added), table)
+	}
+	for _, item := range page.Items {
+		obj, err := stores.ListItemToExternal(item, p.t.GroupVersion())
+		if err != nil {
+			return err
+		}
+		if err := p.out.Object(string(watch.Added), p.opts.trim(obj)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// event prints one change as it comes.
+func (p *watcher) event(ctx context.Context, ev watch.Event) error {
+	if p.tabular() {
+		table, err := stores.Table(ctx, p.w, p.t, ev.Object)
+		if err != nil {
+			return err
+		}
+		if err := p.out.Table(string(ev.Type), table); err != nil {
+			return err
+		}
+		return p.out.Flush()
+	}
+	obj, err := stores.ToExternal(ev.Object, p.t.GroupVersion())
+	if err != nil {
+		return fmt.Errorf("watching %s: %w", p.t.Path, err)
+	}
+	if err := p.out.Object(string(ev.Type), p.opts.trim(obj)); err != nil {
+		return err
+	}
+	return p.out.Flush()
+}
+
+func (p *watcher) tabular() bool {
+	return p.opts.Output == render.Table || p.opts.Output == render.Wide
+}

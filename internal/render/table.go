@@ -1,0 +1,160 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/kubectl/pkg/cmd/get"
+)
+
+// ObjectTable accumulates the server-side tables (metav1.Table) of one or
+// more pages, or of several objects, and prints them with kubectl get's own
+// table printer: upper-case column names, priority-0 columns unless wide,
+// a NAMESPACE column across namespaces, label columns, sorting. The zero
+// value prints as kubectl get does without options; GetPrintFlags.NewTable
+// makes one that follows kubectl's flags.
+type ObjectTable struct {
+	WithNamespace bool
+
+	flags  *GetPrintFlags
+	kind   schema.GroupKind
+	served func(runtime.Object) (runtime.Object, error)
+	table  metav1.Table
+	// err is the first row that could not be kept; printing returns it.
+	err error
+}
+
+// Append adds the rows of one table. Each row keeps its cells and, of its
+// object, what kubectl's printer reads (see rowObject).
+func (t *ObjectTable) Append(table *metav1.Table) {
+	if t.err != nil {
+		return
+	}
+	if t.table.ColumnDefinitions == nil {
+		t.table.ColumnDefinitions = table.ColumnDefinitions
+	}
+	for _, row := range table.Rows {
+		obj, err := t.rowObject(row.Object.Object)
+		if err != nil {
+			t.err = err
+			return
+		}
+		row.Object = runtime.RawExtension{Object: obj}
+		t.table.Rows = append(t.table.Rows, row)
+	}
+}
+
+// rowObject is what a row keeps of its object. By default that is what the
+// apiserver's table response carries (includeObject=Metadata): the object's
+// metadata, as meta.AsPartialObjectMetadata makes it, from which kubectl
+// prints namespaces and labels; without managedFields, which nothing prints,
+// so that a long list holds little per row. --sort-by reads any field, so
+// then the row keeps the whole object in its served version, in the JSON
+// form kubectl asks for then (includeObject=Object).
+func (t *ObjectTable) rowObject(obj runtime.Object) (runtime.Object, error) {
+	if obj == nil {
+		return nil, nil
+	}
+	if by := t.flags.sortBy(); by != "" && t.served != nil {
+		return t.wholeObject(obj, by)
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, fmt.Errorf("reading the metadata of a table row: %w", err)
+	}
+	partial := meta.AsPartialObjectMetadata(m)
+	partial.ManagedFields = nil
+	partial.SetGroupVersionKind(metav1.SchemeGroupVersion.WithKind("PartialObjectMetadata"))
+	return partial, nil
+}
+
+func (t *ObjectTable) wholeObject(obj runtime.Object, by string) (runtime.Object, error) {
+	ext, err := t.served(obj)
+	if err != nil {
+		return nil, err
+	}
+	// Only a sort by managedFields needs them. The served object is the
+	// row's own (the store's object is not used again), so they are dropped
+	// before the conversion rather than converted and dropped.
+	if !strings.Contains(by, "managedFields") {
+		if m, err := meta.Accessor(ext); err == nil {
+			m.SetManagedFields(nil)
+		}
+	}
+	u, err := toUnstructured(ext)
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// Len is the number of rows.
+func (t *ObjectTable) Len() int { return len(t.table.Rows) }
+
+// print writes the table as kubectl get prints a table from the server:
+// sorted by --sort-by as kubectl sorts one (its RuntimeSorter, then its
+// SortingPrinter), by kubectl's printer. A table is printed once: kubectl's
+// printer decorates the rows in place.
+func (t *ObjectTable) print(w io.Writer, wide bool) error {
+	if t.err != nil {
+		return t.err
+	}
+	p, err := t.flags.tablePrinter(t.kind, t.WithNamespace, wide)
+	if err != nil {
+		return fmt.Errorf("making the table printer: %w", err)
+	}
+	if by := t.flags.sortBy(); by != "" {
+		if err := get.NewRuntimeSorter([]runtime.Object{&t.table}, by).Sort(); err != nil {
+			return fmt.Errorf("sorting by %q: %w", by, err)
+		}
+		p = &get.SortingPrinter{Delegate: p, SortField: by}
+	}
+	var buf bytes.Buffer
+	if err := p.PrintObj(&t.table, &buf); err != nil {
+		return fmt.Errorf("printing the table: %w", err)
+	}
+	return writeTrimmed(w, buf.String())
+}
+
+// tablePrinter is kubectl get's printer for server-side tables, with the
+// options kubectl's flags give it; f may be nil for kubectl's defaults.
+func (f *GetPrintFlags) tablePrinter(kind schema.GroupKind, withNamespace, wide bool) (printers.ResourcePrinter, error) {
+	h := *get.NewHumanPrintFlags()
+	if f != nil {
+		h = *f.kubectl.HumanReadableFlags
+		h.NoHeaders = *f.kubectl.NoHeaders
+	}
+	h.SetKind(kind)
+	if withNamespace {
+		if err := h.EnsureWithNamespace(); err != nil {
+			return nil, err
+		}
+	}
+	output := ""
+	if wide {
+		output = "wide"
+	}
+	return h.ToPrinter(output)
+}
+
+// writeTrimmed writes a printed table without the padding left at the ends
+// of lines whose last cells are empty: regctl's tables never had it, and
+// output without it diffs cleanly.
+func writeTrimmed(w io.Writer, table string) error {
+	for _, line := range strings.SplitAfter(table, "\n") {
+		if line == "" {
+			continue
+		}
+		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
