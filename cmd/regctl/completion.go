@@ -14,6 +14,7 @@ import (
 
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/internal/wiring"
 )
 
@@ -141,7 +142,7 @@ func completionError(cmd *cobra.Command, err error) ([]cobra.Completion, cobra.S
 // resourceCompletions are the resources of the table (not subresources),
 // described by their kind, and their short names, described by the
 // resource, that start with prefix, sorted.
-func resourceCompletions(t wiring.RouteTable, prefix string) []cobra.Completion {
+func resourceCompletions(t routetable.RouteTable, prefix string) []cobra.Completion {
 	var out []cobra.Completion
 	for _, r := range t.Routes {
 		if r.Subresource != "" {
@@ -162,13 +163,13 @@ func resourceCompletions(t wiring.RouteTable, prefix string) []cobra.Completion 
 
 // completionRoute finds the resource a completed argument names, by plural
 // or short name.
-func completionRoute(t wiring.RouteTable, name string) (wiring.Route, bool) {
+func completionRoute(t routetable.RouteTable, name string) (routetable.Route, bool) {
 	for _, r := range t.Routes {
 		if r.Subresource == "" && (r.Resource == name || slices.Contains(r.ShortNames, name)) {
 			return r, true
 		}
 	}
-	return wiring.Route{}, false
+	return routetable.Route{}, false
 }
 
 // completionNames lists the names of resource's objects from the etcd given

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/internal/wiring"
 )
 
@@ -21,7 +22,7 @@ func Usage(ctx context.Context, w *wiring.Wiring, pageSize int64) ([]etcdview.Us
 	claimed := map[string]string{}
 	var elsewhere []etcdview.Usage
 	for _, r := range w.Table.Routes {
-		if r.Store != wiring.StoreOwn {
+		if r.Store != routetable.StoreOwn {
 			continue
 		}
 		if len(r.EtcdServers) == 0 {

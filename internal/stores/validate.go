@@ -11,6 +11,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
+	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/internal/wiring"
 )
 
@@ -57,18 +58,18 @@ func ValidateCreate(ctx context.Context, w *wiring.Wiring, t Target, obj runtime
 // through another resource's store or none.
 func ownStore(w *wiring.Wiring, path string) *genericregistry.Store {
 	r, ok := route(w, path)
-	if !ok || r.Store != wiring.StoreOwn {
+	if !ok || r.Store != routetable.StoreOwn {
 		return nil
 	}
 	return w.GenericStore(path)
 }
 
 // route is the route table's record of path.
-func route(w *wiring.Wiring, path string) (wiring.Route, bool) {
+func route(w *wiring.Wiring, path string) (routetable.Route, bool) {
 	for _, r := range w.Table.Routes {
 		if r.Path == path {
 			return r, true
 		}
 	}
-	return wiring.Route{}, false
+	return routetable.Route{}, false
 }

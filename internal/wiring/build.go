@@ -38,6 +38,7 @@ import (
 	netutils "k8s.io/utils/net"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/routetable"
 )
 
 // Config says which etcd to build against and how patiently.
@@ -49,7 +50,7 @@ type Config struct {
 
 // Wiring is the instantiated core storage map.
 type Wiring struct {
-	Table RouteTable
+	Table routetable.RouteTable
 	// Stores holds regctl's own storage for each path, built by the server's
 	// code but with undecorated storage (no watch cache).
 	Stores map[string]rest.Storage
@@ -285,8 +286,8 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	w.Resources = discovered.APIResources
 	w.getter = getter
 	w.owners = findOwners(w.Stores)
-	w.Table = RouteTable{
-		FormatVersion:     FormatVersion,
+	w.Table = routetable.RouteTable{
+		FormatVersion:     routetable.FormatVersion,
 		KubernetesVersion: KubernetesVersion(),
 		EtcdPrefix:        etcd.StorageConfig.Prefix,
 		Routes:            routes(w.Stores, w.owners, discovered, getter),

@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/routetable"
 )
 
 // build parses args as kube-apiserver flags and builds the map.
@@ -34,8 +35,8 @@ func buildErr(t *testing.T, args ...string) (*Wiring, error) {
 	return Build(context.Background(), Config{Options: opts, Timeout: 5 * time.Second})
 }
 
-func routeMap(w *Wiring) map[string]Route {
-	m := map[string]Route{}
+func routeMap(w *Wiring) map[string]routetable.Route {
+	m := map[string]routetable.Route{}
 	for _, r := range w.Table.Routes {
 		m[r.Path] = r
 	}
@@ -74,24 +75,24 @@ func TestDecorators(t *testing.T) {
 			name: "default: events uncached, every other store cached",
 			want: func(p string) string {
 				if p == "events" {
-					return DecoratorUndecorated
+					return routetable.DecoratorUndecorated
 				}
-				return DecoratorCacher
+				return routetable.DecoratorCacher
 			},
 		},
 		{
 			name: "--watch-cache=false",
 			args: []string{"--watch-cache=false"},
-			want: func(string) string { return DecoratorUndecorated },
+			want: func(string) string { return routetable.DecoratorUndecorated },
 		},
 		{
 			name: "--watch-cache-sizes=secrets#0",
 			args: []string{"--watch-cache-sizes=secrets#0"},
 			want: func(p string) string {
 				if p == "events" || p == "secrets" {
-					return DecoratorUndecorated
+					return routetable.DecoratorUndecorated
 				}
-				return DecoratorCacher
+				return routetable.DecoratorCacher
 			},
 		},
 	} {
@@ -100,17 +101,17 @@ func TestDecorators(t *testing.T) {
 			owned := 0
 			for _, r := range w.Table.Routes {
 				switch r.Store {
-				case StoreOwn:
+				case routetable.StoreOwn:
 					owned++
 					if want := tc.want(r.Path); r.Decorator != want {
 						t.Errorf("%s: decorator %q, want %q", r.Path, r.Decorator, want)
 					}
-				case StoreShared:
+				case routetable.StoreShared:
 					if want := tc.want(r.SharesWith); r.Decorator != want {
 						t.Errorf("%s (shares %s): decorator %q, want %q", r.Path, r.SharesWith, r.Decorator, want)
 					}
-				case StoreNone:
-					if r.Decorator != DecoratorNone {
+				case routetable.StoreNone:
+					if r.Decorator != routetable.DecoratorNone {
 						t.Errorf("%s: decorator %q, want none", r.Path, r.Decorator)
 					}
 				}
@@ -135,7 +136,7 @@ func TestStoreSharing(t *testing.T) {
 		"replicationcontrollers/scale": "replicationcontrollers",
 	} {
 		r := routes[path]
-		if r.Store != StoreShared || r.SharesWith != want {
+		if r.Store != routetable.StoreShared || r.SharesWith != want {
 			t.Errorf("%s: store %q sharesWith %q, want shared with %q", path, r.Store, r.SharesWith, want)
 		}
 		if r.KeyPrefix != routes[want].KeyPrefix || r.KeyPrefix == "" {
@@ -143,12 +144,12 @@ func TestStoreSharing(t *testing.T) {
 		}
 	}
 	for _, path := range []string{"pods", "services", "namespaces", "events", "nodes"} {
-		if r := routes[path]; r.Store != StoreOwn || r.SharesWith != "" {
+		if r := routes[path]; r.Store != routetable.StoreOwn || r.SharesWith != "" {
 			t.Errorf("%s: store %q sharesWith %q, want own", path, r.Store, r.SharesWith)
 		}
 	}
 	cs := routes["componentstatuses"]
-	if cs.Store != StoreNone || cs.KeyPrefix != "" || cs.Decorator != DecoratorNone || cs.StorageVersion != "" {
+	if cs.Store != routetable.StoreNone || cs.KeyPrefix != "" || cs.Decorator != routetable.DecoratorNone || cs.StorageVersion != "" {
 		t.Errorf("componentstatuses = %+v, want store none with no prefix, decorator or storage version", cs)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/kubernetes/test/integration/etcd"
 
 	"github.com/regctl/regctl/internal/logs"
+	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/internal/wiring"
 )
 
@@ -65,7 +66,7 @@ func TestDiscoveryAgreesWithKubeAPIServer(t *testing.T) {
 	}
 
 	w := buildRegctl(t, "--etcd-servers="+endpoint)
-	routes := map[string]wiring.Route{}
+	routes := map[string]routetable.Route{}
 	for _, r := range w.Table.Routes {
 		routes[r.Path] = r
 	}
@@ -106,7 +107,7 @@ func TestDiscoveryAgreesWithKubeAPIServer(t *testing.T) {
 func TestKeysAgreeWithUpstreamStorageData(t *testing.T) {
 	const namespace = "etcdstoragepathtestnamespace"
 	w := buildRegctl(t)
-	routes := map[string]wiring.Route{}
+	routes := map[string]routetable.Route{}
 	for _, r := range w.Table.Routes {
 		routes[r.Path] = r
 	}
