@@ -1,6 +1,3 @@
-// Package routediff reads route tables as `regctl routes -o yaml|json` writes
-// them and compares two of them field by field, so that a change in how
-// kube-apiserver stores the core API shows up in review and fails CI.
 package routetable
 
 import (
