@@ -194,7 +194,7 @@ func completionObjectNames(cmd *cobra.Command, g *globalOptions, w *wiring.Wirin
 	if !ok {
 		return nil, nil
 	}
-	lister, ok := w.Stores[route.Path].(rest.Lister)
+	lister, ok := w.Handles[route.Path].Storage.(rest.Lister)
 	if !ok {
 		return nil, nil
 	}

@@ -110,7 +110,7 @@ func (opts *deleteOptions) victims(ctx context.Context, w *wiring.Wiring, t stor
 	if len(names) > 0 {
 		return out, nil
 	}
-	err := stores.List(ctx, w, t, stores.ListOptions{LabelSelector: opts.LabelSelector, ChunkSize: 500}, func(p stores.Page) error {
+	err := stores.List(ctx, t, stores.ListOptions{LabelSelector: opts.LabelSelector, ChunkSize: 500}, func(p stores.Page) error {
 		for _, item := range p.Items {
 			m, err := meta.Accessor(item)
 			if err != nil {
@@ -140,7 +140,7 @@ func (opts *deleteOptions) deleteEach(ctx context.Context, w *wiring.Wiring, t s
 		}
 		vt := t
 		vt.Namespace = v.namespace
-		res, err := stores.Delete(ctx, w, vt, v.name, do)
+		res, err := stores.Delete(ctx, vt, v.name, do)
 		if err != nil {
 			rep.fail(ctx, kind+"/"+v.name, err)
 			continue

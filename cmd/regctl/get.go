@@ -111,7 +111,7 @@ func getNamed(ctx context.Context, w *wiring.Wiring, t stores.Target, names []st
 	var objs []runtime.Object
 	failed := 0
 	for _, name := range names {
-		obj, err := stores.GetInternal(ctx, w, t, name)
+		obj, err := stores.GetInternal(ctx, t, name)
 		if err != nil {
 			if ctx.Err() != nil {
 				return err
@@ -123,7 +123,7 @@ func getNamed(ctx context.Context, w *wiring.Wiring, t stores.Target, names []st
 		// The store's table printer takes the object as the store holds
 		// it; yaml, json and names show the served version.
 		if tabular {
-			tb, err := stores.Table(ctx, w, t, obj)
+			tb, err := stores.Table(ctx, t, obj)
 			if err != nil {
 				return err
 			}
@@ -185,12 +185,12 @@ func getList(ctx context.Context, w *wiring.Wiring, t stores.Target, opts *getOp
 	lw := render.NewListWriter(opts.IO.Out, opts.Output)
 	tabular := opts.Output == render.Table || opts.Output == render.Wide
 	gctune.BoundHeap()
-	err := stores.List(ctx, w, t, lo, func(p stores.Page) error {
+	err := stores.List(ctx, t, lo, func(p stores.Page) error {
 		if tabular {
 			if len(p.Items) == 0 {
 				return nil
 			}
-			tb, err := stores.Table(ctx, w, t, p.List)
+			tb, err := stores.Table(ctx, t, p.List)
 			if err != nil {
 				return err
 			}

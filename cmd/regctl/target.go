@@ -133,21 +133,16 @@ func resolve(w *wiring.Wiring, ref objectRef, scope scopeOptions) (stores.Target
 	if err := scope.check(); err != nil {
 		return stores.Target{}, err
 	}
-	res, err := w.Resolve(ref.Resource)
+	base, err := w.Resolve(ref.Resource)
 	if err != nil {
 		return stores.Target{}, err
 	}
-	t := stores.Target{Path: res.Name, Resource: res}
-	if ref.Subresource != "" {
-		sub, ok := w.Subresource(res.Name, ref.Subresource)
-		if !ok {
-			return stores.Target{}, fmt.Errorf("%s has no subresource %q", res.Name, ref.Subresource)
-		}
-		t.Path, t.Resource = sub.Name, sub
-		// Discovery gives subresources the kind they serve, but scope and
-		// names come from the resource.
-		t.Resource.Namespaced = res.Namespaced
+	res := base.Resource
+	h, err := pathHandle(w, res.Name, ref.Subresource)
+	if err != nil {
+		return stores.Target{}, err
 	}
+	t := stores.Target{Handle: h}
 	if scope.AllNamespaces && len(ref.Names) > 0 {
 		return stores.Target{}, errors.New("`--all-namespaces` cannot be used with object names: pick a namespace with `-n`")
 	}
@@ -173,19 +168,33 @@ func addNamespaceFlag(fs *pflag.FlagSet, s *scopeOptions) {
 	fs.StringVarP(&s.Namespace, "namespace", "n", metav1.NamespaceDefault, "Namespace of namespaced resources")
 }
 
+// pathHandle is the handle of resource, or of its subresource sub.
+func pathHandle(w *wiring.Wiring, resource, sub string) (*wiring.Handle, error) {
+	path := resource
+	if sub != "" {
+		path += "/" + sub
+	}
+	h, ok := w.Handles[path]
+	if !ok && sub != "" {
+		return nil, fmt.Errorf("%s has no subresource %q", resource, sub)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s is not a path of the storage map (see `regctl routes`)", resource)
+	}
+	return h, nil
+}
+
 // resolveKind finds the resource a manifest object belongs to by its
-// apiVersion and kind, among the map's resources (not subresources).
+// apiVersion and kind, as kubectl maps them, among the map's resources.
 func resolveKind(w *wiring.Wiring, gvk schema.GroupVersionKind) (metav1.APIResource, error) {
-	if gvk.Group != "" {
+	h, err := w.ResolveKind(gvk)
+	switch {
+	case err == nil:
+		return h.Resource, nil
+	case gvk.Group != "":
 		return metav1.APIResource{}, fmt.Errorf("%s %s is not in the core API: regctl writes /api/v1 objects only", gvk.GroupVersion(), gvk.Kind)
-	}
-	if gvk.Version != "v1" {
+	case gvk.Version != "v1":
 		return metav1.APIResource{}, fmt.Errorf("apiVersion %q is not served: the core API is v1", gvk.Version)
-	}
-	for _, r := range w.Resources {
-		if !strings.Contains(r.Name, "/") && r.Kind == gvk.Kind {
-			return r, nil
-		}
 	}
 	return metav1.APIResource{}, fmt.Errorf("unknown kind %q in v1 (see `regctl routes -o wide`)", gvk.Kind)
 }

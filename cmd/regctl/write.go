@@ -96,11 +96,12 @@ func (p planned) label() string {
 
 // manifestVerb is how create or replace checks and writes a manifest's objects.
 type manifestVerb struct {
-	name string // "created", "replaced"
+	name    string // "created", "replaced"
+	options stores.WriteOptions
 	// check runs the store's own checks on a decoded object and writes
 	// nothing: every object is checked before the first is written.
-	check func(context.Context, *wiring.Wiring, planned, runtime.Object) error
-	write func(context.Context, *wiring.Wiring, planned, runtime.Object) (runtime.Object, error)
+	check func(context.Context, stores.WriteOptions, planned, runtime.Object) error
+	write func(context.Context, stores.WriteOptions, planned, runtime.Object) (runtime.Object, error)
 }
 
 // plan resolves, decodes and checks every object first, so that a stream
@@ -136,7 +137,7 @@ func planOne(ctx context.Context, w *wiring.Wiring, o manifest.Object, scope sco
 	if err != nil {
 		return planned{}, err
 	}
-	if err := v.check(ctx, w, p, obj); err != nil {
+	if err := v.check(ctx, v.options, p, obj); err != nil {
 		return planned{}, err
 	}
 	return p, nil
@@ -148,14 +149,11 @@ func planTarget(w *wiring.Wiring, o manifest.Object, scope scopeOptions, subreso
 	if err != nil {
 		return stores.Target{}, err
 	}
-	t := stores.Target{Path: res.Name, Resource: res}
-	if subresource != "" {
-		sub, ok := w.Subresource(res.Name, subresource)
-		if !ok {
-			return stores.Target{}, fmt.Errorf("%s has no subresource %q", res.Name, subresource)
-		}
-		t.Path = sub.Name
+	h, err := pathHandle(w, res.Name, subresource)
+	if err != nil {
+		return stores.Target{}, err
 	}
+	t := stores.Target{Handle: h}
 	if res.Namespaced {
 		switch {
 		case o.Namespace == "":
@@ -186,7 +184,7 @@ func (o *writeOptions) checkPlaintext(ctx context.Context, w *wiring.Wiring, obj
 			continue
 		}
 		seen[t.Path] = true
-		if err := stores.CheckPlaintext(ctx, w, t.Path); err != nil {
+		if err := stores.CheckPlaintext(ctx, t.Handle); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -223,6 +221,7 @@ func (o *writeOptions) writeManifest(ctx context.Context, filename, subresource 
 		return err
 	}
 	defer w.Close()
+	v.options.Namespaces = stores.NewNamespaceCache(w.Handles["namespaces"])
 	todo, errs := plan(ctx, w, objs, o.scopeOptions, subresource, v)
 	errs = append(append(readErrs, errs...), o.checkPlaintext(ctx, w, objs, subresource)...)
 	if ctx.Err() != nil {
@@ -237,7 +236,7 @@ func (o *writeOptions) writeManifest(ctx context.Context, filename, subresource 
 		if err != nil {
 			return nil, err
 		}
-		return v.write(ctx, w, p, obj)
+		return v.write(ctx, v.options, p, obj)
 	})
 }
 

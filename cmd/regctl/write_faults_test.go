@@ -24,6 +24,7 @@ import (
 
 	"github.com/regctl/regctl/internal/manifest"
 	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/wiring"
 )
 
 func configMapDoc(name string) string {
@@ -163,7 +164,7 @@ func (s *liveEtcd) putService(t *testing.T, svc *api.Service) {
 	t.Helper()
 	w := s.wiring(t)
 	defer w.Close()
-	store := w.GenericStore("services")
+	store := w.Handles["services"].Store
 	ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), svc.Namespace)
 	key, err := store.KeyFunc(ctx, svc.Name)
 	if err != nil {
@@ -360,7 +361,7 @@ func TestWritesInFlightWhenInterruptedMayHaveBeenWritten(t *testing.T) {
 	for i := range objs {
 		objs[i] = planned{
 			src:    manifest.Object{Doc: i + 1, GVK: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Name: fmt.Sprintf("cm-%02d", i)},
-			target: stores.Target{Path: "configmaps", Namespace: "shop"},
+			target: stores.Target{Handle: &wiring.Handle{Path: "configmaps"}, Namespace: "shop"},
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -9,8 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/rest"
 	api "k8s.io/kubernetes/pkg/apis/core"
-
-	"github.com/regctl/regctl/internal/wiring"
 )
 
 // DeleteOptions apply to one delete.
@@ -36,8 +34,8 @@ type Deleted struct {
 // checked as the store reads it in the delete itself, so what is refused
 // (a service with a cluster IP) and what is returned are the object that
 // was deleted, not an earlier read of it.
-func Delete(ctx context.Context, w *wiring.Wiring, t Target, name string, opts DeleteOptions) (Deleted, error) {
-	deleter, ok := w.Stores[t.Path].(rest.GracefulDeleter)
+func Delete(ctx context.Context, t Target, name string, opts DeleteOptions) (Deleted, error) {
+	deleter, ok := t.Storage.(rest.GracefulDeleter)
 	if !ok {
 		return Deleted{}, unwritten(fmt.Errorf("%s does not accept delete", t.Path))
 	}

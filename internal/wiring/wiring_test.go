@@ -53,8 +53,8 @@ func TestDefaultServerHas39SortedPaths(t *testing.T) {
 			t.Fatalf("routes not sorted at %q, %q", w.Table.Routes[i-1].Path, w.Table.Routes[i].Path)
 		}
 	}
-	if len(w.Stores) != 39 {
-		t.Fatalf("got %d stores, want one per path", len(w.Stores))
+	if len(w.Handles) != 39 {
+		t.Fatalf("got %d handles, want one per path", len(w.Handles))
 	}
 	if w.Table.KubernetesVersion != "v1.36.3" {
 		t.Errorf("kubernetesVersion = %q, want v1.36.3", w.Table.KubernetesVersion)
@@ -261,10 +261,11 @@ func TestResolveNamesAsKubectlDoes(t *testing.T) {
 		"ep": "endpoints", "rc": "replicationcontrollers", "sa": "serviceaccounts",
 		"quota": "resourcequotas", "limits": "limitranges", "cs": "componentstatuses",
 		"Secret": "secrets", "podtemplate": "podtemplates",
+		"pods.v1.": "pods", "svc.v1.": "services", "pod.": "pods",
 	} {
 		got, err := w.Resolve(name)
-		if err != nil || got.Name != want {
-			t.Errorf("Resolve(%q) = %q, %v; want %q", name, got.Name, err, want)
+		if err != nil || got.Path != want {
+			t.Errorf("Resolve(%q) = %v, %v; want %q", name, got, err, want)
 		}
 	}
 	if _, err := w.Resolve("deployments"); err == nil || !strings.Contains(err.Error(), `unknown resource "deployments"`) {
@@ -272,5 +273,33 @@ func TestResolveNamesAsKubectlDoes(t *testing.T) {
 	}
 	if _, err := w.Resolve("secrte"); err == nil || !strings.Contains(err.Error(), "did you mean secrets?") {
 		t.Errorf("Resolve(secrte) error %v: want a suggestion", err)
+	}
+}
+
+func TestResolveListExpandsCategoriesAsKubectlDoes(t *testing.T) {
+	w := build(t)
+	for list, want := range map[string]string{
+		"all":                "pods,replicationcontrollers,services",
+		"pods,svc,po":        "pods,services",
+		"cm,all":             "configmaps,pods,replicationcontrollers,services",
+		"Pod,ServiceAccount": "pods,serviceaccounts",
+	} {
+		handles, err := w.ResolveList(list)
+		if err != nil {
+			t.Errorf("ResolveList(%q): %v", list, err)
+			continue
+		}
+		var got []string
+		for _, h := range handles {
+			got = append(got, h.Path)
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("ResolveList(%q) = %v, want %s", list, got, want)
+		}
+	}
+	for _, bad := range []string{"pods,", "pods,widgets"} {
+		if _, err := w.ResolveList(bad); err == nil {
+			t.Errorf("ResolveList(%q): want an error", bad)
+		}
 	}
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/storage/etcd3/testserver"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/client-go/kubernetes"
@@ -128,11 +127,11 @@ func TestKeysAgreeWithUpstreamStorageData(t *testing.T) {
 		if err := json.Unmarshal([]byte(data.Stub), &stub); err != nil {
 			t.Fatalf("%s: reading stub: %v", gvr.Resource, err)
 		}
-		ctx := genericapirequest.NewContext()
+		ns := ""
 		if route.Scope == "Namespaced" {
-			ctx = genericapirequest.WithNamespace(ctx, namespace)
+			ns = namespace
 		}
-		key, err := w.EtcdKey(ctx, gvr.Resource, stub.Metadata.Name)
+		key, err := w.Handles[gvr.Resource].Key(ns, stub.Metadata.Name)
 		if err != nil {
 			t.Fatalf("%s: computing key: %v", gvr.Resource, err)
 		}
