@@ -19,7 +19,7 @@ import (
 
 // errNoEtcd is what a command that reads a live etcd says when none is given:
 // it must not dial a default address and hang.
-var errNoEtcd = errors.New("no etcd given: set `--etcd-servers` (and the TLS flags) to the etcd to read; `regctl routes` works without one")
+var errNoEtcd = errors.New("no etcd given: set `--etcd-servers` (and the TLS flags), or etcdctl's ETCDCTL_ENDPOINTS (and ETCDCTL_CACERT, ETCDCTL_CERT, ETCDCTL_KEY), to the etcd to read; `regctl routes` works without one")
 
 // buildLive builds the map against the user's etcd, refusing to run on the
 // ephemeral one.

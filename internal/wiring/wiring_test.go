@@ -303,3 +303,31 @@ func TestResolveListExpandsCategoriesAsKubectlDoes(t *testing.T) {
 		}
 	}
 }
+
+// Each handle carries the client of its own servers: an overridden resource
+// and its subresources on theirs, every other path on --etcd-servers.
+func TestHandlesCarryTheClientOfTheirOwnServers(t *testing.T) {
+	var urls []string
+	for range 2 {
+		e, err := etcdview.StartEmbedded(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		urls = append(urls, e.ClientURL)
+	}
+	main, second := urls[0], urls[1]
+	w := build(t, "--etcd-servers="+main, "--etcd-servers-overrides=/events#"+second)
+	for path, want := range map[string]string{"events": second, "pods": main, "pods/status": main, "namespaces": main} {
+		c, err := w.Handles[path].Client(context.Background())
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if got := c.Endpoints(); len(got) != 1 || got[0] != want {
+			t.Errorf("%s: client on %v, want %s", path, got, want)
+		}
+	}
+	if _, err := w.Handles["componentstatuses"].Client(context.Background()); err == nil {
+		t.Error("componentstatuses: a path that reaches no store has no etcd client")
+	}
+}
