@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,6 +20,8 @@ type deleteOptions struct {
 	LabelSelector string
 	All           bool
 	GracePeriod   int64
+	// IgnoreNotFound passes over named objects that do not exist.
+	IgnoreNotFound bool
 }
 
 func newDeleteCmd(g *globalOptions, runF func(context.Context, *deleteOptions) error) *cobra.Command {
@@ -64,6 +67,7 @@ would.`,
 	addScopeFlags(fs, &opts.scopeOptions)
 	fs.StringVarP(&opts.LabelSelector, "selector", "l", "", "Delete the objects with these labels")
 	fs.BoolVar(&opts.All, "all", false, "Delete every object of the resource in the namespace")
+	fs.BoolVar(&opts.IgnoreNotFound, "ignore-not-found", false, "Treat objects that do not exist as deleted: say nothing of them and exit 0")
 	fs.Int64Var(&opts.GracePeriod, "grace-period", -1, "Seconds to give the object to terminate; -1 uses the object's own, 0 removes it at once")
 	addWriteFlags(fs, &opts.writeOptions, &output)
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
@@ -141,6 +145,10 @@ func (opts *deleteOptions) deleteEach(ctx context.Context, w *wiring.Wiring, t s
 		vt := t
 		vt.Namespace = v.namespace
 		res, err := stores.Delete(ctx, vt, v.name, do)
+		if err != nil && opts.IgnoreNotFound && apierrors.IsNotFound(err) {
+			rep.ignore()
+			continue
+		}
 		if err != nil {
 			rep.fail(ctx, kind+"/"+v.name, err)
 			continue

@@ -445,3 +445,22 @@ func TestWriteOutcomes(t *testing.T) {
 		}
 	}
 }
+
+// --ignore-not-found passes over objects already gone, as kubectl's does,
+// and still deletes and reports the others.
+func TestDeleteIgnoreNotFound(t *testing.T) {
+	s := newLiveEtcd(t)
+	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+"---\n"+configMapDoc("a")), s.flag())
+
+	_, stderr, code := run(t, "delete", "configmaps", "gone", "-n", "shop", s.flag())
+	if code != 1 || !strings.Contains(stderr, `"gone" not found`) {
+		t.Errorf("without the flag: exit %d, stderr %q: want NotFound and exit 1", code, stderr)
+	}
+	stdout, stderr, code := run(t, "delete", "configmaps", "gone", "a", "-n", "shop", "--ignore-not-found", "-o", "name", s.flag())
+	if code != 0 || stdout != "configmap/a\n" || strings.Contains(stderr, "gone") || !strings.Contains(stderr, "configmap/a deleted") {
+		t.Errorf("exit %d, stdout %q, stderr %q: want a deleted, gone passed over", code, stdout, stderr)
+	}
+	if n := s.count(t, "/registry/configmaps/shop/"); n != 0 {
+		t.Errorf("%d config maps left, want none", n)
+	}
+}

@@ -26,6 +26,8 @@ type writeReport struct {
 	named bool
 
 	done, failed, uncertain int
+	// ignored are objects that were already gone, with --ignore-not-found.
+	ignored int
 }
 
 func newWriteReport(o *writeOptions, verb string, total int, named bool) *writeReport {
@@ -67,8 +69,12 @@ func (r *writeReport) fail(ctx context.Context, where string, err error) {
 // finish ends the output and returns the command's error, if any: the
 // failures, and when the context ended early, what may have been written
 // and what was not attempted.
+// ignore counts an object that was already gone, said nothing of, as
+// kubectl's --ignore-not-found does.
+func (r *writeReport) ignore() { r.ignored++ }
+
 func (r *writeReport) finish(ctx context.Context) error {
-	skipped := r.total - r.done - r.failed - r.uncertain
+	skipped := r.total - r.done - r.failed - r.uncertain - r.ignored
 	if err := r.printer.finish(skipped == 0 && r.uncertain == 0); err != nil {
 		return err
 	}
