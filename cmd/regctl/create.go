@@ -67,11 +67,11 @@ func runCreate(ctx context.Context, opts *createOptions) error {
 	return opts.writeManifest(ctx, opts.Filename, "", manifestVerb{
 		name:    "created",
 		options: stores.WriteOptions{DryRun: opts.DryRun},
-		check: func(ctx context.Context, _ stores.WriteOptions, p planned, obj runtime.Object) error {
-			return stores.ValidateCreate(ctx, p.target, obj)
+		check: func(ctx context.Context, _ stores.WriteOptions, p stores.Planned, obj runtime.Object) error {
+			return stores.ValidateCreate(ctx, p.Target, obj)
 		},
-		write: func(ctx context.Context, wo stores.WriteOptions, p planned, obj runtime.Object) (runtime.Object, error) {
-			return stores.Create(ctx, p.target, obj, wo)
+		write: func(ctx context.Context, wo stores.WriteOptions, p stores.Planned, obj runtime.Object) (runtime.Object, error) {
+			return stores.Create(ctx, p.Target, obj, wo)
 		},
 	})
 }

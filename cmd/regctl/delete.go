@@ -8,10 +8,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/regctl/regctl/internal/stores"
-	"github.com/regctl/regctl/internal/wiring"
 )
 
 type deleteOptions struct {
@@ -91,7 +89,7 @@ func runDelete(ctx context.Context, opts *deleteOptions) error {
 		return err
 	}
 	defer w.Close()
-	victims, err := opts.victims(ctx, w, t, ref.Names)
+	victims, err := opts.victims(ctx, t, ref.Names)
 	if err != nil {
 		return err
 	}
@@ -99,38 +97,23 @@ func runDelete(ctx context.Context, opts *deleteOptions) error {
 		fmt.Fprintln(opts.IO.ErrOut, noResources(t))
 		return nil
 	}
-	return opts.deleteEach(ctx, w, t, victims)
+	return opts.deleteEach(ctx, t, victims)
 }
-
-// victim is an object to delete.
-type victim struct{ namespace, name string }
 
 // victims are the named objects, or those the store lists for `-l`/`--all`.
-func (opts *deleteOptions) victims(ctx context.Context, w *wiring.Wiring, t stores.Target, names []string) ([]victim, error) {
-	var out []victim
-	for _, n := range names {
-		out = append(out, victim{t.Namespace, n})
+func (opts *deleteOptions) victims(ctx context.Context, t stores.Target, names []string) ([]stores.Victim, error) {
+	if len(names) == 0 {
+		return stores.Victims(ctx, t, opts.LabelSelector)
 	}
-	if len(names) > 0 {
-		return out, nil
+	out := make([]stores.Victim, len(names))
+	for i, n := range names {
+		out[i] = stores.Victim{Namespace: t.Namespace, Name: n}
 	}
-	err := stores.List(ctx, t, stores.ListOptions{LabelSelector: opts.LabelSelector, ChunkSize: 500}, func(p stores.Page) error {
-		for _, item := range p.Items {
-			m, err := meta.Accessor(item)
-			if err != nil {
-				return err
-			}
-			out = append(out, victim{m.GetNamespace(), m.GetName()})
-		}
-		return nil
-	})
-	return out, err
+	return out, nil
 }
 
-// deleteEach deletes the victims one by one, saying what became of each. A
-// refused or failed delete does not stop the others; an interrupt stops
-// before the next.
-func (opts *deleteOptions) deleteEach(ctx context.Context, w *wiring.Wiring, t stores.Target, victims []victim) error {
+// deleteEach deletes the victims, saying what became of each.
+func (opts *deleteOptions) deleteEach(ctx context.Context, t stores.Target, victims []stores.Victim) error {
 	do := stores.DeleteOptions{WriteOptions: stores.WriteOptions{DryRun: opts.DryRun}}
 	if opts.GracePeriod >= 0 {
 		do.GracePeriod = &opts.GracePeriod
@@ -138,28 +121,21 @@ func (opts *deleteOptions) deleteEach(ctx context.Context, w *wiring.Wiring, t s
 	writeWarning(opts.IO.ErrOut)
 	kind := strings.ToLower(t.Resource.Kind)
 	rep := newWriteReport(&opts.writeOptions, "deleted", len(victims), false)
-	for _, v := range victims {
-		if ctx.Err() != nil {
-			break
-		}
-		vt := t
-		vt.Namespace = v.namespace
-		res, err := stores.Delete(ctx, vt, v.name, do)
-		if err != nil && opts.IgnoreNotFound && apierrors.IsNotFound(err) {
+	err := stores.DeleteEach(ctx, t, victims, do, func(v stores.Victim, d stores.Deleted, err error) error {
+		switch {
+		case err != nil && opts.IgnoreNotFound && apierrors.IsNotFound(err):
 			rep.ignore()
-			continue
+		case err != nil:
+			rep.fail(ctx, kind+"/"+v.Name, err)
+		case d.Removed:
+			return rep.written(kind+"/"+v.Name, "deleted", d.Object)
+		default:
+			return rep.written(kind+"/"+v.Name, "marked for deletion", d.Object)
 		}
-		if err != nil {
-			rep.fail(ctx, kind+"/"+v.name, err)
-			continue
-		}
-		what := "deleted"
-		if !res.Removed {
-			what = "marked for deletion"
-		}
-		if err := rep.written(kind+"/"+v.name, what, res.Object); err != nil {
-			return err
-		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return rep.finish(ctx)
 }

@@ -73,17 +73,17 @@ func runReplace(ctx context.Context, opts *replaceOptions) error {
 		options: stores.WriteOptions{DryRun: opts.DryRun, CurrentVersion: opts.Force},
 		// A dry-run update reads the stored object and runs the whole
 		// update on it, precondition included, and writes nothing.
-		check: func(ctx context.Context, wo stores.WriteOptions, p planned, obj runtime.Object) error {
+		check: func(ctx context.Context, wo stores.WriteOptions, p stores.Planned, obj runtime.Object) error {
 			if err := opts.checkVersion(obj); err != nil {
 				return err
 			}
 			dry := wo
 			dry.DryRun = true
-			_, err := stores.Update(ctx, p.target, obj, dry)
+			_, err := stores.Update(ctx, p.Target, obj, dry)
 			return err
 		},
-		write: func(ctx context.Context, wo stores.WriteOptions, p planned, obj runtime.Object) (runtime.Object, error) {
-			return stores.Update(ctx, p.target, obj, wo)
+		write: func(ctx context.Context, wo stores.WriteOptions, p stores.Planned, obj runtime.Object) (runtime.Object, error) {
+			return stores.Update(ctx, p.Target, obj, wo)
 		},
 	})
 }

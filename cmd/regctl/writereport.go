@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	goruntime "runtime"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/regctl/regctl/internal/manifest"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
 )
@@ -138,10 +136,4 @@ func (p *writtenPrinter) finish(complete bool) error {
 		return p.lw.Cut()
 	}
 	return p.lw.Close()
-}
-
-// parallel runs fn(0..n-1) on every CPU, and on at least as many goroutines
-// as writes run on: a check may wait for etcd (replace's dry-run update).
-func parallel(n int, fn func(i int)) {
-	manifest.ParallelOn(max(goruntime.GOMAXPROCS(0), writers), n, fn)
 }
