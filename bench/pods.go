@@ -42,8 +42,8 @@ func seedPods(ctx context.Context, etcdURL string, n int) error {
 		return err
 	}
 
-	creater := w.Stores["pods"].(rest.Creater)
-	statusUpdater := w.Stores["pods/status"].(rest.Updater)
+	creater := w.Handles["pods"].Storage.(rest.Creater)
+	statusUpdater := w.Handles["pods/status"].Storage.(rest.Updater)
 	work := make(chan int)
 	errs := make(chan error, 1)
 	var wg sync.WaitGroup
@@ -94,7 +94,7 @@ func buildWiring(ctx context.Context, etcdURL string) (*wiring.Wiring, error) {
 
 // seedNamespaces creates benchNamespaces through the namespace store.
 func seedNamespaces(w *wiring.Wiring) error {
-	nsCreater := w.Stores["namespaces"].(rest.Creater)
+	nsCreater := w.Handles["namespaces"].Storage.(rest.Creater)
 	for _, ns := range benchNamespaces {
 		obj := &api.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"kubernetes.io/metadata.name": ns}}}
 		ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), metav1.NamespaceNone)

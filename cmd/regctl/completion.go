@@ -8,12 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/routetable"
+	"github.com/regctl/regctl/internal/stores"
 	"github.com/regctl/regctl/internal/wiring"
 )
 
@@ -141,7 +140,7 @@ func completionError(cmd *cobra.Command, err error) ([]cobra.Completion, cobra.S
 // resourceCompletions are the resources of the table (not subresources),
 // described by their kind, and their short names, described by the
 // resource, that start with prefix, sorted.
-func resourceCompletions(t wiring.RouteTable, prefix string) []cobra.Completion {
+func resourceCompletions(t routetable.RouteTable, prefix string) []cobra.Completion {
 	var out []cobra.Completion
 	for _, r := range t.Routes {
 		if r.Subresource != "" {
@@ -160,17 +159,6 @@ func resourceCompletions(t wiring.RouteTable, prefix string) []cobra.Completion 
 	return out
 }
 
-// completionRoute finds the resource a completed argument names, by plural
-// or short name.
-func completionRoute(t wiring.RouteTable, name string) (wiring.Route, bool) {
-	for _, r := range t.Routes {
-		if r.Subresource == "" && (r.Resource == name || slices.Contains(r.ShortNames, name)) {
-			return r, true
-		}
-	}
-	return wiring.Route{}, false
-}
-
 // completionNames lists the names of resource's objects from the etcd given
 // by --etcd-servers; without one there is nothing to read, and no names.
 func completionNames(cmd *cobra.Command, g *globalOptions, resource string) ([]string, error) {
@@ -185,16 +173,12 @@ func completionNames(cmd *cobra.Command, g *globalOptions, resource string) ([]s
 	return completionObjectNames(cmd, g, w, resource)
 }
 
-// completionObjectNames lists the names of the objects of resource through
-// its store, sorted and without repeats (a name may be used in several
-// namespaces).
+// completionObjectNames lists the names of the objects of resource (named
+// as get names it) through its store, sorted and without repeats (a name
+// may be used in several namespaces).
 func completionObjectNames(cmd *cobra.Command, g *globalOptions, w *wiring.Wiring, resource string) ([]string, error) {
-	route, ok := completionRoute(w.Table, resource)
-	if !ok {
-		return nil, nil
-	}
-	lister, ok := w.Stores[route.Path].(rest.Lister)
-	if !ok {
+	h, err := w.Resolve(resource)
+	if err != nil || !h.Stored() {
 		return nil, nil
 	}
 	ctx := completionContext(cmd)
@@ -203,24 +187,23 @@ func completionObjectNames(cmd *cobra.Command, g *globalOptions, w *wiring.Wirin
 		ctx, cancel = context.WithTimeout(ctx, g.RequestTimeout)
 		defer cancel()
 	}
-	if f := cmd.Flags().Lookup("namespace"); f != nil && route.Scope == "Namespaced" {
-		ctx = genericapirequest.WithNamespace(ctx, f.Value.String())
+	t := stores.Target{Handle: h}
+	if f := cmd.Flags().Lookup("namespace"); f != nil && h.Resource.Namespaced {
+		t.Namespace = f.Value.String()
 	}
-	list, err := lister.List(ctx, &metainternalversion.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", route.Path, err)
-	}
-	items, err := meta.ExtractList(list)
-	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", route.Path, err)
-	}
-	names := make([]string, 0, len(items))
-	for _, item := range items {
-		obj, err := meta.Accessor(item)
-		if err != nil {
-			return nil, fmt.Errorf("listing %s: %w", route.Path, err)
+	var names []string
+	err = stores.List(ctx, t, stores.ListOptions{ChunkSize: 500}, func(p stores.Page) error {
+		for _, item := range p.Items {
+			m, err := meta.Accessor(item)
+			if err != nil {
+				return err
+			}
+			names = append(names, m.GetName())
 		}
-		names = append(names, obj.GetName())
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.Sort(names)
 	return slices.Compact(names), nil

@@ -134,6 +134,10 @@ func TestCompleteResourceObjects(t *testing.T) {
 		{"all namespaces, once", []string{etcd, "serviceaccounts", ""}, []string{"default"}},
 		{"cluster-scoped ignores -n", []string{etcd, "-n", "shop", "namespaces", ""}, []string{"default", "kube-system", "shop"}},
 		{"resource/name", []string{etcd, "-n", "shop", "pods/w"}, []string{"pods/web"}},
+		// Names resolve as get resolves them: singular, kind, resource.version.group.
+		{"singular", []string{etcd, "-n", "shop", "pod", ""}, []string{"batch-1", "web"}},
+		{"kind", []string{etcd, "-n", "shop", "Pod", "w"}, []string{"web"}},
+		{"fully specified", []string{etcd, "-n", "shop", "pods.v1.", "b"}, []string{"batch-1"}},
 		{"named already", []string{etcd, "-n", "shop", "pods/web", ""}, nil},
 		{"other namespace", []string{etcd, "-n", "default", "pods/"}, nil},
 		{"not twice", []string{etcd, "-n", "default", "configmaps", "kube-root-ca.crt", ""}, nil},

@@ -7,7 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/regctl/regctl/internal/stores"
-	"github.com/regctl/regctl/internal/wiring"
 )
 
 type createOptions struct {
@@ -65,14 +64,14 @@ IPAddress API of a running apiserver.`,
 }
 
 func runCreate(ctx context.Context, opts *createOptions) error {
-	wo := stores.WriteOptions{DryRun: opts.DryRun, Namespaces: &stores.NamespaceCache{}}
 	return opts.writeManifest(ctx, opts.Filename, "", manifestVerb{
-		name: "created",
-		check: func(ctx context.Context, w *wiring.Wiring, p planned, obj runtime.Object) error {
-			return stores.ValidateCreate(ctx, w, p.target, obj)
+		name:    "created",
+		options: stores.WriteOptions{DryRun: opts.DryRun},
+		check: func(ctx context.Context, _ stores.WriteOptions, p stores.Planned, obj runtime.Object) error {
+			return stores.ValidateCreate(ctx, p.Target, obj)
 		},
-		write: func(ctx context.Context, w *wiring.Wiring, p planned, obj runtime.Object) (runtime.Object, error) {
-			return stores.Create(ctx, w, p.target, obj, wo)
+		write: func(ctx context.Context, wo stores.WriteOptions, p stores.Planned, obj runtime.Object) (runtime.Object, error) {
+			return stores.Create(ctx, p.Target, obj, wo)
 		},
 	})
 }

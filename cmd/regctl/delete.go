@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/regctl/regctl/internal/stores"
-	"github.com/regctl/regctl/internal/wiring"
 )
 
 type deleteOptions struct {
@@ -19,6 +18,8 @@ type deleteOptions struct {
 	LabelSelector string
 	All           bool
 	GracePeriod   int64
+	// IgnoreNotFound passes over named objects that do not exist.
+	IgnoreNotFound bool
 }
 
 func newDeleteCmd(g *globalOptions, runF func(context.Context, *deleteOptions) error) *cobra.Command {
@@ -64,6 +65,7 @@ would.`,
 	addScopeFlags(fs, &opts.scopeOptions)
 	fs.StringVarP(&opts.LabelSelector, "selector", "l", "", "Delete the objects with these labels")
 	fs.BoolVar(&opts.All, "all", false, "Delete every object of the resource in the namespace")
+	fs.BoolVar(&opts.IgnoreNotFound, "ignore-not-found", false, "Treat objects that do not exist as deleted: say nothing of them and exit 0")
 	fs.Int64Var(&opts.GracePeriod, "grace-period", -1, "Seconds to give the object to terminate; -1 uses the object's own, 0 removes it at once")
 	addWriteFlags(fs, &opts.writeOptions, &output)
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
@@ -87,46 +89,31 @@ func runDelete(ctx context.Context, opts *deleteOptions) error {
 		return err
 	}
 	defer w.Close()
-	victims, err := opts.victims(ctx, w, t, ref.Names)
+	victims, err := opts.victims(ctx, t, ref.Names)
 	if err != nil {
 		return err
 	}
 	if len(victims) == 0 {
-		fmt.Fprintln(opts.IO.ErrOut, noResources(t))
+		fmt.Fprintln(opts.IO.ErrOut, noResources([]stores.Target{t}))
 		return nil
 	}
-	return opts.deleteEach(ctx, w, t, victims)
+	return opts.deleteEach(ctx, t, victims)
 }
-
-// victim is an object to delete.
-type victim struct{ namespace, name string }
 
 // victims are the named objects, or those the store lists for `-l`/`--all`.
-func (opts *deleteOptions) victims(ctx context.Context, w *wiring.Wiring, t stores.Target, names []string) ([]victim, error) {
-	var out []victim
-	for _, n := range names {
-		out = append(out, victim{t.Namespace, n})
+func (opts *deleteOptions) victims(ctx context.Context, t stores.Target, names []string) ([]stores.Victim, error) {
+	if len(names) == 0 {
+		return stores.Victims(ctx, t, opts.LabelSelector)
 	}
-	if len(names) > 0 {
-		return out, nil
+	out := make([]stores.Victim, len(names))
+	for i, n := range names {
+		out[i] = stores.Victim{Namespace: t.Namespace, Name: n}
 	}
-	err := stores.List(ctx, w, t, stores.ListOptions{LabelSelector: opts.LabelSelector, ChunkSize: 500}, func(p stores.Page) error {
-		for _, item := range p.Items {
-			m, err := meta.Accessor(item)
-			if err != nil {
-				return err
-			}
-			out = append(out, victim{m.GetNamespace(), m.GetName()})
-		}
-		return nil
-	})
-	return out, err
+	return out, nil
 }
 
-// deleteEach deletes the victims one by one, saying what became of each. A
-// refused or failed delete does not stop the others; an interrupt stops
-// before the next.
-func (opts *deleteOptions) deleteEach(ctx context.Context, w *wiring.Wiring, t stores.Target, victims []victim) error {
+// deleteEach deletes the victims, saying what became of each.
+func (opts *deleteOptions) deleteEach(ctx context.Context, t stores.Target, victims []stores.Victim) error {
 	do := stores.DeleteOptions{WriteOptions: stores.WriteOptions{DryRun: opts.DryRun}}
 	if opts.GracePeriod >= 0 {
 		do.GracePeriod = &opts.GracePeriod
@@ -134,24 +121,21 @@ func (opts *deleteOptions) deleteEach(ctx context.Context, w *wiring.Wiring, t s
 	writeWarning(opts.IO.ErrOut)
 	kind := strings.ToLower(t.Resource.Kind)
 	rep := newWriteReport(&opts.writeOptions, "deleted", len(victims), false)
-	for _, v := range victims {
-		if ctx.Err() != nil {
-			break
+	err := stores.DeleteEach(ctx, t, victims, do, func(v stores.Victim, d stores.Deleted, err error) error {
+		switch {
+		case err != nil && opts.IgnoreNotFound && apierrors.IsNotFound(err):
+			rep.ignore()
+		case err != nil:
+			rep.fail(ctx, kind+"/"+v.Name, err)
+		case d.Removed:
+			return rep.written(kind+"/"+v.Name, "deleted", d.Object)
+		default:
+			return rep.written(kind+"/"+v.Name, "marked for deletion", d.Object)
 		}
-		vt := t
-		vt.Namespace = v.namespace
-		res, err := stores.Delete(ctx, w, vt, v.name, do)
-		if err != nil {
-			rep.fail(ctx, kind+"/"+v.name, err)
-			continue
-		}
-		what := "deleted"
-		if !res.Removed {
-			what = "marked for deletion"
-		}
-		if err := rep.written(kind+"/"+v.name, what, res.Object); err != nil {
-			return err
-		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return rep.finish(ctx)
 }

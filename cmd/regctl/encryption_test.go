@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/regctl/regctl/internal/etcdview"
-	"github.com/regctl/regctl/internal/wiring"
+	"github.com/regctl/regctl/internal/routetable"
 )
 
 // encryptionConfig writes an apiserver EncryptionConfiguration that encrypts
@@ -41,7 +41,7 @@ func TestEncryptionAtRest(t *testing.T) {
 	mustRun(t, "create", "-f", manifestFile(t, secret), s.flag(), enc)
 
 	// The route table says what the server would do with that config.
-	var table wiring.RouteTable
+	var table routetable.RouteTable
 	if err := json.Unmarshal([]byte(mustRun(t, "routes", "-o", "json", enc)), &table); err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestEncryptionAtRest(t *testing.T) {
 		if r.Path == "secrets" {
 			want = "aescbc:v1:key1"
 		}
-		if r.Store == wiring.StoreOwn && r.Encryption != want {
+		if r.Store == routetable.StoreOwn && r.Encryption != want {
 			t.Errorf("%s: encryption %q, want %q", r.Path, r.Encryption, want)
 		}
 	}

@@ -338,7 +338,7 @@ func newSandbox(t *testing.T) *sandbox {
 	defer w.Close()
 	for _, r := range sandboxObjects() {
 		resource := r.resource
-		creater, ok := w.Stores[resource].(rest.Creater)
+		creater, ok := w.Handles[resource].Storage.(rest.Creater)
 		if !ok {
 			t.Fatalf("%s cannot be created", resource)
 		}

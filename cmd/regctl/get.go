@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -13,7 +15,6 @@ import (
 	"github.com/regctl/regctl/internal/gctune"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
-	"github.com/regctl/regctl/internal/wiring"
 )
 
 type getOptions struct {
@@ -27,6 +28,8 @@ type getOptions struct {
 	FieldSelector     string
 	ChunkSize         int64
 	ShowManagedFields bool
+	// IgnoreNotFound passes over named objects that do not exist.
+	IgnoreNotFound bool
 	watchFlags
 }
 
@@ -36,12 +39,16 @@ func newGetCmd(g *globalOptions, runF func(context.Context, *getOptions) error) 
 	opts := &getOptions{globalOptions: g, Print: render.NewGetPrintFlags()}
 	var output string
 	cmd := &cobra.Command{
-		Use:   "get TYPE[/NAME] [NAME...] [-n NAMESPACE | -A] [-o table|wide|yaml|json|name|jsonpath=...|custom-columns=...|go-template=...]",
+		Use:   "get TYPE[,TYPE...][/NAME] [NAME...] [-n NAMESPACE | -A] [-o table|wide|yaml|json|name|jsonpath=...|custom-columns=...|go-template=...]",
 		Short: "Read objects from etcd through kube-apiserver's own stores",
 		Long: `Read objects from etcd through the store of their path: the server's Get and List,
 codecs, key functions, selectors (predicates) and table printers. Nothing is written.
 
-Names are resolved from the map: plural, singular, kind or short name (po, svc, cm, ...).
+Names are resolved as kubectl resolves them, with kubectl's RESTMapper on the server's
+discovery: plural, singular, kind or short name (po, svc, cm, ...), resource.version.group
+(pods.v1.). Several types are read at once as kubectl reads them: pods,services, or the
+category all; tables print one per type, names prefixed with their kind. With
+--ignore-not-found, named objects that do not exist are passed over.
 Objects print as the apiserver serves them (external version, apiVersion and kind set);
 managedFields are hidden unless --show-managed-fields. Objects whose stored value cannot be
 read are reported on stderr with their etcd key and the reason, the rest are printed, and
@@ -71,6 +78,9 @@ the changes since. A watch writes nothing to etcd.
 
   # Every pod on one node, across namespaces
   regctl get pods -A --field-selector spec.nodeName=node-1
+
+  # Pods and services of a namespace, a table for each
+  regctl get pods,services -n shop
 
   # The status subresource of a pod
   regctl get pods/status web -n shop -o json
@@ -111,6 +121,7 @@ the changes since. A watch writes nothing to etcd.
 	fs.StringVarP(&opts.LabelSelector, "selector", "l", "", "Label selector, e.g. app=web,tier!=db")
 	fs.StringVar(&opts.FieldSelector, "field-selector", "", "Field selector, e.g. spec.nodeName=node-1,status.phase=Running")
 	fs.Int64Var(&opts.ChunkSize, "chunk-size", 500, "Objects per page (one etcd range request each); 0 reads all at once")
+	fs.BoolVar(&opts.IgnoreNotFound, "ignore-not-found", false, "Pass over named objects that do not exist, and say nothing when a list finds none")
 	fs.BoolVar(&opts.ShowManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in yaml and json output")
 	addWatchFlags(fs, &opts.watchFlags)
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
@@ -123,58 +134,57 @@ func runGet(ctx context.Context, opts *getOptions) error {
 	if err != nil {
 		return err
 	}
-	w, t, err := opts.openLive(ctx, ref, opts.scopeOptions, "get")
+	w, targets, err := opts.openLiveTypes(ctx, ref, opts.scopeOptions, "get", resolveTypes)
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	if opts.watching() {
-		return runWatch(ctx, w, t, ref.Names, opts)
+	switch {
+	case opts.watching() && len(targets) > 1:
+		return fmt.Errorf("`--watch` follows one type at a time, not %s", ref.Resource)
+	case opts.watching():
+		return runWatch(ctx, targets[0], ref.Names, opts)
+	case len(ref.Names) > 0:
+		return getNamed(ctx, targets, ref.Names, opts)
 	}
-	if len(ref.Names) > 0 {
-		return getNamed(ctx, w, t, ref.Names, opts)
+	for _, t := range targets {
+		if !slices.Contains(t.Resource.Verbs, "list") {
+			return fmt.Errorf("%s cannot be listed: name an object", t.Path)
+		}
 	}
-	if !slices.Contains(t.Resource.Verbs, "list") {
-		return fmt.Errorf("%s cannot be listed: name an object", t.Path)
+	if opts.tabular() {
+		return listTables(ctx, targets, opts)
 	}
-	return getList(ctx, w, t, opts)
+	return listObjects(ctx, targets, opts)
 }
 
-// getNamed reads each named object; missing ones are reported and the
-// others still printed, as kubectl does. Nothing is printed before every
-// name has been read, so a read cut short prints nothing at all.
-func getNamed(ctx context.Context, w *wiring.Wiring, t stores.Target, names []string, opts *getOptions) error {
-	tabular := opts.Output == render.Table || opts.Output == render.Wide
-	table := opts.newTable(t, false)
+func (o *getOptions) tabular() bool { return o.Output == render.Table || o.Output == render.Wide }
+
+// getNamed reads each named object of each type; missing ones are reported
+// and the others still printed, as kubectl does. Nothing is printed before
+// every name has been read, so a read cut short prints nothing at all.
+func getNamed(ctx context.Context, targets []stores.Target, names []string, opts *getOptions) error {
+	var tables []*render.ObjectTable
 	var objs []runtime.Object
 	failed := 0
-	for _, name := range names {
-		obj, err := stores.GetInternal(ctx, w, t, name)
-		if err != nil {
-			if ctx.Err() != nil {
+	for _, t := range targets {
+		table := opts.newTable(t, false)
+		tables = append(tables, table)
+		for _, name := range names {
+			obj, err := opts.readNamed(ctx, t, name, table)
+			switch {
+			case err != nil && ctx.Err() != nil:
 				return err
+			case err != nil && opts.IgnoreNotFound && apierrors.IsNotFound(err):
+			case err != nil:
+				failed++
+				fmt.Fprintf(opts.IO.ErrOut, "error: %s\n", oneLine(err))
+			case obj != nil:
+				objs = append(objs, obj)
 			}
-			failed++
-			fmt.Fprintf(opts.IO.ErrOut, "error: %s\n", oneLine(err))
-			continue
 		}
-		// The store's table printer takes the object as the store holds
-		// it; yaml, json and names show the served version.
-		if tabular {
-			tb, err := stores.Table(ctx, w, t, obj)
-			if err != nil {
-				return err
-			}
-			table.Append(tb)
-			continue
-		}
-		ext, err := stores.ToExternal(obj, t.GroupVersion())
-		if err != nil {
-			return fmt.Errorf("reading %s %q: %w", t.Path, name, err)
-		}
-		objs = append(objs, opts.trim(ext))
 	}
-	if err := printNamed(table, objs, len(names) == 1, opts); err != nil {
+	if err := printNamed(tables, objs, len(names)*len(targets) == 1, opts); err != nil {
 		return err
 	}
 	if failed > 0 {
@@ -183,15 +193,46 @@ func getNamed(ctx context.Context, w *wiring.Wiring, t stores.Target, names []st
 	return nil
 }
 
-// printNamed prints the objects found: one name as the object itself,
-// several as a List of those found; none found prints nothing.
-func printNamed(table *render.ObjectTable, objs []runtime.Object, single bool, opts *getOptions) error {
-	switch {
-	case opts.Output == render.Table || opts.Output == render.Wide:
-		if table.Len() == 0 {
-			return nil
+// readNamed reads one object: into table for a table, since the store's
+// table printer takes the object as the store holds it; otherwise it
+// returns it in the served version, for yaml, json and names.
+func (o *getOptions) readNamed(ctx context.Context, t stores.Target, name string, table *render.ObjectTable) (runtime.Object, error) {
+	obj, err := stores.GetInternal(ctx, t, name)
+	if err != nil {
+		return nil, err
+	}
+	if o.tabular() {
+		tb, err := stores.Table(ctx, t, obj)
+		if err == nil {
+			table.Append(tb)
 		}
-		return render.Print(opts.IO.Out, opts.Output, table)
+		return nil, err
+	}
+	ext, err := stores.ToExternal(obj, t.GroupVersion())
+	if err != nil {
+		return nil, fmt.Errorf("reading %s %q: %w", t.Path, name, err)
+	}
+	return o.trim(ext), nil
+}
+
+// printNamed prints the objects found: one name as the object itself,
+// several as a List of those found; none found prints nothing. Tables of
+// several types name each object with its kind when more than one type has
+// some, as kubectl does.
+func printNamed(tables []*render.ObjectTable, objs []runtime.Object, single bool, opts *getOptions) error {
+	switch {
+	case opts.tabular():
+		withRows := 0
+		for _, t := range tables {
+			if t.Len() > 0 {
+				withRows++
+			}
+		}
+		for _, t := range tables {
+			t.WithKind = withRows > 1
+		}
+		_, err := render.PrintTables(opts.IO.Out, opts.Output, tables)
+		return err
 	case len(objs) == 0:
 		return nil
 	case single && opts.Output != render.Name:
@@ -206,71 +247,88 @@ func printNamed(table *render.ObjectTable, objs []runtime.Object, single bool, o
 	return lw.Close()
 }
 
-// getList pages through the store: yaml, json and names stream page by
-// page; a table keeps only its cells. A list that stops before its end is
-// never printed as a whole one: the table is not printed, and a yaml or
-// json document is left open.
-func getList(ctx context.Context, w *wiring.Wiring, t stores.Target, opts *getOptions) error {
-	lo := stores.ListOptions{
-		LabelSelector: opts.LabelSelector,
-		FieldSelector: opts.FieldSelector,
-		ChunkSize:     opts.ChunkSize,
+// listOptions are the store list options of get's flags; unreadable values
+// are reported as they are met.
+func (o *getOptions) listOptions() stores.ListOptions {
+	return stores.ListOptions{
+		LabelSelector: o.LabelSelector,
+		FieldSelector: o.FieldSelector,
+		ChunkSize:     o.ChunkSize,
 		OnError: func(key string, err error) {
-			fmt.Fprintf(opts.IO.ErrOut, "error: %s\n", oneLine(err))
+			fmt.Fprintf(o.IO.ErrOut, "error: %s\n", oneLine(err))
 		},
 	}
-	table := opts.newTable(t, opts.AllNamespaces && t.Resource.Namespaced)
-	lw := opts.Print.NewListWriter(opts.IO.Out, opts.Output)
-	tabular := opts.Output == render.Table || opts.Output == render.Wide
+}
+
+// listTables pages through each type's store, keeping a table's cells (and
+// row metadata), and prints the tables once every list has been read to
+// its end: a list that stops early prints no table at all.
+func listTables(ctx context.Context, targets []stores.Target, opts *getOptions) error {
 	opts.boundHeap()
-	err := stores.List(ctx, w, t, lo, func(p stores.Page) error {
-		if tabular {
+	var tables []*render.ObjectTable
+	var unreadable error
+	for _, t := range targets {
+		table := opts.newTable(t, opts.AllNamespaces && t.Resource.Namespaced)
+		table.WithKind = len(targets) > 1
+		err := stores.List(ctx, t, opts.listOptions(), func(p stores.Page) error {
 			if len(p.Items) == 0 {
 				return nil
 			}
-			tb, err := stores.Table(ctx, w, t, p.List)
-			if err != nil {
-				return err
+			tb, err := stores.Table(ctx, t, p.List)
+			if err == nil {
+				table.Append(tb)
 			}
-			table.Append(tb)
+			return err
+		})
+		if !stores.WalkedToEnd(err) {
+			return listCut(ctx, t, err)
+		}
+		unreadable = cmp.Or(unreadable, err)
+		tables = append(tables, table)
+	}
+	printed, err := render.PrintTables(opts.IO.Out, opts.Output, tables)
+	if err == nil && !printed && unreadable == nil && !opts.IgnoreNotFound {
+		fmt.Fprintln(opts.IO.ErrOut, noResources(targets))
+	}
+	return cmp.Or(unreadable, err)
+}
+
+// listObjects streams each type's objects, page by page, into one yaml or
+// json List (or names). A list that stops before its end leaves the
+// document open, so it never passes for the whole.
+func listObjects(ctx context.Context, targets []stores.Target, opts *getOptions) error {
+	opts.boundHeap()
+	lw := opts.Print.NewListWriter(opts.IO.Out, opts.Output)
+	var unreadable error
+	for _, t := range targets {
+		err := stores.List(ctx, t, opts.listOptions(), func(p stores.Page) error {
+			for _, item := range p.Items {
+				obj, err := stores.ListItemToExternal(item, t.GroupVersion())
+				if err != nil {
+					return err
+				}
+				if err := lw.Add(opts.trim(obj)); err != nil {
+					return err
+				}
+			}
 			return nil
-		}
-		for _, item := range p.Items {
-			obj, err := stores.ListItemToExternal(item, t.GroupVersion())
-			if err != nil {
-				return err
-			}
-			if err := lw.Add(opts.trim(obj)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if !stores.WalkedToEnd(err) {
-		if err == ctx.Err() {
-			err = fmt.Errorf("listing %s: %w", t.Path, err)
-		}
-		if !tabular {
+		})
+		if !stores.WalkedToEnd(err) {
 			lw.Cut()
+			return listCut(ctx, t, err)
 		}
-		return err
+		unreadable = cmp.Or(unreadable, err)
 	}
 	// Values that could not be read were reported one by one; the rest is
-	// the whole list, printed in full, and err still makes the exit code 1.
-	if !tabular {
-		if cerr := lw.Close(); err == nil {
-			err = cerr
-		}
-		return err
-	}
-	if table.Len() == 0 {
-		if err == nil {
-			fmt.Fprintln(opts.IO.ErrOut, noResources(t))
-		}
-		return err
-	}
-	if perr := render.Print(opts.IO.Out, opts.Output, table); err == nil {
-		err = perr
+	// the whole list, printed in full, and the error still makes the exit
+	// code 1.
+	return cmp.Or(unreadable, lw.Close())
+}
+
+// listCut is the error of a list that stopped before its end.
+func listCut(ctx context.Context, t stores.Target, err error) error {
+	if err == ctx.Err() {
+		return fmt.Errorf("listing %s: %w", t.Path, err)
 	}
 	return err
 }
@@ -284,11 +342,15 @@ func checkChunkSize(n int64) error {
 	return nil
 }
 
-func noResources(t stores.Target) string {
-	if t.Namespace != "" {
-		return fmt.Sprintf("No resources found in %s namespace.", t.Namespace)
+// noResources is what kubectl says when a list finds nothing: the
+// namespace, when every type was listed in one.
+func noResources(targets []stores.Target) string {
+	for _, t := range targets {
+		if t.Namespace == "" {
+			return "No resources found"
+		}
 	}
-	return "No resources found"
+	return fmt.Sprintf("No resources found in %s namespace.", targets[0].Namespace)
 }
 
 // boundHeap bounds the heap while a list is read, unless the output holds

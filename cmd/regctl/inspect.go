@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/render"
@@ -75,15 +74,7 @@ func runInspect(ctx context.Context, opts *inspectOptions) error {
 		return err
 	}
 	defer w.Close()
-	key, err := w.EtcdKey(genericapirequest.WithNamespace(ctx, t.Namespace), t.Path, ref.Names[0])
-	if err != nil {
-		return err
-	}
-	c, err := w.ClientFor(ctx, t.Path)
-	if err != nil {
-		return err
-	}
-	info, err := etcdview.Inspect(ctx, c, key, w.Transformer(t.Path))
+	key, info, err := etcdview.InspectObject(ctx, t.Handle, t.Namespace, ref.Names[0])
 	if err != nil {
 		return err
 	}

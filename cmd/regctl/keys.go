@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"go.etcd.io/etcd/api/v3/mvccpb"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/render"
@@ -107,13 +105,13 @@ func runKeys(ctx context.Context, opts *keysOptions) error {
 	if err != nil {
 		return err
 	}
-	if w.GenericStore(t.Path) == nil {
+	if !t.Stored() {
 		return fmt.Errorf("%s is not stored in etcd", t.Path)
 	}
 	if len(ref.Names) > 0 {
-		return objectKeys(ctx, w, t, ref.Names, opts)
+		return objectKeys(ctx, t, ref.Names, opts)
 	}
-	return streamKeys(ctx, w, t, opts)
+	return streamKeys(ctx, t, opts)
 }
 
 func keysUsage(ctx context.Context, opts *keysOptions) error {
@@ -122,7 +120,11 @@ func keysUsage(ctx context.Context, opts *keysOptions) error {
 		return err
 	}
 	defer w.Close()
-	usage, err := stores.Usage(ctx, w, opts.ChunkSize)
+	main, err := w.Client(ctx)
+	if err != nil {
+		return err
+	}
+	usage, err := stores.Usage(ctx, main, w.Table.EtcdPrefix, w.Handles, opts.ChunkSize)
 	if err != nil {
 		return err
 	}
@@ -133,20 +135,12 @@ func keysUsage(ctx context.Context, opts *keysOptions) error {
 }
 
 // streamKeys prints a resource's keys page by page.
-func streamKeys(ctx context.Context, w *wiring.Wiring, t stores.Target, opts *keysOptions) error {
-	c, err := w.ClientFor(ctx, t.Path)
-	if err != nil {
-		return err
-	}
-	prefix, err := w.EtcdKeyPrefix(genericapirequest.WithNamespace(ctx, t.Namespace), t.Path)
-	if err != nil {
-		return err
-	}
+func streamKeys(ctx context.Context, t stores.Target, opts *keysOptions) error {
 	out := bufio.NewWriter(opts.IO.Out)
 	list := render.NewStringList(out, opts.Output)
-	err = etcdview.Pages(ctx, c, prefix, prefix, opts.ChunkSize, true, func(kvs []*mvccpb.KeyValue) error {
-		for _, kv := range kvs {
-			if err := list.Add(string(kv.Key)); err != nil {
+	err := etcdview.Keys(ctx, t.Handle, t.Namespace, opts.ChunkSize, func(keys []string) error {
+		for _, key := range keys {
+			if err := list.Add(key); err != nil {
 				return err
 			}
 		}
@@ -167,27 +161,10 @@ func streamKeys(ctx context.Context, w *wiring.Wiring, t stores.Target, opts *ke
 
 // objectKeys prints the key of each named object, or with --check what etcd
 // holds there; a missing key makes the exit code 1.
-func objectKeys(ctx context.Context, w *wiring.Wiring, t stores.Target, names []string, opts *keysOptions) error {
-	ctx = genericapirequest.WithNamespace(ctx, t.Namespace)
-	var infos []etcdview.KeyInfo
-	for _, name := range names {
-		key, err := w.EtcdKey(ctx, t.Path, name)
-		if err != nil {
-			return fmt.Errorf("computing the key of %s %q: %w", t.Path, name, err)
-		}
-		if !opts.Check {
-			infos = append(infos, etcdview.KeyInfo{Key: key})
-			continue
-		}
-		c, err := w.ClientFor(ctx, t.Path)
-		if err != nil {
-			return err
-		}
-		info, err := etcdview.Check(ctx, c, key)
-		if err != nil {
-			return err
-		}
-		infos = append(infos, info)
+func objectKeys(ctx context.Context, t stores.Target, names []string, opts *keysOptions) error {
+	infos, err := etcdview.ObjectKeys(ctx, t.Handle, t.Namespace, names, opts.Check)
+	if err != nil {
+		return err
 	}
 	if !opts.Check {
 		list := render.NewStringList(opts.IO.Out, opts.Output)
@@ -204,7 +181,6 @@ func objectKeys(ctx context.Context, w *wiring.Wiring, t stores.Target, names []
 			missing = append(missing, info.Key)
 		}
 	}
-	var err error
 	if opts.Output == render.Table {
 		err = render.Print(opts.IO.Out, opts.Output, keyInfoTable(infos))
 	} else if len(infos) == 1 {

@@ -60,15 +60,20 @@ func TestGetPrintsWhatKubectlPrints(t *testing.T) {
 		{"pods", "-n", "team-a", "--show-kind", "-o", "wide"},
 		{"services", "-A"},
 		{"services", "-n", "shop", "-o", "wide", "--sort-by=.metadata.name", "--no-headers"},
+		// Several types at once: a table per type, names with their kind.
+		{"pods,services", "-n", "shop"},
+		{"svc,po", "-A", "-o", "wide"},
+		{"pods,services", "-n", "shop", "--no-headers"},
+		{"pods,services", "-n", "shop", "-o", "name"},
+		{"pods,services", "-n", "shop", "-o", "jsonpath={.items[*].metadata.name}"},
+		{"all", "-n", "shop"},
+		{"services,pods", "db", "db-0", "-n", "shop", "--ignore-not-found"},
+		{"pods,services", "web-1", "-n", "shop", "--ignore-not-found"},
 	} {
 		t.Run(caseName(args), func(t *testing.T) {
 			agreeWithKubectl(t, k, s.EtcdURL, args...)
 		})
 	}
-
-	t.Run("several types (get pods,services)", func(t *testing.T) {
-		t.Skip("regctl get of several types at once is being added separately; compare it with kubectl here once it is")
-	})
 }
 
 // caseName names a case by its arguments, files by their base name.

@@ -72,7 +72,7 @@ func (s *liveEtcd) createPods(t *testing.T, ns string, n int, mutate func(i int,
 	t.Helper()
 	w := s.wiring(t)
 	defer w.Close()
-	creater := w.Stores["pods"].(rest.Creater)
+	creater := w.Handles["pods"].Storage.(rest.Creater)
 	ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), ns)
 	for i := 0; i < n; i++ {
 		p := &api.Pod{

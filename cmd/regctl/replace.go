@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/regctl/regctl/internal/stores"
-	"github.com/regctl/regctl/internal/wiring"
 )
 
 type replaceOptions struct {
@@ -69,22 +68,22 @@ apiserver's --encryption-provider-config, or --allow-plaintext to write it anywa
 }
 
 func runReplace(ctx context.Context, opts *replaceOptions) error {
-	wo := stores.WriteOptions{DryRun: opts.DryRun, Namespaces: &stores.NamespaceCache{}, CurrentVersion: opts.Force}
 	return opts.writeManifest(ctx, opts.Filename, opts.Subresource, manifestVerb{
-		name: "replaced",
+		name:    "replaced",
+		options: stores.WriteOptions{DryRun: opts.DryRun, CurrentVersion: opts.Force},
 		// A dry-run update reads the stored object and runs the whole
 		// update on it, precondition included, and writes nothing.
-		check: func(ctx context.Context, w *wiring.Wiring, p planned, obj runtime.Object) error {
+		check: func(ctx context.Context, wo stores.WriteOptions, p stores.Planned, obj runtime.Object) error {
 			if err := opts.checkVersion(obj); err != nil {
 				return err
 			}
 			dry := wo
 			dry.DryRun = true
-			_, err := stores.Update(ctx, w, p.target, obj, dry)
+			_, err := stores.Update(ctx, p.Target, obj, dry)
 			return err
 		},
-		write: func(ctx context.Context, w *wiring.Wiring, p planned, obj runtime.Object) (runtime.Object, error) {
-			return stores.Update(ctx, w, p.target, obj, wo)
+		write: func(ctx context.Context, wo stores.WriteOptions, p stores.Planned, obj runtime.Object) (runtime.Object, error) {
+			return stores.Update(ctx, p.Target, obj, wo)
 		},
 	})
 }

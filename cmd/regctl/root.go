@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -109,13 +110,15 @@ with the server's code and flags, and shows how each path is stored in etcd.
 
 Storage flags are kube-apiserver's (--etcd-servers, --etcd-prefix, --watch-cache,
 --watch-cache-sizes, --storage-media-type, --encryption-provider-config, ...),
-so a server's command line can be reused as is. Without --etcd-servers, regctl
-builds the map on an ephemeral in-process etcd.`,
+so a server's command line can be reused as is. etcdctl's environment
+(ETCDCTL_ENDPOINTS, ETCDCTL_CACERT, ETCDCTL_CERT, ETCDCTL_KEY) stands in for the
+etcd flags not given. Without an etcd, regctl builds the map on an ephemeral
+in-process etcd.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			logs.Setup(g.Verbosity, streams.ErrOut)
-			return nil
+			return wiring.FromEnvironment(cmd.Flags(), os.Getenv)
 		},
 	}
 	cmd.SetIn(streams.In)

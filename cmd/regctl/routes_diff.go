@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/regctl/regctl/internal/render"
-	"github.com/regctl/regctl/internal/routediff"
+	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/internal/wiring"
 )
 
@@ -99,7 +99,7 @@ Exit status: 0 when the tables are equal, 1 when they differ, 2 on error.`,
 }
 
 func runRoutesDiff(ctx context.Context, opts *routesDiffOptions) error {
-	filter, err := routediff.NewFilter(opts.Only, opts.Ignore)
+	filter, err := routetable.NewFilter(opts.Only, opts.Ignore)
 	if err != nil {
 		return exitTrouble(err)
 	}
@@ -116,7 +116,7 @@ func runRoutesDiff(ctx context.Context, opts *routesDiffOptions) error {
 	if err != nil {
 		return exitTrouble(err)
 	}
-	res := routediff.Compare(from, to, filter)
+	res := routetable.Compare(from, to, filter)
 	res.Old, res.New = opts.Old, opts.New
 	return printDiff(opts.globalOptions, opts.Output, res)
 }
@@ -128,26 +128,26 @@ type tableLoader struct {
 	live *wiring.Wiring
 }
 
-func (l *tableLoader) load(ctx context.Context, arg string) (wiring.RouteTable, error) {
+func (l *tableLoader) load(ctx context.Context, arg string) (routetable.RouteTable, error) {
 	switch arg {
 	case liveTable:
 		if l.live == nil {
 			w, err := wiring.Build(ctx, l.opts.wiringConfig())
 			if err != nil {
-				return wiring.RouteTable{}, err
+				return routetable.RouteTable{}, err
 			}
 			l.live = w
 		}
 		return l.live.Table, nil
 	case "-":
-		return routediff.Load(l.opts.IO.In, "stdin")
+		return routetable.Load(l.opts.IO.In, "stdin")
 	}
 	f, err := os.Open(arg)
 	if err != nil {
-		return wiring.RouteTable{}, fmt.Errorf("reading route table: %w", err)
+		return routetable.RouteTable{}, fmt.Errorf("reading route table: %w", err)
 	}
 	defer f.Close()
-	return routediff.Load(f, arg)
+	return routetable.Load(f, arg)
 }
 
 func (l *tableLoader) close() {
@@ -158,7 +158,7 @@ func (l *tableLoader) close() {
 
 // printDiff writes res to Out and turns a difference into exit status 1,
 // with nothing more on stderr: the diff is the message.
-func printDiff(g *globalOptions, format render.Format, res routediff.Result) error {
+func printDiff(g *globalOptions, format render.Format, res routetable.Result) error {
 	if g.Verbosity <= 0 {
 		res = res.WithoutInformational()
 	}

@@ -14,8 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/regctl/regctl/internal/render"
-	"github.com/regctl/regctl/internal/routediff"
-	"github.com/regctl/regctl/internal/wiring"
+	"github.com/regctl/regctl/internal/routetable"
 )
 
 const (
@@ -25,14 +24,14 @@ const (
 )
 
 // readTable loads a route table the way the command does.
-func readTable(t *testing.T, path string) wiring.RouteTable {
+func readTable(t *testing.T, path string) routetable.RouteTable {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	tab, err := routediff.Load(f, path)
+	tab, err := routetable.Load(f, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +40,7 @@ func readTable(t *testing.T, path string) wiring.RouteTable {
 
 // writeTable writes tab as yaml, or json when name ends in .json, into a
 // temporary directory and returns its path.
-func writeTable(t *testing.T, name string, tab wiring.RouteTable) string {
+func writeTable(t *testing.T, name string, tab routetable.RouteTable) string {
 	t.Helper()
 	var b []byte
 	var err error
@@ -98,7 +97,7 @@ func TestRoutesDiffJSONIsTheResult(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1", code)
 	}
-	var got routediff.Result
+	var got routetable.Result
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatalf("decoding the json diff: %v", err)
 	}
@@ -148,7 +147,7 @@ func TestRoutesDiffEqualAcrossFormats(t *testing.T) {
 func TestRoutesDiffEveryField(t *testing.T) {
 	old := readTable(t, diffOld)
 	oldPath := writeTable(t, "old.yaml", old)
-	for _, name := range routediff.Fields() {
+	for _, name := range routetable.Fields() {
 		t.Run(name, func(t *testing.T) {
 			edited := readTable(t, diffOld)
 			var v reflect.Value

@@ -53,6 +53,13 @@ reason: Started
 		if !strings.Contains(stdout, tc.want) {
 			t.Errorf("%v: stdout %q: want %q", tc.args, stdout, tc.want)
 		}
+		// Without the override the same read is of the main etcd alone,
+		// which has no event: what was found came from the second.
+		// (--check exits 1 for a missing key; inspect fails as NotFound.)
+		stdout, _, code := run(t, append(tc.args, main.flag())...)
+		if tc.want == "true" && code != 1 || tc.want != "true" && strings.Contains(stdout, tc.want) {
+			t.Errorf("%v on the main etcd alone: exit %d, stdout %q: found what only the second holds", tc.args, code, stdout)
+		}
 	}
 	var usage []struct {
 		Resource    string   `json:"resource"`

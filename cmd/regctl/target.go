@@ -19,7 +19,7 @@ import (
 
 // errNoEtcd is what a command that reads a live etcd says when none is given:
 // it must not dial a default address and hang.
-var errNoEtcd = errors.New("no etcd given: set `--etcd-servers` (and the TLS flags) to the etcd to read; `regctl routes` works without one")
+var errNoEtcd = errors.New("no etcd given: set `--etcd-servers` (and the TLS flags), or etcdctl's ETCDCTL_ENDPOINTS (and ETCDCTL_CACERT, ETCDCTL_CERT, ETCDCTL_KEY), to the etcd to read; `regctl routes` works without one")
 
 // buildLive builds the map against the user's etcd, refusing to run on the
 // ephemeral one.
@@ -30,25 +30,42 @@ func (g *globalOptions) buildLive(ctx context.Context) (*wiring.Wiring, error) {
 	return wiring.Build(ctx, g.wiringConfig())
 }
 
-// openLive builds the map on the user's etcd and resolves ref in it. When
-// verb is set, the path must serve it. The caller closes the map.
+// openLive builds the map on the user's etcd and resolves ref, of one
+// type, in it. When verb is set, the path must serve it. The caller closes
+// the map.
 func (g *globalOptions) openLive(ctx context.Context, ref objectRef, scope scopeOptions, verb string) (*wiring.Wiring, stores.Target, error) {
-	if err := scope.check(); err != nil {
+	w, targets, err := g.openLiveTypes(ctx, ref, scope, verb, resolveOne)
+	if err != nil {
 		return nil, stores.Target{}, err
+	}
+	return w, targets[0], nil
+}
+
+// openLiveTypes is openLive for one or more types, resolved by resolver.
+func (g *globalOptions) openLiveTypes(ctx context.Context, ref objectRef, scope scopeOptions, verb string, resolver func(*wiring.Wiring, objectRef, scopeOptions) ([]stores.Target, error)) (*wiring.Wiring, []stores.Target, error) {
+	if err := scope.check(); err != nil {
+		return nil, nil, err
 	}
 	w, err := g.buildLive(ctx)
 	if err != nil {
-		return nil, stores.Target{}, err
+		return nil, nil, err
 	}
-	t, err := resolve(w, ref, scope)
-	if err == nil && verb != "" && !slices.Contains(t.Resource.Verbs, verb) {
-		err = fmt.Errorf("%s does not serve %s: only %s", t.Path, verb, strings.Join(t.Resource.Verbs, ", "))
+	targets, err := resolver(w, ref, scope)
+	for _, t := range targets {
+		if err == nil && verb != "" && !slices.Contains(t.Resource.Verbs, verb) {
+			err = fmt.Errorf("%s does not serve %s: only %s", t.Path, verb, strings.Join(t.Resource.Verbs, ", "))
+		}
 	}
 	if err != nil {
 		w.Close()
-		return nil, stores.Target{}, err
+		return nil, nil, err
 	}
-	return w, t, nil
+	return w, targets, nil
+}
+
+func resolveOne(w *wiring.Wiring, ref objectRef, scope scopeOptions) ([]stores.Target, error) {
+	t, err := resolve(w, ref, scope)
+	return []stores.Target{t}, err
 }
 
 // buildLive checks `-n` before building the map for create and replace.
@@ -128,31 +145,62 @@ func parseObjectRef(args []string, subresource string, allowSubresource bool) (o
 	return ref, nil
 }
 
-// resolve turns a reference into a target in the map, checking scope.
+// resolve turns a reference to one type into a target in the map,
+// checking scope.
 func resolve(w *wiring.Wiring, ref objectRef, scope scopeOptions) (stores.Target, error) {
 	if err := scope.check(); err != nil {
 		return stores.Target{}, err
 	}
-	res, err := w.Resolve(ref.Resource)
+	base, err := w.Resolve(ref.Resource)
 	if err != nil {
 		return stores.Target{}, err
 	}
-	t := stores.Target{Path: res.Name, Resource: res}
-	if ref.Subresource != "" {
-		sub, ok := w.Subresource(res.Name, ref.Subresource)
-		if !ok {
-			return stores.Target{}, fmt.Errorf("%s has no subresource %q", res.Name, ref.Subresource)
+	return scopeTarget(w, base, ref, scope, true)
+}
+
+// resolveTypes turns a reference to one or more types (pods,services, or a
+// category such as all) into targets, in the order given. As kubectl does
+// with several types, `-n` is passed over for cluster-scoped ones.
+func resolveTypes(w *wiring.Wiring, ref objectRef, scope scopeOptions) ([]stores.Target, error) {
+	if !strings.Contains(ref.Resource, ",") {
+		if _, err := w.Resolve(ref.Resource); err == nil {
+			t, err := resolve(w, ref, scope)
+			return []stores.Target{t}, err
 		}
-		t.Path, t.Resource = sub.Name, sub
-		// Discovery gives subresources the kind they serve, but scope and
-		// names come from the resource.
-		t.Resource.Namespaced = res.Namespaced
 	}
+	handles, err := w.ResolveList(ref.Resource)
+	if err != nil {
+		return nil, err
+	}
+	if len(handles) > 1 && ref.Subresource != "" {
+		return nil, fmt.Errorf("a subresource is read of one type at a time, not %s", ref.Resource)
+	}
+	targets := make([]stores.Target, 0, len(handles))
+	for _, h := range handles {
+		t, err := scopeTarget(w, h, ref, scope, len(handles) == 1)
+		if err != nil {
+			return nil, err
+		}
+		targets = append(targets, t)
+	}
+	return targets, nil
+}
+
+// scopeTarget is the target of the resource of base (or its subresource)
+// in the namespace scope says. strict refuses `-n` for a cluster-scoped
+// resource, which can only be a slip when it is the one type named.
+func scopeTarget(w *wiring.Wiring, base *wiring.Handle, ref objectRef, scope scopeOptions, strict bool) (stores.Target, error) {
+	res := base.Resource
+	h, err := pathHandle(w, res.Name, ref.Subresource)
+	if err != nil {
+		return stores.Target{}, err
+	}
+	t := stores.Target{Handle: h}
 	if scope.AllNamespaces && len(ref.Names) > 0 {
 		return stores.Target{}, errors.New("`--all-namespaces` cannot be used with object names: pick a namespace with `-n`")
 	}
 	switch {
-	case !res.Namespaced && scope.namespaceSet:
+	case !res.Namespaced && scope.namespaceSet && strict:
 		return stores.Target{}, fmt.Errorf("%s is cluster-scoped: drop `-n %s`", res.Name, scope.Namespace)
 	case !res.Namespaced, scope.AllNamespaces:
 		t.Namespace = metav1.NamespaceAll
@@ -173,19 +221,33 @@ func addNamespaceFlag(fs *pflag.FlagSet, s *scopeOptions) {
 	fs.StringVarP(&s.Namespace, "namespace", "n", metav1.NamespaceDefault, "Namespace of namespaced resources")
 }
 
+// pathHandle is the handle of resource, or of its subresource sub.
+func pathHandle(w *wiring.Wiring, resource, sub string) (*wiring.Handle, error) {
+	path := resource
+	if sub != "" {
+		path += "/" + sub
+	}
+	h, ok := w.Handles[path]
+	if !ok && sub != "" {
+		return nil, fmt.Errorf("%s has no subresource %q", resource, sub)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s is not a path of the storage map (see `regctl routes`)", resource)
+	}
+	return h, nil
+}
+
 // resolveKind finds the resource a manifest object belongs to by its
-// apiVersion and kind, among the map's resources (not subresources).
+// apiVersion and kind, as kubectl maps them, among the map's resources.
 func resolveKind(w *wiring.Wiring, gvk schema.GroupVersionKind) (metav1.APIResource, error) {
-	if gvk.Group != "" {
+	h, err := w.ResolveKind(gvk)
+	switch {
+	case err == nil:
+		return h.Resource, nil
+	case gvk.Group != "":
 		return metav1.APIResource{}, fmt.Errorf("%s %s is not in the core API: regctl writes /api/v1 objects only", gvk.GroupVersion(), gvk.Kind)
-	}
-	if gvk.Version != "v1" {
+	case gvk.Version != "v1":
 		return metav1.APIResource{}, fmt.Errorf("apiVersion %q is not served: the core API is v1", gvk.Version)
-	}
-	for _, r := range w.Resources {
-		if !strings.Contains(r.Name, "/") && r.Kind == gvk.Kind {
-			return r, nil
-		}
 	}
 	return metav1.APIResource{}, fmt.Errorf("unknown kind %q in v1 (see `regctl routes -o wide`)", gvk.Kind)
 }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
-	"github.com/regctl/regctl/internal/wiring"
 )
 
 // watchFlags are get's flags for following changes, as kubectl get has
@@ -57,12 +56,12 @@ func (f watchFlags) check() error {
 // the current objects, then one object or row per change until Ctrl-C, as
 // kubectl get --watch does. The watch starts at the revision the list was
 // read at, so no change is missed or shown twice.
-func runWatch(ctx context.Context, w *wiring.Wiring, t stores.Target, names []string, opts *getOptions) error {
+func runWatch(ctx context.Context, t stores.Target, names []string, opts *getOptions) error {
 	wo, err := watchScope(t, names, opts)
 	if err != nil {
 		return err
 	}
-	p, err := newWatcher(w, t, opts)
+	p, err := newWatcher(t, opts)
 	if err != nil {
 		return err
 	}
@@ -71,7 +70,7 @@ func runWatch(ctx context.Context, w *wiring.Wiring, t stores.Target, names []st
 			return watchEnded(ctx, opts, err)
 		}
 	}
-	err = stores.Watch(ctx, w, t, wo, func(ev watch.Event) error { return p.event(ctx, ev) })
+	err = stores.Watch(ctx, t, wo, func(ev watch.Event) error { return p.event(ctx, ev) })
 	return watchEnded(ctx, opts, err)
 }
 
@@ -120,7 +119,6 @@ func watchEnded(ctx context.Context, opts *getOptions, err error) error {
 // watcher prints a watch's list and events through one printer, so that a
 // table's header is printed once and yaml documents are separated.
 type watcher struct {
-	w    *wiring.Wiring
 	t    stores.Target
 	opts *getOptions
 	out  *render.WatchPrinter
@@ -128,7 +126,7 @@ type watcher struct {
 
 // newWatcher prints with kubectl get's output options, warning of those a
 // watch ignores as kubectl does.
-func newWatcher(w *wiring.Wiring, t stores.Target, opts *getOptions) (*watcher, error) {
+func newWatcher(t stores.Target, opts *getOptions) (*watcher, error) {
 	kind := schema.GroupKind{Group: t.Resource.Group, Kind: t.Resource.Kind}
 	out, err := opts.Print.NewWatchPrinter(opts.IO.Out, opts.Output, kind, opts.OutputWatchEvents, opts.AllNamespaces && t.Resource.Namespaced)
 	if err != nil {
@@ -137,7 +135,7 @@ func newWatcher(w *wiring.Wiring, t stores.Target, opts *getOptions) (*watcher, 
 	if warning := out.Warning(); warning != "" {
 		fmt.Fprintln(opts.IO.ErrOut, warning)
 	}
-	return &watcher{w: w, t: t, opts: opts, out: out}, nil
+	return &watcher{t: t, opts: opts, out: out}, nil
 }
 
 // startRevision is where the watch starts: the revision the list was read
@@ -146,7 +144,7 @@ func newWatcher(w *wiring.Wiring, t stores.Target, opts *getOptions) (*watcher, 
 // list does not say (it was read key by key around an unreadable value): a
 // change made meanwhile may then show twice, but none is missed.
 func (p *watcher) startRevision(ctx context.Context, names []string, wo stores.WatchOptions) (string, error) {
-	rev, err := stores.Revision(ctx, p.w, p.t)
+	rev, err := stores.Revision(ctx, p.t)
 	if err != nil || (p.opts.WatchOnly && len(names) == 0) {
 		return rev, err
 	}
@@ -179,7 +177,7 @@ func (p *watcher) list(ctx context.Context, wo stores.WatchOptions) (rev string,
 		ChunkSize:     p.opts.ChunkSize,
 		OnError:       func(key string, err error) { wo.OnError(err) },
 	}
-	err = stores.List(ctx, p.w, p.t, lo, func(page stores.Page) error {
+	err = stores.List(ctx, p.t, lo, func(page stores.Page) error {
 		if rev == "" {
 			rev = page.ResourceVersion()
 		}
@@ -205,7 +203,7 @@ func (p *watcher) page(ctx context.Context, page stores.Page) error {
 		if len(page.Items) == 0 {
 			return nil
 		}
-		table, err := stores.Table(ctx, p.w, p.t, page.List)
+		table, err := stores.Table(ctx, p.t, page.List)
 		if err != nil {
 			return err
 		}
@@ -226,7 +224,7 @@ func (p *watcher) page(ctx context.Context, page stores.Page) error {
 // event prints one change as it comes.
 func (p *watcher) event(ctx context.Context, ev watch.Event) error {
 	if p.tabular() {
-		table, err := stores.Table(ctx, p.w, p.t, ev.Object)
+		table, err := stores.Table(ctx, p.t, ev.Object)
 		if err != nil {
 			return err
 		}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -78,68 +77,14 @@ func readManifest(in io.Reader, filename string) ([]manifest.Object, []error) {
 	return manifest.Read(r)
 }
 
-// planned is one manifest object resolved to its path, decoded into the
-// store's internal type and checked, ready to be written. The decoded object
-// is not kept: a manifest of many objects would be held in memory whole.
-type planned struct {
-	src    manifest.Object
-	target stores.Target
-}
-
-// decode decodes the object again, for writing.
-func (p planned) decode() (runtime.Object, error) { return stores.Decode(p.target, p.src.JSON) }
-
-// label names an object in messages: pod/web (document 2).
-func (p planned) label() string {
-	return strings.ToLower(p.src.GVK.Kind) + "/" + p.src.Name
-}
-
 // manifestVerb is how create or replace checks and writes a manifest's objects.
 type manifestVerb struct {
-	name string // "created", "replaced"
+	name    string // "created", "replaced"
+	options stores.WriteOptions
 	// check runs the store's own checks on a decoded object and writes
 	// nothing: every object is checked before the first is written.
-	check func(context.Context, *wiring.Wiring, planned, runtime.Object) error
-	write func(context.Context, *wiring.Wiring, planned, runtime.Object) (runtime.Object, error)
-}
-
-// plan resolves, decodes and checks every object first, so that a stream
-// with a bad document is refused whole, before anything is written.
-func plan(ctx context.Context, w *wiring.Wiring, objs []manifest.Object, scope scopeOptions, subresource string, v manifestVerb) ([]planned, []error) {
-	results := make([]planned, len(objs))
-	failures := make([]error, len(objs))
-	parallel(len(objs), func(i int) {
-		o := objs[i]
-		if results[i], failures[i] = planOne(ctx, w, o, scope, subresource, v); failures[i] != nil {
-			failures[i] = &manifest.Error{Doc: o.Doc, Item: o.Item, Err: failures[i]}
-		}
-	})
-	var out []planned
-	var errs []error
-	for i := range objs {
-		if failures[i] != nil {
-			errs = append(errs, failures[i])
-			continue
-		}
-		out = append(out, results[i])
-	}
-	return out, errs
-}
-
-func planOne(ctx context.Context, w *wiring.Wiring, o manifest.Object, scope scopeOptions, subresource string, v manifestVerb) (planned, error) {
-	t, err := planTarget(w, o, scope, subresource)
-	if err != nil {
-		return planned{}, err
-	}
-	p := planned{src: o, target: t}
-	obj, err := p.decode()
-	if err != nil {
-		return planned{}, err
-	}
-	if err := v.check(ctx, w, p, obj); err != nil {
-		return planned{}, err
-	}
-	return p, nil
+	check func(context.Context, stores.WriteOptions, stores.Planned, runtime.Object) error
+	write func(context.Context, stores.WriteOptions, stores.Planned, runtime.Object) (runtime.Object, error)
 }
 
 // planTarget resolves the path and namespace an object is written to.
@@ -148,14 +93,11 @@ func planTarget(w *wiring.Wiring, o manifest.Object, scope scopeOptions, subreso
 	if err != nil {
 		return stores.Target{}, err
 	}
-	t := stores.Target{Path: res.Name, Resource: res}
-	if subresource != "" {
-		sub, ok := w.Subresource(res.Name, subresource)
-		if !ok {
-			return stores.Target{}, fmt.Errorf("%s has no subresource %q", res.Name, subresource)
-		}
-		t.Path = sub.Name
+	h, err := pathHandle(w, res.Name, subresource)
+	if err != nil {
+		return stores.Target{}, err
 	}
+	t := stores.Target{Handle: h}
 	if res.Namespaced {
 		switch {
 		case o.Namespace == "":
@@ -186,7 +128,7 @@ func (o *writeOptions) checkPlaintext(ctx context.Context, w *wiring.Wiring, obj
 			continue
 		}
 		seen[t.Path] = true
-		if err := stores.CheckPlaintext(ctx, w, t.Path); err != nil {
+		if err := stores.CheckPlaintext(ctx, t.Handle); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -223,7 +165,14 @@ func (o *writeOptions) writeManifest(ctx context.Context, filename, subresource 
 		return err
 	}
 	defer w.Close()
-	todo, errs := plan(ctx, w, objs, o.scopeOptions, subresource, v)
+	v.options.Namespaces = stores.NewNamespaceCache(w.Handles["namespaces"])
+	resolve := func(obj manifest.Object) (stores.Target, error) {
+		return planTarget(w, obj, o.scopeOptions, subresource)
+	}
+	check := func(ctx context.Context, p stores.Planned, obj runtime.Object) error {
+		return v.check(ctx, v.options, p, obj)
+	}
+	todo, errs := stores.Plan(ctx, objs, resolve, check)
 	errs = append(append(readErrs, errs...), o.checkPlaintext(ctx, w, objs, subresource)...)
 	if ctx.Err() != nil {
 		return &exitError{code: 1, err: fmt.Errorf("%w while checking the manifest: nothing was written", context.Cause(ctx))}
@@ -232,106 +181,45 @@ func (o *writeOptions) writeManifest(ctx context.Context, filename, subresource 
 		return refuse(o.IO.ErrOut, errs)
 	}
 	writeWarning(o.IO.ErrOut)
-	return writeEach(ctx, o, todo, v.name, func(ctx context.Context, p planned) (runtime.Object, error) {
-		obj, err := p.decode()
+	return writeEach(ctx, o, todo, v.name, func(ctx context.Context, p stores.Planned) (runtime.Object, error) {
+		obj, err := p.Decode()
 		if err != nil {
 			return nil, err
 		}
-		return v.write(ctx, w, p, obj)
+		return v.write(ctx, v.options, p, obj)
 	})
 }
-
-// Writes run concurrently within a window of consecutive objects of the
-// same kind: a manifest's order matters between kinds (a namespace before
-// its pods) but not among the pods themselves, unless one names the same
-// object twice, where the first must win. Each window is reported in
-// document order before the next starts.
-const (
-	writers     = 8
-	writeWindow = 64
-)
 
 // writeEach runs write on every planned object, saying on stderr what became
 // of each in document order, and printing the results with -o as they come.
 // A failure does not stop the others; it makes the exit code 1. Once the
 // context is done no new write starts.
-func writeEach(ctx context.Context, o *writeOptions, objs []planned, verb string, write func(context.Context, planned) (runtime.Object, error)) error {
+func writeEach(ctx context.Context, o *writeOptions, objs []stores.Planned, verb string, write func(context.Context, stores.Planned) (runtime.Object, error)) error {
 	rep := newWriteReport(o, verb, len(objs), true)
-	for start := 0; start < len(objs) && ctx.Err() == nil; {
-		end := windowEnd(objs, start)
-		results := writeAll(ctx, objs[start:end], write)
-		for i, p := range objs[start:end] {
-			r := results[i]
-			switch {
-			case !r.started:
-				// Summed up as not attempted.
-			case r.err != nil:
-				rep.fail(ctx, p.src.Where()+" ("+p.label()+")", r.err)
-			default:
-				if err := rep.written(writtenName(p, r.out), verb, r.out); err != nil {
-					return err
-				}
-			}
+	err := stores.WriteAll(ctx, objs, write, func(p stores.Planned, r stores.Written) error {
+		switch {
+		case !r.Started:
+			// Summed up as not attempted.
+			return nil
+		case r.Err != nil:
+			rep.fail(ctx, p.Source.Where()+" ("+p.Label()+")", r.Err)
+			return nil
 		}
-		start = end
+		return rep.written(writtenName(p, r.Object), verb, r.Object)
+	})
+	if err != nil {
+		return err
 	}
 	return rep.finish(ctx)
 }
 
 // writtenName is kind/name of a written object, with the name the store
 // gave it (generateName).
-func writtenName(p planned, out runtime.Object) string {
+func writtenName(p stores.Planned, out runtime.Object) string {
 	if m, err := meta.Accessor(out); err == nil {
-		return strings.ToLower(p.src.GVK.Kind) + "/" + m.GetName()
+		return strings.ToLower(p.Source.GVK.Kind) + "/" + m.GetName()
 	}
-	return p.label()
-}
-
-type writeResult struct {
-	out     runtime.Object
-	err     error
-	started bool
-}
-
-// writeAll writes a window of objects, writers at a time, and starts no
-// write once the context is done.
-func writeAll(ctx context.Context, window []planned, write func(context.Context, planned) (runtime.Object, error)) []writeResult {
-	results := make([]writeResult, len(window))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, writers)
-	for i := range window {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		results[i].started = true
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			results[i].out, results[i].err = write(ctx, window[i])
-		}()
-	}
-	wg.Wait()
-	return results
-}
-
-// windowEnd is the end of the window of objects that starts at start.
-func windowEnd(objs []planned, start int) int {
-	seen := map[string]bool{}
-	end := start
-	for ; end < len(objs) && end-start < writeWindow && objs[end].src.GVK == objs[start].src.GVK; end++ {
-		if name := objs[end].src.Name; name != "" {
-			key := objs[end].target.Namespace + "/" + name
-			if seen[key] {
-				break
-			}
-			seen[key] = true
-		}
-	}
-	return end
+	return p.Label()
 }
 
 // refuse reports every problem of a manifest and says nothing was written.

@@ -24,6 +24,7 @@ import (
 
 	"github.com/regctl/regctl/internal/manifest"
 	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/wiring"
 )
 
 func configMapDoc(name string) string {
@@ -163,7 +164,7 @@ func (s *liveEtcd) putService(t *testing.T, svc *api.Service) {
 	t.Helper()
 	w := s.wiring(t)
 	defer w.Close()
-	store := w.GenericStore("services")
+	store := w.Handles["services"].Store
 	ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), svc.Namespace)
 	key, err := store.KeyFunc(ctx, svc.Name)
 	if err != nil {
@@ -356,18 +357,18 @@ func TestInterruptedCreateStopsAndReports(t *testing.T) {
 // written, an API error as a failure, the rest are never started.
 func TestWritesInFlightWhenInterruptedMayHaveBeenWritten(t *testing.T) {
 	const n = 20
-	objs := make([]planned, n)
+	objs := make([]stores.Planned, n)
 	for i := range objs {
-		objs[i] = planned{
-			src:    manifest.Object{Doc: i + 1, GVK: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Name: fmt.Sprintf("cm-%02d", i)},
-			target: stores.Target{Path: "configmaps", Namespace: "shop"},
+		objs[i] = stores.Planned{
+			Source: manifest.Object{Doc: i + 1, GVK: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Name: fmt.Sprintf("cm-%02d", i)},
+			Target: stores.Target{Handle: &wiring.Handle{Path: "configmaps"}, Namespace: "shop"},
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	release := make(chan struct{})
 	var started sync.WaitGroup
-	started.Add(writers)
+	started.Add(stores.Writers)
 	go func() {
 		// Every writer busy: the interrupt comes, then the first four finish.
 		started.Wait()
@@ -376,19 +377,19 @@ func TestWritesInFlightWhenInterruptedMayHaveBeenWritten(t *testing.T) {
 	}()
 	var calls sync.Map
 	var n0 atomic.Int32
-	write := func(ctx context.Context, p planned) (runtime.Object, error) {
-		calls.Store(p.src.Name, true)
-		if n0.Add(1) <= writers {
+	write := func(ctx context.Context, p stores.Planned) (runtime.Object, error) {
+		calls.Store(p.Source.Name, true)
+		if n0.Add(1) <= stores.Writers {
 			started.Done()
 		}
-		i := p.src.Doc - 1
+		i := p.Source.Doc - 1
 		switch {
 		case i < 4:
 			<-release
-			return &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: p.src.Name}}, nil
+			return &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: p.Source.Name}}, nil
 		case i == 4:
 			<-ctx.Done()
-			return nil, apierrors.NewAlreadyExists(schema.GroupResource{Resource: "configmaps"}, p.src.Name)
+			return nil, apierrors.NewAlreadyExists(schema.GroupResource{Resource: "configmaps"}, p.Source.Name)
 		}
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -413,7 +414,7 @@ func TestWritesInFlightWhenInterruptedMayHaveBeenWritten(t *testing.T) {
 	if strings.Contains(stderr, "cm-08") {
 		t.Errorf("stderr %q: an object never started is reported", stderr)
 	}
-	for i := writers; i < n; i++ {
+	for i := stores.Writers; i < n; i++ {
 		if _, ok := calls.Load(fmt.Sprintf("cm-%02d", i)); ok {
 			t.Errorf("cm-%02d was written after the interrupt", i)
 		}
@@ -442,5 +443,24 @@ func TestWriteOutcomes(t *testing.T) {
 		if got := stores.OutcomeOf(tc.ctx, tc.err); got != tc.want {
 			t.Errorf("OutcomeOf(%v): %v, want %v", tc.err, got, tc.want)
 		}
+	}
+}
+
+// --ignore-not-found passes over objects already gone, as kubectl's does,
+// and still deletes and reports the others.
+func TestDeleteIgnoreNotFound(t *testing.T) {
+	s := newLiveEtcd(t)
+	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+"---\n"+configMapDoc("a")), s.flag())
+
+	_, stderr, code := run(t, "delete", "configmaps", "gone", "-n", "shop", s.flag())
+	if code != 1 || !strings.Contains(stderr, `"gone" not found`) {
+		t.Errorf("without the flag: exit %d, stderr %q: want NotFound and exit 1", code, stderr)
+	}
+	stdout, stderr, code := run(t, "delete", "configmaps", "gone", "a", "-n", "shop", "--ignore-not-found", "-o", "name", s.flag())
+	if code != 0 || stdout != "configmap/a\n" || strings.Contains(stderr, "gone") || !strings.Contains(stderr, "configmap/a deleted") {
+		t.Errorf("exit %d, stdout %q, stderr %q: want a deleted, gone passed over", code, stdout, stderr)
+	}
+	if n := s.count(t, "/registry/configmaps/shop/"); n != 0 {
+		t.Errorf("%d config maps left, want none", n)
 	}
 }

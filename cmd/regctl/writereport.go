@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	goruntime "runtime"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/regctl/regctl/internal/manifest"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
 )
@@ -26,6 +24,8 @@ type writeReport struct {
 	named bool
 
 	done, failed, uncertain int
+	// ignored are objects that were already gone, with --ignore-not-found.
+	ignored int
 }
 
 func newWriteReport(o *writeOptions, verb string, total int, named bool) *writeReport {
@@ -67,8 +67,12 @@ func (r *writeReport) fail(ctx context.Context, where string, err error) {
 // finish ends the output and returns the command's error, if any: the
 // failures, and when the context ended early, what may have been written
 // and what was not attempted.
+// ignore counts an object that was already gone, said nothing of, as
+// kubectl's --ignore-not-found does.
+func (r *writeReport) ignore() { r.ignored++ }
+
 func (r *writeReport) finish(ctx context.Context) error {
-	skipped := r.total - r.done - r.failed - r.uncertain
+	skipped := r.total - r.done - r.failed - r.uncertain - r.ignored
 	if err := r.printer.finish(skipped == 0 && r.uncertain == 0); err != nil {
 		return err
 	}
@@ -132,10 +136,4 @@ func (p *writtenPrinter) finish(complete bool) error {
 		return p.lw.Cut()
 	}
 	return p.lw.Close()
-}
-
-// parallel runs fn(0..n-1) on every CPU, and on at least as many goroutines
-// as writes run on: a check may wait for etcd (replace's dry-run update).
-func parallel(n int, fn func(i int)) {
-	manifest.ParallelOn(max(goruntime.GOMAXPROCS(0), writers), n, fn)
 }

@@ -22,6 +22,9 @@ import (
 // makes one that follows kubectl's flags.
 type ObjectTable struct {
 	WithNamespace bool
+	// WithKind prefixes names with their kind (pod/web), as kubectl does
+	// when it prints tables of several types.
+	WithKind bool
 
 	flags  *GetPrintFlags
 	kind   schema.GroupKind
@@ -106,7 +109,7 @@ func (t *ObjectTable) print(w io.Writer, wide bool) error {
 	if t.err != nil {
 		return t.err
 	}
-	p, err := t.flags.tablePrinter(t.kind, t.WithNamespace, wide)
+	p, err := t.flags.humanPrinter(t.kind, t.WithNamespace, t.WithKind, wide)
 	if err != nil {
 		return fmt.Errorf("making the table printer: %w", err)
 	}
@@ -126,12 +129,21 @@ func (t *ObjectTable) print(w io.Writer, wide bool) error {
 // tablePrinter is kubectl get's printer for server-side tables, with the
 // options kubectl's flags give it; f may be nil for kubectl's defaults.
 func (f *GetPrintFlags) tablePrinter(kind schema.GroupKind, withNamespace, wide bool) (printers.ResourcePrinter, error) {
+	return f.humanPrinter(kind, withNamespace, false, wide)
+}
+
+func (f *GetPrintFlags) humanPrinter(kind schema.GroupKind, withNamespace, withKind, wide bool) (printers.ResourcePrinter, error) {
 	h := *get.NewHumanPrintFlags()
 	if f != nil {
 		h = *f.kubectl.HumanReadableFlags
 		h.NoHeaders = *f.kubectl.NoHeaders
 	}
 	h.SetKind(kind)
+	if withKind {
+		if err := h.EnsureWithKind(); err != nil {
+			return nil, err
+		}
+	}
 	if withNamespace {
 		if err := h.EnsureWithNamespace(); err != nil {
 			return nil, err
@@ -157,4 +169,26 @@ func writeTrimmed(w io.Writer, table string) error {
 		}
 	}
 	return nil
+}
+
+// PrintTables prints the tables of one or more types one after another, as
+// kubectl get does: a table without rows prints nothing, and a blank line
+// separates a table from the one printed before it, unless --no-headers.
+// printed tells whether any row was printed.
+func PrintTables(w io.Writer, f Format, tables []*ObjectTable) (printed bool, err error) {
+	for _, t := range tables {
+		if t.Len() == 0 {
+			continue
+		}
+		if printed && (t.flags == nil || !*t.flags.kubectl.NoHeaders) {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return printed, err
+			}
+		}
+		if err := Print(w, f, t); err != nil {
+			return printed, err
+		}
+		printed = true
+	}
+	return printed, nil
 }

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apiserver/pkg/storage"
 
 	"github.com/regctl/regctl/internal/etcdview"
-	"github.com/regctl/regctl/internal/wiring"
 )
 
 // listByKey lists by walking the keys (keys only, paged) and reading each
@@ -25,13 +24,13 @@ import (
 // The walk starts after the key after, where the store's own pages stopped,
 // and reads every key at rev, the revision those pages were read at (0: the
 // current one), so the result is the list the store would have returned.
-func listByKey(ctx context.Context, w *wiring.Wiring, t Target, lo *metainternalversion.ListOptions, after string, rev int64, onError func(string, error), fn func(Page) error) error {
-	store := w.GenericStore(t.Path)
-	c, err := w.ClientFor(ctx, t.Path)
+func listByKey(ctx context.Context, t Target, lo *metainternalversion.ListOptions, after string, rev int64, onError func(string, error), fn func(Page) error) error {
+	store := t.Store
+	c, err := t.Client(ctx)
 	if err != nil {
 		return err
 	}
-	prefix, err := w.EtcdKeyPrefix(ctx, t.Path)
+	prefix, err := t.KeyPrefix(t.Namespace)
 	if err != nil {
 		return err
 	}
@@ -56,7 +55,7 @@ func listByKey(ctx context.Context, w *wiring.Wiring, t Target, lo *metainternal
 					return fmt.Errorf("reading %s: %w", key, err)
 				}
 				bad++
-				onError(key, explainKey(ctx, w, t.Path, key, rev, err))
+				onError(key, explainKey(ctx, t.Handle, key, rev, err))
 				continue
 			}
 			ok, err := pred.Matches(obj)

@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/rest"
 	api "k8s.io/kubernetes/pkg/apis/core"
-
-	"github.com/regctl/regctl/internal/wiring"
 )
 
 // DeleteOptions apply to one delete.
@@ -36,8 +35,8 @@ type Deleted struct {
 // checked as the store reads it in the delete itself, so what is refused
 // (a service with a cluster IP) and what is returned are the object that
 // was deleted, not an earlier read of it.
-func Delete(ctx context.Context, w *wiring.Wiring, t Target, name string, opts DeleteOptions) (Deleted, error) {
-	deleter, ok := w.Stores[t.Path].(rest.GracefulDeleter)
+func Delete(ctx context.Context, t Target, name string, opts DeleteOptions) (Deleted, error) {
+	deleter, ok := t.Storage.(rest.GracefulDeleter)
 	if !ok {
 		return Deleted{}, unwritten(fmt.Errorf("%s does not accept delete", t.Path))
 	}
@@ -84,4 +83,45 @@ func checkDeletable(obj runtime.Object) error {
 
 func hasClusterIP(svc *api.Service) bool {
 	return svc.Spec.Type != api.ServiceTypeExternalName && svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != api.ClusterIPNone
+}
+
+// Victim is an object to delete.
+type Victim struct{ Namespace, Name string }
+
+// Victims are the objects of the target the label selector matches, as its
+// store lists them.
+func Victims(ctx context.Context, t Target, selector string) ([]Victim, error) {
+	var out []Victim
+	err := List(ctx, t, ListOptions{LabelSelector: selector, ChunkSize: 500}, func(p Page) error {
+		for _, item := range p.Items {
+			m, err := meta.Accessor(item)
+			if err != nil {
+				return err
+			}
+			out = append(out, Victim{m.GetNamespace(), m.GetName()})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// DeleteEach deletes the victims one at a time, as the server does for
+// kubectl's delete, which sends one DELETE per object (the store's
+// DeleteCollection serves a DELETE of the collection, which kubectl never
+// sends). It hands each outcome to report: a refused or failed delete does
+// not stop the others; an interrupt stops before the next, and an error of
+// report stops at once.
+func DeleteEach(ctx context.Context, t Target, victims []Victim, opts DeleteOptions, report func(Victim, Deleted, error) error) error {
+	for _, v := range victims {
+		if ctx.Err() != nil {
+			return nil
+		}
+		vt := t
+		vt.Namespace = v.Namespace
+		d, err := Delete(ctx, vt, v.Name, opts)
+		if err := report(v, d, err); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -8,21 +8,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/rest"
-
-	"github.com/regctl/regctl/internal/wiring"
 )
 
 // GetInternal reads one object through the target's store and returns it as
 // the store holds it, in the internal version: what the store's
 // TableConvertor prints. ToExternal turns it into what Get returns.
-func GetInternal(ctx context.Context, w *wiring.Wiring, t Target, name string) (runtime.Object, error) {
-	getter, ok := w.Stores[t.Path].(rest.Getter)
+func GetInternal(ctx context.Context, t Target, name string) (runtime.Object, error) {
+	getter, ok := t.Storage.(rest.Getter)
 	if !ok {
 		return nil, fmt.Errorf("%s cannot be read: it has no getter", t.Path)
 	}
 	obj, err := getter.Get(t.context(ctx), name, &metav1.GetOptions{})
 	if err != nil {
-		return nil, explain(ctx, w, t, name, err)
+		return nil, explain(ctx, t, name, err)
 	}
 	return obj, nil
 }

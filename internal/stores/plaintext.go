@@ -23,18 +23,18 @@ const plaintextSample = 5
 // value written beside them would be served as if encrypted at rest. A
 // config whose identity provider writes but whose keys read the stored
 // values (as while decrypting a cluster) is the user's choice and passes.
-func CheckPlaintext(ctx context.Context, w *wiring.Wiring, path string) error {
-	r, ok := route(w, path)
+func CheckPlaintext(ctx context.Context, h *wiring.Handle) error {
+	r := h.Route
 	// A store with no recorded provider writes what it encodes, as
 	// identity does.
-	if !ok || r.KeyPrefix == "" || (r.Encryption != "identity" && r.Encryption != "") {
+	if r.KeyPrefix == "" || (r.Encryption != "identity" && r.Encryption != "") {
 		return nil
 	}
-	prefix, err := w.EtcdKeyPrefix(ctx, path)
+	prefix, err := h.KeyPrefix("")
 	if err != nil {
 		return err
 	}
-	c, err := w.ClientFor(ctx, path)
+	c, err := h.Client(ctx)
 	if err != nil {
 		return err
 	}
@@ -44,7 +44,7 @@ func CheckPlaintext(ctx context.Context, w *wiring.Wiring, path string) error {
 	}
 	for _, kv := range resp.Kvs {
 		env, encrypted := etcdview.ParseEnvelope(kv.Value)
-		if encrypted && !readable(ctx, w.Transformer(path), kv.Key, kv.Value) {
+		if encrypted && !readable(ctx, h.Transformer(), kv.Key, kv.Value) {
 			return fmt.Errorf("%s are stored encrypted with %s (%s) but would be written in plain text: pass the apiserver's `--encryption-provider-config`, or `--allow-plaintext` to write anyway",
 				r.Resource, env, kv.Key)
 		}

@@ -27,23 +27,13 @@ import (
 	"github.com/regctl/regctl/internal/wiring"
 )
 
-// Target is one path of the map, resolved from what the user typed.
+// Target is one path of the map, resolved from what the user typed: its
+// handle, and the namespace to work in.
 type Target struct {
-	// Path is the storage path: "pods", or "pods/status" for a subresource.
-	Path string
-	// Resource is the server's discovery entry for Path.
-	Resource metav1.APIResource
+	*wiring.Handle
 	// Namespace is where to look; empty for cluster-scoped resources and for
 	// all namespaces.
 	Namespace string
-}
-
-// GroupVersion is the external version objects of the target are served in.
-func (t Target) GroupVersion() schema.GroupVersion {
-	if t.Resource.Version == "" {
-		return schema.GroupVersion{Version: "v1"}
-	}
-	return schema.GroupVersion{Group: t.Resource.Group, Version: t.Resource.Version}
 }
 
 // context carries what a request to the apiserver would: the namespace, and
@@ -62,8 +52,8 @@ func (t Target) context(ctx context.Context) context.Context {
 
 // Get reads one object through the target's store and returns it in the
 // served external version, as the apiserver's GET would.
-func Get(ctx context.Context, w *wiring.Wiring, t Target, name string) (runtime.Object, error) {
-	obj, err := GetInternal(ctx, w, t, name)
+func Get(ctx context.Context, t Target, name string) (runtime.Object, error) {
+	obj, err := GetInternal(ctx, t, name)
 	if err != nil {
 		return nil, err
 	}
@@ -101,8 +91,8 @@ type Page struct {
 // predicates, handing each page to fn. The next page is read while fn works
 // on this one, so two pages are held at a time: memory stays flat however
 // many objects match, and reading overlaps printing.
-func List(ctx context.Context, w *wiring.Wiring, t Target, opts ListOptions, fn func(Page) error) error {
-	lister, ok := w.Stores[t.Path].(rest.Lister)
+func List(ctx context.Context, t Target, opts ListOptions, fn func(Page) error) error {
+	lister, ok := t.Storage.(rest.Lister)
 	if !ok {
 		return fmt.Errorf("%s cannot be listed", t.Path)
 	}
@@ -121,11 +111,11 @@ func List(ctx context.Context, w *wiring.Wiring, t Target, opts ListOptions, fn 
 			// One bad value fails a whole page in the store; go object by
 			// object from the last good one, at the same revision, to
 			// report it and list the rest.
-			after, err := keyOf(ctx, w, t, last)
+			after, err := keyOf(ctx, t, last)
 			if err != nil {
 				return err
 			}
-			return listByKey(ctx, w, t, lo, after, rev, opts.OnError, fn)
+			return listByKey(ctx, t, lo, after, rev, opts.OnError, fn)
 		}
 		if f.err != nil {
 			return fmt.Errorf("listing %s: %w", t.Path, f.err)
@@ -199,7 +189,7 @@ func fetch(ctx context.Context, lister rest.Lister, lo metainternalversion.ListO
 }
 
 // keyOf is the etcd key of an object the store listed; empty for none.
-func keyOf(ctx context.Context, w *wiring.Wiring, t Target, obj runtime.Object) (string, error) {
+func keyOf(ctx context.Context, t Target, obj runtime.Object) (string, error) {
 	if obj == nil {
 		return "", nil
 	}
@@ -207,7 +197,7 @@ func keyOf(ctx context.Context, w *wiring.Wiring, t Target, obj runtime.Object) 
 	if err != nil {
 		return "", err
 	}
-	return w.EtcdKey(genericapirequest.WithNamespace(ctx, m.GetNamespace()), t.Path, m.GetName())
+	return t.Key(m.GetNamespace(), m.GetName())
 }
 
 // ListItemToExternal converts an item of a listed page, which nothing else
@@ -273,8 +263,8 @@ func listOptions(t Target, opts ListOptions) (*metainternalversion.ListOptions, 
 
 // Table converts objects with the store's TableConvertor: the server-side
 // printers kubectl shows.
-func Table(ctx context.Context, w *wiring.Wiring, t Target, obj runtime.Object) (*metav1.Table, error) {
-	conv, ok := w.Stores[t.Path].(rest.TableConvertor)
+func Table(ctx context.Context, t Target, obj runtime.Object) (*metav1.Table, error) {
+	conv, ok := t.Storage.(rest.TableConvertor)
 	if !ok {
 		return nil, fmt.Errorf("%s has no table printer", t.Path)
 	}

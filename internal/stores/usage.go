@@ -4,7 +4,10 @@ import (
 	"context"
 	"strings"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/internal/wiring"
 )
 
@@ -13,22 +16,21 @@ import (
 // and the keys of the main etcd that no path claims, grouped by their next
 // path segment. Keys an override moved away, left on the main etcd, are
 // unclaimed there: the server never reads them.
-func Usage(ctx context.Context, w *wiring.Wiring, pageSize int64) ([]etcdview.Usage, error) {
-	main, err := w.Client(ctx)
-	if err != nil {
-		return nil, err
-	}
+//
+// main is the client of `--etcd-servers`, handles the map's.
+func Usage(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles map[string]*wiring.Handle, pageSize int64) ([]etcdview.Usage, error) {
 	claimed := map[string]string{}
 	var elsewhere []etcdview.Usage
-	for _, r := range w.Table.Routes {
-		if r.Store != wiring.StoreOwn {
+	for _, h := range handles {
+		r := h.Route
+		if r.Store != routetable.StoreOwn {
 			continue
 		}
 		if len(r.EtcdServers) == 0 {
 			claimed[r.KeyPrefix] = r.Path
 			continue
 		}
-		c, err := w.ClientFor(ctx, r.Path)
+		c, err := h.Client(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -39,7 +41,7 @@ func Usage(ctx context.Context, w *wiring.Wiring, pageSize int64) ([]etcdview.Us
 		u.EtcdServers = r.EtcdServers
 		elsewhere = append(elsewhere, u)
 	}
-	root := strings.TrimSuffix(w.Table.EtcdPrefix, "/") + "/"
+	root := strings.TrimSuffix(etcdPrefix, "/") + "/"
 	usage, err := etcdview.UsageUnder(ctx, main, root, claimed, pageSize)
 	if err != nil {
 		return nil, err

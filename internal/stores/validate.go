@@ -7,11 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 	api "k8s.io/kubernetes/pkg/apis/core"
-
-	"github.com/regctl/regctl/internal/wiring"
 )
 
 // ValidateCreate runs on obj, which it changes, what the target's store runs
@@ -21,14 +18,14 @@ import (
 // and writes nothing, so a manifest can be checked whole before its first
 // write; what depends on etcd (AlreadyExists, the namespace) is left to
 // Create.
-func ValidateCreate(ctx context.Context, w *wiring.Wiring, t Target, obj runtime.Object) error {
-	if _, ok := w.Stores[t.Path].(rest.Creater); !ok {
+func ValidateCreate(ctx context.Context, t Target, obj runtime.Object) error {
+	if _, ok := t.Storage.(rest.Creater); !ok {
 		return fmt.Errorf("%s does not accept create", t.Path)
 	}
 	if svc, ok := obj.(*api.Service); ok && needsClusterIP(svc) {
 		return errClusterIP
 	}
-	store := ownStore(w, t.Path)
+	store := t.OwnStore()
 	if store == nil {
 		// The path creates through another resource's store (bindings,
 		// pods/eviction): its checks run in its own Create.
@@ -51,24 +48,4 @@ func ValidateCreate(ctx context.Context, w *wiring.Wiring, t Target, obj runtime
 		defer finish(ctx, false)
 	}
 	return rest.BeforeCreate(store.CreateStrategy, ctx, obj)
-}
-
-// ownStore is the generic store that path is, nil when the path writes
-// through another resource's store or none.
-func ownStore(w *wiring.Wiring, path string) *genericregistry.Store {
-	r, ok := route(w, path)
-	if !ok || r.Store != wiring.StoreOwn {
-		return nil
-	}
-	return w.GenericStore(path)
-}
-
-// route is the route table's record of path.
-func route(w *wiring.Wiring, path string) (wiring.Route, bool) {
-	for _, r := range w.Table.Routes {
-		if r.Path == path {
-			return r, true
-		}
-	}
-	return wiring.Route{}, false
 }

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apiserver/pkg/storage/etcd3"
 
 	"github.com/regctl/regctl/internal/etcdview"
-	"github.com/regctl/regctl/internal/wiring"
 )
 
 // WatchOptions select the changes a watch reports and where it starts.
@@ -52,8 +51,8 @@ func (e *TooOldError) Unwrap() error { return e.Err }
 // with its object in the store's internal version. It returns when ctx ends
 // (ctx.Err()), fn fails, or the watch ends with an error. It writes
 // nothing to etcd: no bookmarks or progress requests are asked for.
-func Watch(ctx context.Context, w *wiring.Wiring, t Target, opts WatchOptions, fn func(watch.Event) error) error {
-	watcher, ok := w.Stores[t.Path].(rest.Watcher)
+func Watch(ctx context.Context, t Target, opts WatchOptions, fn func(watch.Event) error) error {
+	watcher, ok := t.Storage.(rest.Watcher)
 	if !ok {
 		return fmt.Errorf("%s cannot be watched", t.Path)
 	}
@@ -62,7 +61,7 @@ func Watch(ctx context.Context, w *wiring.Wiring, t Target, opts WatchOptions, f
 		return err
 	}
 	if opts.ResourceVersion == "" {
-		if opts.ResourceVersion, err = Revision(ctx, w, t); err != nil {
+		if opts.ResourceVersion, err = Revision(ctx, t); err != nil {
 			return err
 		}
 	}
@@ -148,8 +147,8 @@ func resourceVersionOf(obj runtime.Object) string {
 // Revision is the current revision of the etcd that holds the target: a
 // watch from it reports the changes made from now on. It is read with a
 // count-only range request, which writes nothing.
-func Revision(ctx context.Context, w *wiring.Wiring, t Target) (string, error) {
-	c, err := w.ClientFor(ctx, t.Path)
+func Revision(ctx context.Context, t Target) (string, error) {
+	c, err := t.Client(ctx)
 	if err != nil {
 		return "", err
 	}

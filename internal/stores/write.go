@@ -57,11 +57,18 @@ type WriteOptions struct {
 	CurrentVersion bool
 }
 
-// NamespaceCache remembers the namespaces a command found, for the length
-// of the command. A namespace not found is not remembered: a manifest may
-// create it before the objects that live in it.
+// NamespaceCache looks up namespaces through the namespaces store, as the
+// server's NamespaceLifecycle admission does, and remembers the ones it
+// found for the length of a command. A namespace not found is not
+// remembered: a manifest may create it before the objects that live in it.
 type NamespaceCache struct {
-	found sync.Map // name → *api.Namespace
+	namespaces *wiring.Handle
+	found      sync.Map // name → *api.Namespace
+}
+
+// NewNamespaceCache looks namespaces up through the handle of "namespaces".
+func NewNamespaceCache(namespaces *wiring.Handle) *NamespaceCache {
+	return &NamespaceCache{namespaces: namespaces}
 }
 
 func (c *NamespaceCache) get(name string) (*api.Namespace, bool) {
@@ -92,12 +99,12 @@ func (o WriteOptions) dryRun() []string {
 // creationTimestamp and generation, the resource's PrepareForCreate and
 // Validate, encoding in the storage version, encryption, and a TTL lease for
 // events. It returns the stored object in the served version.
-func Create(ctx context.Context, w *wiring.Wiring, t Target, obj runtime.Object, opts WriteOptions) (runtime.Object, error) {
-	creater, ok := w.Stores[t.Path].(rest.Creater)
+func Create(ctx context.Context, t Target, obj runtime.Object, opts WriteOptions) (runtime.Object, error) {
+	creater, ok := t.Storage.(rest.Creater)
 	if !ok {
 		return nil, unwritten(fmt.Errorf("%s does not accept create", t.Path))
 	}
-	if err := checkNamespace(ctx, w, t, obj, true, opts.Namespaces); err != nil {
+	if err := checkNamespace(ctx, t, obj, true, opts.Namespaces); err != nil {
 		return nil, unwritten(err)
 	}
 	if svc, ok := obj.(*api.Service); ok && needsClusterIP(svc) {
@@ -140,12 +147,12 @@ func keepsClusterIP(_ context.Context, newObj, oldObj runtime.Object) (runtime.O
 // precondition: a stale one fails with Conflict and nothing is written.
 // With opts.CurrentVersion, an object that carries none takes the one
 // stored now.
-func Update(ctx context.Context, w *wiring.Wiring, t Target, obj runtime.Object, opts WriteOptions) (runtime.Object, error) {
-	updater, ok := w.Stores[t.Path].(rest.Updater)
+func Update(ctx context.Context, t Target, obj runtime.Object, opts WriteOptions) (runtime.Object, error) {
+	updater, ok := t.Storage.(rest.Updater)
 	if !ok {
 		return nil, unwritten(fmt.Errorf("%s does not accept update", t.Path))
 	}
-	if err := checkNamespace(ctx, w, t, obj, false, opts.Namespaces); err != nil {
+	if err := checkNamespace(ctx, t, obj, false, opts.Namespaces); err != nil {
 		return nil, unwritten(err)
 	}
 	m, err := meta.Accessor(obj)
@@ -153,7 +160,7 @@ func Update(ctx context.Context, w *wiring.Wiring, t Target, obj runtime.Object,
 		return nil, unwritten(err)
 	}
 	if m.GetResourceVersion() == "" && opts.CurrentVersion {
-		current, err := GetInternal(ctx, w, t, m.GetName())
+		current, err := GetInternal(ctx, t, m.GetName())
 		if err != nil {
 			return nil, unwritten(err)
 		}
@@ -182,7 +189,7 @@ func Update(ctx context.Context, w *wiring.Wiring, t Target, obj runtime.Object,
 // and, for a create, is not being deleted. It is the one admission check
 // regctl keeps: without it a write would strand an object in a namespace
 // nobody can see.
-func checkNamespace(ctx context.Context, w *wiring.Wiring, t Target, obj runtime.Object, creating bool, cache *NamespaceCache) error {
+func checkNamespace(ctx context.Context, t Target, obj runtime.Object, creating bool, cache *NamespaceCache) error {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return err
@@ -195,8 +202,10 @@ func checkNamespace(ctx context.Context, w *wiring.Wiring, t Target, obj runtime
 	}
 	ns, ok := cache.get(t.Namespace)
 	if !ok {
-		nsTarget := Target{Path: "namespaces", Resource: metav1.APIResource{Name: "namespaces", Kind: "Namespace"}}
-		got, err := w.Stores["namespaces"].(rest.Getter).Get(nsTarget.context(ctx), t.Namespace, &metav1.GetOptions{})
+		if cache == nil {
+			return errors.New("a namespaced write needs WriteOptions.Namespaces")
+		}
+		got, err := GetInternal(ctx, Target{Handle: cache.namespaces}, t.Namespace)
 		if err != nil {
 			return err
 		}

@@ -8,26 +8,25 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	gopath "path"
 	"strings"
 	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
-	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 	serveroptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/server/resourceconfig"
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
-	"k8s.io/apiserver/pkg/storage/value"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
 	apiserveroptions "k8s.io/kubernetes/cmd/kube-apiserver/app/options"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"k8s.io/kubernetes/pkg/controlplane"
@@ -38,6 +37,7 @@ import (
 	netutils "k8s.io/utils/net"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/routetable"
 )
 
 // Config says which etcd to build against and how patiently.
@@ -49,16 +49,20 @@ type Config struct {
 
 // Wiring is the instantiated core storage map.
 type Wiring struct {
-	Table RouteTable
-	// Stores holds regctl's own storage for each path, built by the server's
-	// code but with undecorated storage (no watch cache).
-	Stores map[string]rest.Storage
+	Table routetable.RouteTable
+	// Handles holds one handle per path, each with regctl's own storage for
+	// it, built by the server's code but with undecorated storage (no watch
+	// cache).
+	Handles map[string]*Handle
 	// Embedded is the ephemeral etcd the map was built on when no
 	// --etcd-servers was given, nil otherwise.
 	Embedded *etcdview.Embedded
 
 	// Resources is the server's discovery of /api/v1, one entry per path.
 	Resources []metav1.APIResource
+
+	mapper     meta.RESTMapper
+	categories restmapper.CategoryExpander
 
 	owners    map[string]owner
 	getter    *recordingGetter
@@ -68,6 +72,15 @@ type Wiring struct {
 	mu      sync.Mutex
 	clients map[string]*clientv3.Client // by server list
 	closers []func()
+}
+
+// Handle is the handle of path, an error naming the path when the map has
+// none.
+func (w *Wiring) Handle(path string) (*Handle, error) {
+	if h, ok := w.Handles[path]; ok {
+		return h, nil
+	}
+	return nil, fmt.Errorf("%s is not a path of the storage map (see `regctl routes`)", path)
 }
 
 // Close releases the stores' etcd clients and the embedded etcd, if any.
@@ -88,33 +101,11 @@ func (w *Wiring) onClose(fn func()) {
 	w.closers = append(w.closers, fn)
 }
 
-// GenericStore returns the generic registry Store through which a path
-// reaches etcd (its own, or the one it shares), or nil for a path that never
-// touches etcd.
-func (w *Wiring) GenericStore(path string) *genericregistry.Store {
-	return w.owners[path].store
-}
-
 // Client is a plain etcd client on the etcd the map was built on
-// (--etcd-servers), for reads that go around the stores. It is dialed on
-// first use. Reads of one resource take ClientFor, which follows overrides.
+// (--etcd-servers), for reads of the whole keyspace. It is dialed on first
+// use. Reads of one resource take its handle's, which follows overrides.
 func (w *Wiring) Client(ctx context.Context) (*clientv3.Client, error) {
 	return w.clientOn(ctx, w.transport)
-}
-
-// ClientFor is a plain etcd client on the servers that hold the resource of
-// path (its `--etcd-servers-overrides` entry, or `--etcd-servers`), for
-// reads that go around the stores (keys, raw values).
-func (w *Wiring) ClientFor(ctx context.Context, path string) (*clientv3.Client, error) {
-	store := w.GenericStore(path)
-	if store == nil {
-		return nil, fmt.Errorf("%s is not stored in etcd", path)
-	}
-	d, ok := w.getter.decision(store.DefaultQualifiedResource)
-	if !ok {
-		return w.Client(ctx)
-	}
-	return w.clientOn(ctx, d.transport)
 }
 
 // clientOn returns the one client regctl keeps per set of servers, dialing
@@ -136,48 +127,6 @@ func (w *Wiring) clientOn(ctx context.Context, tc storagebackend.TransportConfig
 	w.clients[key] = c
 	w.closers = append(w.closers, func() { c.Close() })
 	return c, nil
-}
-
-// Transformer is the storage transformer (encryption) of the store behind
-// path, or nil when values are stored as they are encoded.
-func (w *Wiring) Transformer(path string) value.Transformer {
-	store := w.GenericStore(path)
-	if store == nil {
-		return nil
-	}
-	d, _ := w.getter.decision(store.DefaultQualifiedResource)
-	return d.transformer
-}
-
-// EtcdKey is the etcd key the store of path uses for the object name in the
-// namespace carried by ctx: the store's own KeyFunc, under the etcd prefix
-// the storage layer puts in front of it.
-func (w *Wiring) EtcdKey(ctx context.Context, path, name string) (string, error) {
-	store := w.GenericStore(path)
-	if store == nil {
-		return "", fmt.Errorf("%s is not stored in etcd", path)
-	}
-	key, err := store.KeyFunc(ctx, name)
-	if err != nil {
-		return "", err
-	}
-	return w.underEtcdPrefix(key), nil
-}
-
-// EtcdKeyPrefix is the prefix of every key the store of path holds in the
-// namespace carried by ctx (all namespaces when there is none), ending in "/".
-func (w *Wiring) EtcdKeyPrefix(ctx context.Context, path string) (string, error) {
-	store := w.GenericStore(path)
-	if store == nil {
-		return "", fmt.Errorf("%s is not stored in etcd", path)
-	}
-	return w.underEtcdPrefix(store.KeyRootFunc(ctx)) + "/", nil
-}
-
-// underEtcdPrefix puts a store key under --etcd-prefix, as the etcd3 storage
-// layer does.
-func (w *Wiring) underEtcdPrefix(key string) string {
-	return strings.TrimSuffix(gopath.Join("/", w.Table.EtcdPrefix), "/") + "/" + strings.TrimPrefix(key, "/")
 }
 
 // Build instantiates the core storage map the way kube-apiserver does. With
@@ -272,11 +221,11 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("creating the core REST storage: %w", err)
 	}
-	w.Stores = info.VersionedResourcesStorageMap["v1"]
-	if len(w.Stores) == 0 {
+	stores := info.VersionedResourcesStorageMap["v1"]
+	if len(stores) == 0 {
 		return errors.New("`--runtime-config` disables every path of the core API (v1), which is all regctl knows")
 	}
-	w.onClose(func() { destroyAll(w.Stores) })
+	w.onClose(func() { destroyAll(stores) })
 
 	discovered, err := discover(&info)
 	if err != nil {
@@ -284,13 +233,15 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	}
 	w.Resources = discovered.APIResources
 	w.getter = getter
-	w.owners = findOwners(w.Stores)
-	w.Table = RouteTable{
-		FormatVersion:     FormatVersion,
+	w.owners = findOwners(stores)
+	w.Table = routetable.RouteTable{
+		FormatVersion:     routetable.FormatVersion,
 		KubernetesVersion: KubernetesVersion(),
 		EtcdPrefix:        etcd.StorageConfig.Prefix,
-		Routes:            routes(w.Stores, w.owners, discovered, getter),
+		Routes:            routes(stores, w.owners, discovered, getter),
 	}
+	w.Handles = w.handles(stores, discovered.APIResources)
+	w.mapper, w.categories = newMapper(discovered)
 	return nil
 }
 

@@ -73,3 +73,28 @@ func lookup(sets map[string]*pflag.FlagSet, name string) *pflag.Flag {
 	}
 	return nil
 }
+
+// etcdctlEnvironment is etcdctl's environment, by the server flag each
+// variable stands for, so that a shell set up for etcdctl works as it is.
+var etcdctlEnvironment = []struct{ env, flag string }{
+	{"ETCDCTL_ENDPOINTS", "etcd-servers"},
+	{"ETCDCTL_CACERT", "etcd-cafile"},
+	{"ETCDCTL_CERT", "etcd-certfile"},
+	{"ETCDCTL_KEY", "etcd-keyfile"},
+}
+
+// FromEnvironment sets the etcd flags not given on the command line from
+// etcdctl's environment variables: a flag always wins.
+func FromEnvironment(fs *pflag.FlagSet, getenv func(string) string) error {
+	for _, e := range etcdctlEnvironment {
+		v := getenv(e.env)
+		f := fs.Lookup(e.flag)
+		if v == "" || f == nil || f.Changed {
+			continue
+		}
+		if err := fs.Set(e.flag, v); err != nil {
+			return fmt.Errorf("reading %s for `--%s`: %w", e.env, e.flag, err)
+		}
+	}
+	return nil
+}

@@ -1,6 +1,8 @@
 package wiring
 
 import (
+	"github.com/regctl/regctl/internal/routetable"
+
 	"reflect"
 	"sort"
 	"strings"
@@ -11,7 +13,7 @@ import (
 
 // owner says how one path reaches etcd.
 type owner struct {
-	kind       string // StoreOwn, StoreShared or StoreNone
+	kind       string // routetable.StoreOwn, routetable.StoreShared or routetable.StoreNone
 	sharesWith string
 	// store is the generic store whose key prefix and decorator apply.
 	store *genericregistry.Store
@@ -42,7 +44,7 @@ func findOwners(stores map[string]rest.Storage) map[string]owner {
 		}
 		for _, s := range reachableStores(stores[p]) {
 			if s.DefaultQualifiedResource.Resource == p {
-				out[p] = owner{kind: StoreOwn, store: s}
+				out[p] = owner{kind: routetable.StoreOwn, store: s}
 				ownerOf[identity(s)] = p
 				break
 			}
@@ -61,11 +63,11 @@ func findOwners(stores map[string]rest.Storage) map[string]owner {
 		}
 		switch {
 		case len(candidates) == 0:
-			out[p] = owner{kind: StoreNone}
+			out[p] = owner{kind: routetable.StoreNone}
 		case contains(candidates, parent) && parent != p:
-			out[p] = owner{kind: StoreShared, sharesWith: parent, store: out[parent].store}
+			out[p] = owner{kind: routetable.StoreShared, sharesWith: parent, store: out[parent].store}
 		default:
-			out[p] = owner{kind: StoreShared, sharesWith: candidates[0], store: out[candidates[0]].store}
+			out[p] = owner{kind: routetable.StoreShared, sharesWith: candidates[0], store: out[candidates[0]].store}
 		}
 	}
 	return out

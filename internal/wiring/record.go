@@ -19,13 +19,7 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
 	"github.com/regctl/regctl/internal/etcdview"
-)
-
-// Decorator names as printed in the route table.
-const (
-	DecoratorCacher      = "cacher"
-	DecoratorUndecorated = "undecorated"
-	DecoratorNone        = "none"
+	"github.com/regctl/regctl/internal/routetable"
 )
 
 // decision is what the server's RESTOptionsGetter decided for one resource.
@@ -119,9 +113,9 @@ func decoratorName(d generic.StorageDecorator) string {
 	name := funcName(d)
 	switch {
 	case name == funcName(generic.UndecoratedStorage):
-		return DecoratorUndecorated
+		return routetable.DecoratorUndecorated
 	case strings.Contains(name, "."+shortName(funcName(genericregistry.StorageWithCacher))+".func"):
-		return DecoratorCacher
+		return routetable.DecoratorCacher
 	}
 	return name
 }

@@ -5,43 +5,104 @@ import (
 	"sort"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// Resolve finds the resource path a user means by name: its plural, singular
-// or kind name, or one of its short names, in any case, as kubectl resolves
-// them, all read from the server's discovery. Subresources are not matched:
+// Resolve finds the handle of the resource a user means by name, as
+// kubectl does, with kubectl's own RESTMapper on the server's discovery:
+// plural, singular or kind name in any case, short names,
+// resource.group and resource.version.group. Subresources are not matched:
 // they are named through their resource.
-func (w *Wiring) Resolve(name string) (metav1.APIResource, error) {
-	want := strings.ToLower(name)
-	for _, r := range w.Resources {
-		if strings.Contains(r.Name, "/") {
-			continue
+func (w *Wiring) Resolve(name string) (*Handle, error) {
+	gvr, err := w.resourceFor(name)
+	if err != nil {
+		msg := fmt.Sprintf("unknown resource %q", name)
+		if close := w.closeNames(strings.ToLower(name)); len(close) > 0 {
+			msg += fmt.Sprintf(": did you mean %s?", strings.Join(close, " or "))
 		}
-		if want == r.Name || want == r.SingularName || want == strings.ToLower(r.Kind) {
-			return r, nil
+		return nil, fmt.Errorf("%s (see `regctl routes`)", msg)
+	}
+	return w.handleOf(gvr)
+}
+
+// ResolveList resolves a comma-separated list of resources, with kubectl's
+// categories (`all`) expanded, in the order given and without repeats.
+func (w *Wiring) ResolveList(names string) ([]*Handle, error) {
+	var out []*Handle
+	seen := map[string]bool{}
+	for _, name := range strings.Split(names, ",") {
+		if name == "" {
+			return nil, fmt.Errorf("%q: an empty resource name in the list", names)
 		}
-		for _, short := range r.ShortNames {
-			if want == short {
-				return r, nil
+		var handles []*Handle
+		if grs, ok := w.categories.Expand(strings.ToLower(name)); ok {
+			for _, gr := range grs {
+				h, err := w.Resolve(gr.String())
+				if err != nil {
+					return nil, err
+				}
+				handles = append(handles, h)
+			}
+		} else {
+			h, err := w.Resolve(name)
+			if err != nil {
+				return nil, err
+			}
+			handles = append(handles, h)
+		}
+		for _, h := range handles {
+			if !seen[h.Path] {
+				seen[h.Path] = true
+				out = append(out, h)
 			}
 		}
 	}
-	msg := fmt.Sprintf("unknown resource %q", name)
-	if close := w.closeNames(want); len(close) > 0 {
-		msg += fmt.Sprintf(": did you mean %s?", strings.Join(close, " or "))
-	}
-	return metav1.APIResource{}, fmt.Errorf("%s (see `regctl routes`)", msg)
+	return out, nil
 }
 
-// Subresource returns the discovery entry of resource/sub, if served.
-func (w *Wiring) Subresource(resource, sub string) (metav1.APIResource, bool) {
-	for _, r := range w.Resources {
-		if r.Name == resource+"/"+sub {
-			return r, true
+// ResolveKind finds the handle of the resource whose objects are of kind
+// gvk, as kubectl maps a manifest's apiVersion and kind.
+func (w *Wiring) ResolveKind(gvk schema.GroupVersionKind) (*Handle, error) {
+	m, err := w.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil, err
+	}
+	return w.handleOf(m.Resource)
+}
+
+// resourceFor is kubectl's resource.Builder.mappingFor: a fully specified
+// resource.version.group first, then resource.group, then a kind.
+func (w *Wiring) resourceFor(arg string) (schema.GroupVersionResource, error) {
+	full, gr := schema.ParseResourceArg(arg)
+	if full != nil {
+		if gvr, err := w.mapper.ResourceFor(*full); err == nil {
+			return gvr, nil
 		}
 	}
-	return metav1.APIResource{}, false
+	gvr, err := w.mapper.ResourceFor(gr.WithVersion(""))
+	if err == nil {
+		return gvr, nil
+	}
+	fullKind, gk := schema.ParseKindArg(arg)
+	if fullKind != nil {
+		if m, kerr := w.mapper.RESTMapping(fullKind.GroupKind(), fullKind.Version); kerr == nil {
+			return m.Resource, nil
+		}
+	}
+	if m, kerr := w.mapper.RESTMapping(gk); kerr == nil {
+		return m.Resource, nil
+	}
+	return schema.GroupVersionResource{}, err
+}
+
+// handleOf is the handle of the resource the mapper named.
+func (w *Wiring) handleOf(gvr schema.GroupVersionResource) (*Handle, error) {
+	for _, h := range w.Handles {
+		if h.Route.Subresource == "" && h.Route.Resource == gvr.Resource && h.Route.Group == gvr.Group && h.Route.Version == gvr.Version {
+			return h, nil
+		}
+	}
+	return nil, fmt.Errorf("%s is mapped but not a path of the storage map", gvr)
 }
 
 // closeNames suggests resources whose names are a small edit away from, or

@@ -12,51 +12,8 @@ import (
 	corerest "k8s.io/kubernetes/pkg/registry/core/rest"
 
 	"github.com/regctl/regctl/internal/buildinfo"
+	"github.com/regctl/regctl/internal/routetable"
 )
-
-// FormatVersion is the version of the route table document. It changes when
-// a field changes meaning, so that an older regctl refuses a newer table
-// instead of misreading it.
-const FormatVersion = 1
-
-// Store kinds: how a path reaches etcd.
-const (
-	StoreOwn    = "own"    // the path is a store
-	StoreShared = "shared" // it goes through another path's store
-	StoreNone   = "none"   // it never touches etcd
-)
-
-// RouteTable is the document `regctl routes -o yaml|json` prints.
-type RouteTable struct {
-	FormatVersion     int     `json:"formatVersion"`
-	KubernetesVersion string  `json:"kubernetesVersion"`
-	EtcdPrefix        string  `json:"etcdPrefix"`
-	Routes            []Route `json:"routes"`
-}
-
-// Route is one path of the core storage map and how it is stored.
-type Route struct {
-	Path               string   `json:"path"`
-	Resource           string   `json:"resource"`
-	Subresource        string   `json:"subresource,omitempty"`
-	Group              string   `json:"group"`
-	Version            string   `json:"version"`
-	Kind               string   `json:"kind"`
-	Scope              string   `json:"scope"`
-	Verbs              []string `json:"verbs"`
-	ShortNames         []string `json:"shortNames,omitempty"`
-	Categories         []string `json:"categories,omitempty"`
-	Storage            string   `json:"storage"`
-	Store              string   `json:"store"`
-	SharesWith         string   `json:"sharesWith,omitempty"`
-	KeyPrefix          string   `json:"keyPrefix,omitempty"`
-	Decorator          string   `json:"decorator"`
-	StorageVersion     string   `json:"storageVersion,omitempty"`
-	StorageVersionHash string   `json:"storageVersionHash,omitempty"`
-	MediaType          string   `json:"mediaType,omitempty"`
-	EtcdServers        []string `json:"etcdServers,omitempty"`
-	Encryption         string   `json:"encryption,omitempty"`
-}
 
 // KubernetesVersion is the version of k8s.io/kubernetes regctl was built
 // against, from the binary's build information or, in test binaries, from
@@ -67,18 +24,18 @@ func KubernetesVersion() string {
 
 // routes joins the storage map, the server's discovery and the recorded
 // storage decisions into one record per path, sorted by path.
-func routes(stores map[string]rest.Storage, owners map[string]owner, discovered *metav1.APIResourceList, getter *recordingGetter) []Route {
+func routes(stores map[string]rest.Storage, owners map[string]owner, discovered *metav1.APIResourceList, getter *recordingGetter) []routetable.Route {
 	byPath := map[string]metav1.APIResource{}
 	for _, r := range discovered.APIResources {
 		byPath[r.Name] = r
 	}
 	gv := discovered.GroupVersion
 
-	var out []Route
+	var out []routetable.Route
 	for p, storage := range stores {
 		d := byPath[p]
 		resource, sub, _ := strings.Cut(p, "/")
-		r := Route{
+		r := routetable.Route{
 			Path:               p,
 			Resource:           resource,
 			Subresource:        sub,
@@ -91,7 +48,7 @@ func routes(stores map[string]rest.Storage, owners map[string]owner, discovered 
 			Categories:         d.Categories,
 			Storage:            typeName(storage),
 			StorageVersionHash: d.StorageVersionHash,
-			Decorator:          DecoratorNone,
+			Decorator:          routetable.DecoratorNone,
 		}
 		// Discovery leaves group and version empty when they are the list's.
 		if r.Group == "" && r.Version == "" {
@@ -133,35 +90,4 @@ func typeName(v any) string {
 		t = t.Elem()
 	}
 	return prefix + t.PkgPath() + "." + t.Name()
-}
-
-// Header is the route table's column header; wide adds kind, verbs, storage
-// version and the storage's Go type.
-func (t RouteTable) Header(wide bool) []string {
-	h := []string{"PATH", "SCOPE", "KEY PREFIX", "DECORATOR"}
-	if wide {
-		h = append(h, "KIND", "VERBS", "STORAGE VERSION", "STORAGE")
-	}
-	return h
-}
-
-// Rows projects each route onto the header's columns.
-func (t RouteTable) Rows(wide bool) [][]string {
-	rows := make([][]string, 0, len(t.Routes))
-	for _, r := range t.Routes {
-		row := []string{r.Path, r.Scope, orNone(r.KeyPrefix), r.Decorator}
-		if wide {
-			row = append(row, r.Kind, orNone(strings.Join(r.Verbs, ",")), orNone(r.StorageVersion), r.Storage)
-		}
-		rows = append(rows, row)
-	}
-	return rows
-}
-
-// orNone shows an empty cell as kubectl does.
-func orNone(s string) string {
-	if s == "" {
-		return "<none>"
-	}
-	return s
 }

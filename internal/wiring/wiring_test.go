@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/routetable"
 )
 
 // build parses args as kube-apiserver flags and builds the map.
@@ -34,8 +35,8 @@ func buildErr(t *testing.T, args ...string) (*Wiring, error) {
 	return Build(context.Background(), Config{Options: opts, Timeout: 5 * time.Second})
 }
 
-func routeMap(w *Wiring) map[string]Route {
-	m := map[string]Route{}
+func routeMap(w *Wiring) map[string]routetable.Route {
+	m := map[string]routetable.Route{}
 	for _, r := range w.Table.Routes {
 		m[r.Path] = r
 	}
@@ -52,8 +53,8 @@ func TestDefaultServerHas39SortedPaths(t *testing.T) {
 			t.Fatalf("routes not sorted at %q, %q", w.Table.Routes[i-1].Path, w.Table.Routes[i].Path)
 		}
 	}
-	if len(w.Stores) != 39 {
-		t.Fatalf("got %d stores, want one per path", len(w.Stores))
+	if len(w.Handles) != 39 {
+		t.Fatalf("got %d handles, want one per path", len(w.Handles))
 	}
 	if w.Table.KubernetesVersion != "v1.36.3" {
 		t.Errorf("kubernetesVersion = %q, want v1.36.3", w.Table.KubernetesVersion)
@@ -74,24 +75,24 @@ func TestDecorators(t *testing.T) {
 			name: "default: events uncached, every other store cached",
 			want: func(p string) string {
 				if p == "events" {
-					return DecoratorUndecorated
+					return routetable.DecoratorUndecorated
 				}
-				return DecoratorCacher
+				return routetable.DecoratorCacher
 			},
 		},
 		{
 			name: "--watch-cache=false",
 			args: []string{"--watch-cache=false"},
-			want: func(string) string { return DecoratorUndecorated },
+			want: func(string) string { return routetable.DecoratorUndecorated },
 		},
 		{
 			name: "--watch-cache-sizes=secrets#0",
 			args: []string{"--watch-cache-sizes=secrets#0"},
 			want: func(p string) string {
 				if p == "events" || p == "secrets" {
-					return DecoratorUndecorated
+					return routetable.DecoratorUndecorated
 				}
-				return DecoratorCacher
+				return routetable.DecoratorCacher
 			},
 		},
 	} {
@@ -100,17 +101,17 @@ func TestDecorators(t *testing.T) {
 			owned := 0
 			for _, r := range w.Table.Routes {
 				switch r.Store {
-				case StoreOwn:
+				case routetable.StoreOwn:
 					owned++
 					if want := tc.want(r.Path); r.Decorator != want {
 						t.Errorf("%s: decorator %q, want %q", r.Path, r.Decorator, want)
 					}
-				case StoreShared:
+				case routetable.StoreShared:
 					if want := tc.want(r.SharesWith); r.Decorator != want {
 						t.Errorf("%s (shares %s): decorator %q, want %q", r.Path, r.SharesWith, r.Decorator, want)
 					}
-				case StoreNone:
-					if r.Decorator != DecoratorNone {
+				case routetable.StoreNone:
+					if r.Decorator != routetable.DecoratorNone {
 						t.Errorf("%s: decorator %q, want none", r.Path, r.Decorator)
 					}
 				}
@@ -135,7 +136,7 @@ func TestStoreSharing(t *testing.T) {
 		"replicationcontrollers/scale": "replicationcontrollers",
 	} {
 		r := routes[path]
-		if r.Store != StoreShared || r.SharesWith != want {
+		if r.Store != routetable.StoreShared || r.SharesWith != want {
 			t.Errorf("%s: store %q sharesWith %q, want shared with %q", path, r.Store, r.SharesWith, want)
 		}
 		if r.KeyPrefix != routes[want].KeyPrefix || r.KeyPrefix == "" {
@@ -143,12 +144,12 @@ func TestStoreSharing(t *testing.T) {
 		}
 	}
 	for _, path := range []string{"pods", "services", "namespaces", "events", "nodes"} {
-		if r := routes[path]; r.Store != StoreOwn || r.SharesWith != "" {
+		if r := routes[path]; r.Store != routetable.StoreOwn || r.SharesWith != "" {
 			t.Errorf("%s: store %q sharesWith %q, want own", path, r.Store, r.SharesWith)
 		}
 	}
 	cs := routes["componentstatuses"]
-	if cs.Store != StoreNone || cs.KeyPrefix != "" || cs.Decorator != DecoratorNone || cs.StorageVersion != "" {
+	if cs.Store != routetable.StoreNone || cs.KeyPrefix != "" || cs.Decorator != routetable.DecoratorNone || cs.StorageVersion != "" {
 		t.Errorf("componentstatuses = %+v, want store none with no prefix, decorator or storage version", cs)
 	}
 }
@@ -260,10 +261,11 @@ func TestResolveNamesAsKubectlDoes(t *testing.T) {
 		"ep": "endpoints", "rc": "replicationcontrollers", "sa": "serviceaccounts",
 		"quota": "resourcequotas", "limits": "limitranges", "cs": "componentstatuses",
 		"Secret": "secrets", "podtemplate": "podtemplates",
+		"pods.v1.": "pods", "svc.v1.": "services", "pod.": "pods",
 	} {
 		got, err := w.Resolve(name)
-		if err != nil || got.Name != want {
-			t.Errorf("Resolve(%q) = %q, %v; want %q", name, got.Name, err, want)
+		if err != nil || got.Path != want {
+			t.Errorf("Resolve(%q) = %v, %v; want %q", name, got, err, want)
 		}
 	}
 	if _, err := w.Resolve("deployments"); err == nil || !strings.Contains(err.Error(), `unknown resource "deployments"`) {
@@ -271,5 +273,61 @@ func TestResolveNamesAsKubectlDoes(t *testing.T) {
 	}
 	if _, err := w.Resolve("secrte"); err == nil || !strings.Contains(err.Error(), "did you mean secrets?") {
 		t.Errorf("Resolve(secrte) error %v: want a suggestion", err)
+	}
+}
+
+func TestResolveListExpandsCategoriesAsKubectlDoes(t *testing.T) {
+	w := build(t)
+	for list, want := range map[string]string{
+		"all":                "pods,replicationcontrollers,services",
+		"pods,svc,po":        "pods,services",
+		"cm,all":             "configmaps,pods,replicationcontrollers,services",
+		"Pod,ServiceAccount": "pods,serviceaccounts",
+	} {
+		handles, err := w.ResolveList(list)
+		if err != nil {
+			t.Errorf("ResolveList(%q): %v", list, err)
+			continue
+		}
+		var got []string
+		for _, h := range handles {
+			got = append(got, h.Path)
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("ResolveList(%q) = %v, want %s", list, got, want)
+		}
+	}
+	for _, bad := range []string{"pods,", "pods,widgets"} {
+		if _, err := w.ResolveList(bad); err == nil {
+			t.Errorf("ResolveList(%q): want an error", bad)
+		}
+	}
+}
+
+// Each handle carries the client of its own servers: an overridden resource
+// and its subresources on theirs, every other path on --etcd-servers.
+func TestHandlesCarryTheClientOfTheirOwnServers(t *testing.T) {
+	var urls []string
+	for range 2 {
+		e, err := etcdview.StartEmbedded(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		urls = append(urls, e.ClientURL)
+	}
+	main, second := urls[0], urls[1]
+	w := build(t, "--etcd-servers="+main, "--etcd-servers-overrides=/events#"+second)
+	for path, want := range map[string]string{"events": second, "pods": main, "pods/status": main, "namespaces": main} {
+		c, err := w.Handles[path].Client(context.Background())
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if got := c.Endpoints(); len(got) != 1 || got[0] != want {
+			t.Errorf("%s: client on %v, want %s", path, got, want)
+		}
+	}
+	if _, err := w.Handles["componentstatuses"].Client(context.Background()); err == nil {
+		t.Error("componentstatuses: a path that reaches no store has no etcd client")
 	}
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/storage/etcd3/testserver"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/client-go/kubernetes"
@@ -20,6 +19,7 @@ import (
 	"k8s.io/kubernetes/test/integration/etcd"
 
 	"github.com/regctl/regctl/internal/logs"
+	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/internal/wiring"
 )
 
@@ -65,7 +65,7 @@ func TestDiscoveryAgreesWithKubeAPIServer(t *testing.T) {
 	}
 
 	w := buildRegctl(t, "--etcd-servers="+endpoint)
-	routes := map[string]wiring.Route{}
+	routes := map[string]routetable.Route{}
 	for _, r := range w.Table.Routes {
 		routes[r.Path] = r
 	}
@@ -106,7 +106,7 @@ func TestDiscoveryAgreesWithKubeAPIServer(t *testing.T) {
 func TestKeysAgreeWithUpstreamStorageData(t *testing.T) {
 	const namespace = "etcdstoragepathtestnamespace"
 	w := buildRegctl(t)
-	routes := map[string]wiring.Route{}
+	routes := map[string]routetable.Route{}
 	for _, r := range w.Table.Routes {
 		routes[r.Path] = r
 	}
@@ -127,11 +127,11 @@ func TestKeysAgreeWithUpstreamStorageData(t *testing.T) {
 		if err := json.Unmarshal([]byte(data.Stub), &stub); err != nil {
 			t.Fatalf("%s: reading stub: %v", gvr.Resource, err)
 		}
-		ctx := genericapirequest.NewContext()
+		ns := ""
 		if route.Scope == "Namespaced" {
-			ctx = genericapirequest.WithNamespace(ctx, namespace)
+			ns = namespace
 		}
-		key, err := w.EtcdKey(ctx, gvr.Resource, stub.Metadata.Name)
+		key, err := w.Handles[gvr.Resource].Key(ns, stub.Metadata.Name)
 		if err != nil {
 			t.Fatalf("%s: computing key: %v", gvr.Resource, err)
 		}

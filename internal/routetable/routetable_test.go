@@ -1,4 +1,4 @@
-package routediff
+package routetable
 
 import (
 	"encoding/json"
@@ -8,32 +8,30 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
-
-	"github.com/regctl/regctl/internal/wiring"
 )
 
-func sample() wiring.RouteTable {
-	return wiring.RouteTable{
-		FormatVersion:     wiring.FormatVersion,
+func sample() RouteTable {
+	return RouteTable{
+		FormatVersion:     FormatVersion,
 		KubernetesVersion: "v1.36.3",
 		EtcdPrefix:        "/registry",
-		Routes: []wiring.Route{
+		Routes: []Route{
 			{
 				Path: "componentstatuses", Resource: "componentstatuses", Version: "v1", Kind: "ComponentStatus",
 				Scope: "Cluster", Verbs: []string{"get", "list"}, ShortNames: []string{"cs"},
-				Storage: "*componentstatus.REST", Store: wiring.StoreNone, Decorator: "none",
+				Storage: "*componentstatus.REST", Store: StoreNone, Decorator: "none",
 			},
 			{
 				Path: "pods", Resource: "pods", Version: "v1", Kind: "Pod", Scope: "Namespaced",
 				Verbs: []string{"create", "get", "list"}, ShortNames: []string{"po"}, Categories: []string{"all"},
-				Storage: "*storage.REST", Store: wiring.StoreOwn, KeyPrefix: "/registry/pods/", Decorator: "cacher",
+				Storage: "*storage.REST", Store: StoreOwn, KeyPrefix: "/registry/pods/", Decorator: "cacher",
 				StorageVersion: "v1", StorageVersionHash: "xPOwRZ+Yhw8=", MediaType: "application/vnd.kubernetes.protobuf",
 				Encryption: "identity",
 			},
 			{
 				Path: "pods/status", Resource: "pods", Subresource: "status", Version: "v1", Kind: "Pod",
 				Scope: "Namespaced", Verbs: []string{"get", "patch", "update"}, Storage: "*storage.StatusREST",
-				Store: wiring.StoreShared, SharesWith: "pods", KeyPrefix: "/registry/pods/", Decorator: "cacher",
+				Store: StoreShared, SharesWith: "pods", KeyPrefix: "/registry/pods/", Decorator: "cacher",
 				StorageVersion: "v1", MediaType: "application/vnd.kubernetes.protobuf", Encryption: "identity",
 				EtcdServers: []string{"http://etcd-a:2379", "http://etcd-b:2379"},
 			},
@@ -41,7 +39,7 @@ func sample() wiring.RouteTable {
 	}
 }
 
-func load(t *testing.T, doc string) wiring.RouteTable {
+func load(t *testing.T, doc string) RouteTable {
 	t.Helper()
 	tab, err := Load(strings.NewReader(doc), "table.yaml")
 	if err != nil {
@@ -165,13 +163,13 @@ func TestLoadAcceptsAnEmptyTable(t *testing.T) {
 // TestFieldsAreTheDocumentKeys pins Fields to what `routes -o json` writes:
 // every key but formatVersion, routes and a route's path.
 func TestFieldsAreTheDocumentKeys(t *testing.T) {
-	var full wiring.Route
+	var full Route
 	v := reflect.ValueOf(&full).Elem()
 	for i := range v.NumField() {
 		v.Field(i).Set(changed(t, v.Field(i)))
 	}
 	tab := sample()
-	tab.Routes = []wiring.Route{full}
+	tab.Routes = []Route{full}
 
 	var keys []string
 	var doc map[string]any
@@ -218,7 +216,7 @@ func changed(t *testing.T, v reflect.Value) reflect.Value {
 }
 
 func TestEveryRouteFieldChange(t *testing.T) {
-	rt := reflect.TypeFor[wiring.Route]()
+	rt := reflect.TypeFor[Route]()
 	for i := range rt.NumField() {
 		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
 		if name == "path" {
@@ -368,7 +366,7 @@ func TestWriteText(t *testing.T) {
 	new.Routes[1].Decorator = "undecorated"
 	new.Routes[1].Verbs = []string{"get"}
 	new.Routes[2].EtcdServers = nil
-	new.Routes = append(new.Routes[1:], wiring.Route{Path: "pods/binding"})
+	new.Routes = append(new.Routes[1:], Route{Path: "pods/binding"})
 	f, _ := NewFilter(nil, []string{"verbs"})
 	res := Compare(old, new, f)
 	res.Old, res.New = "a.yaml", "live"

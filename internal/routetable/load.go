@@ -1,7 +1,4 @@
-// Package routediff reads route tables as `regctl routes -o yaml|json` writes
-// them and compares two of them field by field, so that a change in how
-// kube-apiserver stores the core API shows up in review and fails CI.
-package routediff
+package routetable
 
 import (
 	"bytes"
@@ -10,8 +7,6 @@ import (
 	"io"
 
 	"sigs.k8s.io/yaml"
-
-	"github.com/regctl/regctl/internal/wiring"
 )
 
 // Load reads the route table in r, yaml or json. name is how errors refer to
@@ -20,8 +15,8 @@ import (
 // The format version is checked before the document is decoded strictly, so
 // that a table from a newer regctl is reported as such rather than as a list
 // of unknown fields.
-func Load(r io.Reader, name string) (wiring.RouteTable, error) {
-	var t wiring.RouteTable
+func Load(r io.Reader, name string) (RouteTable, error) {
+	var t RouteTable
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return t, fmt.Errorf("reading %s: %w", name, err)
@@ -38,8 +33,8 @@ func Load(r io.Reader, name string) (wiring.RouteTable, error) {
 		if err := json.Unmarshal(raw, &v); err != nil || v < 1 {
 			return t, fmt.Errorf("reading %s: formatVersion %s is not a route table format version", name, raw)
 		}
-		if v > wiring.FormatVersion {
-			return t, fmt.Errorf("reading %s: the table was written by a newer regctl (format version %d, this regctl reads up to %d): upgrade regctl", name, v, wiring.FormatVersion)
+		if v > FormatVersion {
+			return t, fmt.Errorf("reading %s: the table was written by a newer regctl (format version %d, this regctl reads up to %d): upgrade regctl", name, v, FormatVersion)
 		}
 	}
 	if _, ok := top["routes"]; !ok {

@@ -1,4 +1,4 @@
-package routediff
+package routetable
 
 import (
 	"fmt"
@@ -6,8 +6,6 @@ import (
 	"reflect"
 	"sort"
 	"strings"
-
-	"github.com/regctl/regctl/internal/wiring"
 )
 
 // Result is what changed from an old route table to a new one. Every list
@@ -22,10 +20,10 @@ type Result struct {
 	// or removed.
 	Equal bool `json:"equal"`
 	// Table holds the changes of the table's own fields.
-	Table   []Change       `json:"table"`
-	Changed []RouteChange  `json:"changed"`
-	Added   []wiring.Route `json:"added"`
-	Removed []wiring.Route `json:"removed"`
+	Table   []Change      `json:"table"`
+	Changed []RouteChange `json:"changed"`
+	Added   []Route       `json:"added"`
+	Removed []Route       `json:"removed"`
 }
 
 // RouteChange is a path present in both tables whose record changed.
@@ -46,12 +44,12 @@ type Change struct {
 
 // Compare lists what changed from the table from to the table to. Added and
 // removed routes always count; a changed field counts when filter counts it.
-func Compare(from, to wiring.RouteTable, filter Filter) Result {
+func Compare(from, to RouteTable, filter Filter) Result {
 	res := Result{
 		Table:   changes(reflect.ValueOf(from), reflect.ValueOf(to), tableFields, filter),
 		Changed: []RouteChange{},
-		Added:   []wiring.Route{},
-		Removed: []wiring.Route{},
+		Added:   []Route{},
+		Removed: []Route{},
 	}
 	oldByPath := byPath(from.Routes)
 	newByPath := byPath(to.Routes)
@@ -80,8 +78,8 @@ func Compare(from, to wiring.RouteTable, filter Filter) Result {
 	return res
 }
 
-func byPath(routes []wiring.Route) map[string]wiring.Route {
-	m := make(map[string]wiring.Route, len(routes))
+func byPath(routes []Route) map[string]Route {
+	m := make(map[string]Route, len(routes))
 	for _, r := range routes {
 		m[r.Path] = r
 	}

@@ -1,12 +1,10 @@
-package routediff
+package routetable
 
 import (
 	"fmt"
 	"reflect"
 	"slices"
 	"strings"
-
-	"github.com/regctl/regctl/internal/wiring"
 )
 
 // field is one compared field: its name in the table document and where it
@@ -16,15 +14,15 @@ type field struct {
 	index int
 }
 
-// Fields are read from the json tags, so a field added to wiring.Route or
-// wiring.RouteTable is compared, filterable and printed without a change
+// Fields are read from the json tags, so a field added to Route or
+// RouteTable is compared, filterable and printed without a change
 // here, under the name users see in the yaml.
 var (
-	tableFields = jsonFields(reflect.TypeFor[wiring.RouteTable](),
+	tableFields = jsonFields(reflect.TypeFor[RouteTable](),
 		// The document's format is not part of the wiring, and routes
 		// are compared one by one.
 		"formatVersion", "routes")
-	routeFields = jsonFields(reflect.TypeFor[wiring.Route](),
+	routeFields = jsonFields(reflect.TypeFor[Route](),
 		// Routes are matched by path, so it never changes.
 		"path")
 )

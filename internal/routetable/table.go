@@ -1,0 +1,90 @@
+// Package routetable holds regctl's route records: the document `regctl
+// routes -o yaml|json` writes, read back and compared field by field, so
+// that a change in how kube-apiserver stores its API shows up in review and
+// fails CI. It links no server code: tools that only compare tables stay
+// small.
+package routetable
+
+import "strings"
+
+// FormatVersion is the version of the route table document. It changes when
+// a field changes meaning, so that an older regctl refuses a newer table
+// instead of misreading it.
+const FormatVersion = 1
+
+// Store kinds: how a path reaches etcd.
+const (
+	StoreOwn    = "own"    // the path is a store
+	StoreShared = "shared" // it goes through another path's store
+	StoreNone   = "none"   // it never touches etcd
+)
+
+// RouteTable is the document `regctl routes -o yaml|json` prints.
+type RouteTable struct {
+	FormatVersion     int     `json:"formatVersion"`
+	KubernetesVersion string  `json:"kubernetesVersion"`
+	EtcdPrefix        string  `json:"etcdPrefix"`
+	Routes            []Route `json:"routes"`
+}
+
+// Route is one path of the core storage map and how it is stored.
+type Route struct {
+	Path               string   `json:"path"`
+	Resource           string   `json:"resource"`
+	Subresource        string   `json:"subresource,omitempty"`
+	Group              string   `json:"group"`
+	Version            string   `json:"version"`
+	Kind               string   `json:"kind"`
+	Scope              string   `json:"scope"`
+	Verbs              []string `json:"verbs"`
+	ShortNames         []string `json:"shortNames,omitempty"`
+	Categories         []string `json:"categories,omitempty"`
+	Storage            string   `json:"storage"`
+	Store              string   `json:"store"`
+	SharesWith         string   `json:"sharesWith,omitempty"`
+	KeyPrefix          string   `json:"keyPrefix,omitempty"`
+	Decorator          string   `json:"decorator"`
+	StorageVersion     string   `json:"storageVersion,omitempty"`
+	StorageVersionHash string   `json:"storageVersionHash,omitempty"`
+	MediaType          string   `json:"mediaType,omitempty"`
+	EtcdServers        []string `json:"etcdServers,omitempty"`
+	Encryption         string   `json:"encryption,omitempty"`
+}
+
+// Decorator names as printed in the route table.
+const (
+	DecoratorCacher      = "cacher"
+	DecoratorUndecorated = "undecorated"
+	DecoratorNone        = "none"
+)
+
+// Header is the route table's column header; wide adds kind, verbs, storage
+// version and the storage's Go type.
+func (t RouteTable) Header(wide bool) []string {
+	h := []string{"PATH", "SCOPE", "KEY PREFIX", "DECORATOR"}
+	if wide {
+		h = append(h, "KIND", "VERBS", "STORAGE VERSION", "STORAGE")
+	}
+	return h
+}
+
+// Rows projects each route onto the header's columns.
+func (t RouteTable) Rows(wide bool) [][]string {
+	rows := make([][]string, 0, len(t.Routes))
+	for _, r := range t.Routes {
+		row := []string{r.Path, r.Scope, orNone(r.KeyPrefix), r.Decorator}
+		if wide {
+			row = append(row, r.Kind, orNone(strings.Join(r.Verbs, ",")), orNone(r.StorageVersion), r.Storage)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// orNone shows an empty cell as kubectl does.
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}

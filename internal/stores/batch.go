@@ -1,0 +1,150 @@
+package stores
+
+import (
+	"context"
+	goruntime "runtime"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/regctl/regctl/internal/manifest"
+)
+
+// Writes run concurrently within a window of consecutive objects of the
+// same kind: a manifest's order matters between kinds (a namespace before
+// its pods) but not among the pods themselves, unless one names the same
+// object twice, where the first must win. Each window is reported in
+// document order before the next starts.
+const (
+	Writers     = 8
+	writeWindow = 64
+)
+
+// Planned is one manifest object resolved to its target and checked by its
+// store, ready to be written. The decoded object is not kept: a manifest of
+// many objects would be held in memory twice.
+type Planned struct {
+	Source manifest.Object
+	Target Target
+}
+
+// Decode decodes the object again, for writing.
+func (p Planned) Decode() (runtime.Object, error) { return Decode(p.Target, p.Source.JSON) }
+
+// Label names the object in messages: pod/web.
+func (p Planned) Label() string {
+	return strings.ToLower(p.Source.GVK.Kind) + "/" + p.Source.Name
+}
+
+// Plan resolves, decodes and checks every object first, on every core, so
+// that a stream with a bad document is refused whole before anything is
+// written. Errors are manifest.Errors naming the document.
+func Plan(ctx context.Context, objs []manifest.Object, resolve func(manifest.Object) (Target, error), check func(context.Context, Planned, runtime.Object) error) ([]Planned, []error) {
+	results := make([]Planned, len(objs))
+	failures := make([]error, len(objs))
+	Parallel(len(objs), func(i int) {
+		o := objs[i]
+		if results[i], failures[i] = planOne(ctx, o, resolve, check); failures[i] != nil {
+			failures[i] = &manifest.Error{Doc: o.Doc, Item: o.Item, Err: failures[i]}
+		}
+	})
+	var out []Planned
+	var errs []error
+	for i := range objs {
+		if failures[i] != nil {
+			errs = append(errs, failures[i])
+			continue
+		}
+		out = append(out, results[i])
+	}
+	return out, errs
+}
+
+func planOne(ctx context.Context, o manifest.Object, resolve func(manifest.Object) (Target, error), check func(context.Context, Planned, runtime.Object) error) (Planned, error) {
+	t, err := resolve(o)
+	if err != nil {
+		return Planned{}, err
+	}
+	p := Planned{Source: o, Target: t}
+	obj, err := p.Decode()
+	if err != nil {
+		return Planned{}, err
+	}
+	if err := check(ctx, p, obj); err != nil {
+		return Planned{}, err
+	}
+	return p, nil
+}
+
+// Parallel runs fn for 0..n-1 on every core, and at least Writers at a time.
+func Parallel(n int, fn func(i int)) {
+	manifest.ParallelOn(max(goruntime.GOMAXPROCS(0), Writers), n, fn)
+}
+
+// Written is what became of one write of a batch.
+type Written struct {
+	Object runtime.Object
+	Err    error
+	// Started is false for a write never started: the context was done.
+	Started bool
+}
+
+// WriteAll writes the planned objects window by window, Writers at a time,
+// and hands each outcome to report in document order. Once the context is
+// done no new write starts; report still hears of every object of the
+// window, started or not. An error of report stops the batch.
+func WriteAll(ctx context.Context, objs []Planned, write func(context.Context, Planned) (runtime.Object, error), report func(Planned, Written) error) error {
+	for start := 0; start < len(objs) && ctx.Err() == nil; {
+		end := windowEnd(objs, start)
+		results := writeWindowOf(ctx, objs[start:end], write)
+		for i, p := range objs[start:end] {
+			if err := report(p, results[i]); err != nil {
+				return err
+			}
+		}
+		start = end
+	}
+	return nil
+}
+
+// writeWindowOf writes a window of objects, Writers at a time, and starts
+// no write once the context is done.
+func writeWindowOf(ctx context.Context, window []Planned, write func(context.Context, Planned) (runtime.Object, error)) []Written {
+	results := make([]Written, len(window))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, Writers)
+	for i := range window {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		results[i].Started = true
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			results[i].Object, results[i].Err = write(ctx, window[i])
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+// windowEnd is the end of the window of objects that starts at start.
+func windowEnd(objs []Planned, start int) int {
+	seen := map[string]bool{}
+	end := start
+	for ; end < len(objs) && end-start < writeWindow && objs[end].Source.GVK == objs[start].Source.GVK; end++ {
+		if name := objs[end].Source.Name; name != "" {
+			key := objs[end].Target.Namespace + "/" + name
+			if seen[key] {
+				break
+			}
+			seen[key] = true
+		}
+	}
+	return end
+}

@@ -1,0 +1,141 @@
+package wiring
+
+import (
+	"context"
+	"fmt"
+	gopath "path"
+	"strings"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage/value"
+
+	"github.com/regctl/regctl/internal/routetable"
+)
+
+// Handle is one path of the map with everything needed to touch what it
+// stores: its route record, its storage, the generic store it reaches etcd
+// through, its key function under `--etcd-prefix`, its transformer and the
+// etcd client of its own servers (its `--etcd-servers-overrides` entry, or
+// `--etcd-servers`). The map builds one per path, once, as the apiserver's
+// installer builds one handlers.RequestScope per resource; whatever reads or
+// writes a resource takes its handle and never goes back to the map.
+type Handle struct {
+	// Path is the storage path: "pods", or "pods/status".
+	Path string
+	// Route is the path's record in the route table.
+	Route routetable.Route
+	// Resource is the server's discovery entry for the path. A subresource
+	// carries its resource's scope.
+	Resource metav1.APIResource
+	// Storage is the path's storage as the server installs it; it is a
+	// rest.Getter, rest.Lister, rest.Creater... as the path serves.
+	Storage rest.Storage
+	// Store is the generic registry store the path reaches etcd through (its
+	// own, or the one it shares), nil for a path that never touches etcd.
+	Store *genericregistry.Store
+
+	etcdPrefix  string
+	transformer value.Transformer
+	client      func(context.Context) (*clientv3.Client, error)
+}
+
+// GroupVersion is the external version the path's objects are served in.
+func (h *Handle) GroupVersion() schema.GroupVersion {
+	if h.Resource.Version == "" {
+		return schema.GroupVersion{Version: "v1"}
+	}
+	return schema.GroupVersion{Group: h.Resource.Group, Version: h.Resource.Version}
+}
+
+// Stored tells whether the path reaches etcd at all.
+func (h *Handle) Stored() bool { return h.Store != nil }
+
+// OwnStore is the generic store the path is, nil when it writes through
+// another path's store (pods/status, bindings) or none.
+func (h *Handle) OwnStore() *genericregistry.Store {
+	if h.Route.Store != routetable.StoreOwn {
+		return nil
+	}
+	return h.Store
+}
+
+// Client is the etcd client of the servers that hold the path's objects,
+// dialed and checked on first use and shared by every path on those
+// servers.
+func (h *Handle) Client(ctx context.Context) (*clientv3.Client, error) {
+	if h.Store == nil {
+		return nil, h.notStored()
+	}
+	return h.client(ctx)
+}
+
+// Transformer is the storage transformer (encryption) of the path's store,
+// nil when values are stored as they are encoded.
+func (h *Handle) Transformer() value.Transformer { return h.transformer }
+
+// Key is the etcd key of the object name in namespace: the store's own
+// KeyFunc, under the etcd prefix the storage layer puts in front of it.
+func (h *Handle) Key(namespace, name string) (string, error) {
+	if h.Store == nil {
+		return "", h.notStored()
+	}
+	key, err := h.Store.KeyFunc(genericapirequest.WithNamespace(context.Background(), namespace), name)
+	if err != nil {
+		return "", fmt.Errorf("computing the key of %s %q: %w", h.Path, name, err)
+	}
+	return h.underEtcdPrefix(key), nil
+}
+
+// KeyPrefix is the prefix of every key the path's store holds in namespace
+// (in all namespaces when it is empty), ending in "/".
+func (h *Handle) KeyPrefix(namespace string) (string, error) {
+	if h.Store == nil {
+		return "", h.notStored()
+	}
+	return h.underEtcdPrefix(h.Store.KeyRootFunc(genericapirequest.WithNamespace(context.Background(), namespace))) + "/", nil
+}
+
+// underEtcdPrefix puts a store key under --etcd-prefix, as the etcd3 storage
+// layer does.
+func (h *Handle) underEtcdPrefix(key string) string {
+	return strings.TrimSuffix(gopath.Join("/", h.etcdPrefix), "/") + "/" + strings.TrimPrefix(key, "/")
+}
+
+func (h *Handle) notStored() error { return fmt.Errorf("%s is not stored in etcd", h.Path) }
+
+// handles builds the map's handle for every path.
+func (w *Wiring) handles(stores map[string]rest.Storage, resources []metav1.APIResource) map[string]*Handle {
+	byPath := map[string]metav1.APIResource{}
+	for _, r := range resources {
+		byPath[r.Name] = r
+	}
+	routes := map[string]routetable.Route{}
+	for _, r := range w.Table.Routes {
+		routes[r.Path] = r
+	}
+	out := make(map[string]*Handle, len(stores))
+	for p, s := range stores {
+		res := byPath[p]
+		if base, _, isSub := strings.Cut(p, "/"); isSub {
+			// Discovery gives a subresource the kind it serves, but scope
+			// comes from its resource.
+			res.Namespaced = byPath[base].Namespaced
+		}
+		h := &Handle{Path: p, Route: routes[p], Resource: res, Storage: s, Store: w.owners[p].store, etcdPrefix: w.Table.EtcdPrefix}
+		h.client = w.Client
+		if h.Store != nil {
+			if d, ok := w.getter.decision(h.Store.DefaultQualifiedResource); ok {
+				tc := d.transport
+				h.transformer = d.transformer
+				h.client = func(ctx context.Context) (*clientv3.Client, error) { return w.clientOn(ctx, tc) }
+			}
+		}
+		out[p] = h
+	}
+	return out
+}
