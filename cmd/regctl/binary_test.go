@@ -64,16 +64,7 @@ func TestCutOffListIsNotMistakenForWholeAndLogsNothing(t *testing.T) {
 	t.Cleanup(func() { stop.Do(func() { e.Close() }) })
 	s := &liveEtcd{url: e.ClientURL}
 	s.createPods(t, "default", 300, nil)
-	cmd := exec.Command(bin, "get", "pods", "-o", "json", "--chunk-size=10", "--request-timeout=2s", s.flag())
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdout, stderr := startBinary(t, bin, "get", "pods", "-o", "json", "--chunk-size=10", "--request-timeout=2s", s.flag())
 	// Read one byte, then let the pipe fill so regctl waits mid-list, and
 	// stop etcd under it: its next page cannot be read, and the etcd
 	// client inside the server's storage layer has retries to complain of.
@@ -127,4 +118,21 @@ func TestCtrlCExits130AtOnce(t *testing.T) {
 	if stdout.Len() != 0 || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), "interrupted") {
 		t.Errorf("stdout %q, stderr %q: want nothing on stdout and one line saying it was interrupted", stdout.String(), stderr.String())
 	}
+}
+
+// startBinary starts the built regctl with args, its stdout a pipe to read
+// as it comes and its stderr collected.
+func startBinary(t *testing.T, bin string, args ...string) (*exec.Cmd, io.ReadCloser, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, stdout, &stderr
 }

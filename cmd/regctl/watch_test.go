@@ -534,16 +534,7 @@ func TestWatchCtrlCExits130(t *testing.T) {
 	bin := regctlBinary(t)
 	s := newLiveEtcd(t)
 	s.createPods(t, "default", 2, nil)
-	cmd := exec.Command(bin, "get", "pods", "-w", s.flag())
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdout, stderr := startBinary(t, bin, "get", "pods", "-w", s.flag())
 	defer cmd.Process.Kill()
 	// The table of the two pods comes first; then the watch waits.
 	lines := bufio.NewScanner(stdout)
@@ -560,7 +551,7 @@ func TestWatchCtrlCExits130(t *testing.T) {
 		t.Fatal(err)
 	}
 	io.Copy(io.Discard, stdout)
-	err = cmd.Wait()
+	err := cmd.Wait()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 130 || time.Since(start) > 2*time.Second {
 		t.Errorf("exit %v after %s: want 130 at once", err, time.Since(start))
