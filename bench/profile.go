@@ -72,7 +72,7 @@ func buildProfiling(dir string) (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(dir, "regctl-profiling")
-	if err := goCmd("", "build", "-trimpath", "-ldflags=-s -w", "-overlay", overlayFile, "-o", bin, "./cmd/regctl").Run(); err != nil {
+	if err := releaseBuild(goCmd("", "build", "-trimpath", "-ldflags=-s -w", "-overlay", overlayFile, "-o", bin, "./cmd/regctl")).Run(); err != nil {
 		return "", fmt.Errorf("building regctl with profiling: %w", err)
 	}
 	return bin, nil
