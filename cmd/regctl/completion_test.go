@@ -66,6 +66,11 @@ func TestCompleteCommandsAndFlags(t *testing.T) {
 	if want := []string{"text", "yaml", "json"}; !slices.Equal(got, want) || directive != noFileComp {
 		t.Errorf("version -o completes %q %s, want %q %s", got, directive, want, noFileComp)
 	}
+	stdout, _, _ = run(t, "__complete", "get", "pods", "-o", "j")
+	got, _ = completions(t, stdout)
+	if want := []string{"json", "jsonpath", "jsonpath-as-json", "jsonpath-file"}; !slices.Equal(got, want) {
+		t.Errorf("get -o j completes %q, want regctl's and kubectl's formats %q", got, want)
+	}
 }
 
 // completeStandIn runs cobra's __complete on a stand-in command whose

@@ -125,7 +125,7 @@ the changes since. A watch writes nothing to etcd.
 	fs.BoolVar(&opts.ShowManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in yaml and json output")
 	addWatchFlags(fs, &opts.watchFlags)
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
-	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(getFormats...))
+	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(append(getFormats, opts.Print.KubectlFormats()...)...))
 	return cmd
 }
 

@@ -105,9 +105,20 @@ func (f *GetPrintFlags) validFormats(own []Format) string {
 	for _, format := range own {
 		names = append(names, string(format))
 	}
-	names = append(names, f.kubectl.TemplateFlags.AllowedFormats()...)
-	names = append(names, f.kubectl.CustomColumnsFlags.AllowedFormats()...)
+	for _, format := range f.KubectlFormats() {
+		names = append(names, string(format))
+	}
 	return strings.Join(names, "|")
+}
+
+// KubectlFormats are the -o values kubectl's template and column printers
+// take (each followed by = and its template), as kubectl lists them.
+func (f *GetPrintFlags) KubectlFormats() []Format {
+	var out []Format
+	for _, name := range append(f.kubectl.TemplateFlags.AllowedFormats(), f.kubectl.CustomColumnsFlags.AllowedFormats()...) {
+		out = append(out, Format(name))
+	}
+	return out
 }
 
 // check refuses what kubectl refuses, and a --sort-by that cannot be read,
