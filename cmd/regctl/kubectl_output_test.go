@@ -60,6 +60,13 @@ func TestGetPrintsWhatKubectlPrints(t *testing.T) {
 		{"pods", "-n", "team-a", "--show-kind", "-o", "wide"},
 		{"services", "-A"},
 		{"services", "-n", "shop", "-o", "wide", "--sort-by=.metadata.name", "--no-headers"},
+		// yaml and json, of one object and of lists, byte for byte.
+		{"pods/web-1", "-n", "shop", "-o", "json"},
+		{"pods/web-1", "-n", "shop", "-o", "yaml"},
+		{"pods", "-n", "shop", "-o", "json"},
+		{"pods", "-n", "shop", "-o", "yaml"},
+		{"services", "db", "-n", "shop", "-o", "json"},
+		{"pods", "web-1", "db-0", "-n", "shop", "-o", "json"},
 		// Several types at once: a table per type, names with their kind.
 		{"pods,services", "-n", "shop"},
 		{"svc,po", "-A", "-o", "wide"},

@@ -121,7 +121,7 @@ func (p *writtenPrinter) add(obj runtime.Object) error {
 	}
 	p.n++
 	if p.single {
-		return render.Print(p.o.IO.Out, p.o.Output, obj)
+		return render.PrintObject(p.o.IO.Out, p.o.Output, obj)
 	}
 	return p.lw.Add(obj)
 }

@@ -8,7 +8,9 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/yaml"
 )
 
@@ -20,6 +22,9 @@ type ListWriter struct {
 	w      io.Writer
 	format Format
 	n      int
+	// Buffers reused object after object.
+	sorter           keySorter
+	sorted, indented []byte
 	// held keeps the objects of a list printed only once whole (--sort-by,
 	// kubectl's template and column printers); nil streams them.
 	held *heldList
@@ -45,14 +50,18 @@ func (l *ListWriter) add(obj runtime.Object) error {
 		_, err := fmt.Fprintln(l.w, ObjectName(obj))
 		return err
 	case JSON:
+		// kubectl's JSON printer indents a List by four spaces, its items
+		// at two levels in; each item is indented here as it would be there.
 		compact, err := json.Marshal(obj)
 		if err != nil {
 			return fmt.Errorf("encoding json: %w", err)
 		}
-		out := appendIndent(make([]byte, 0, len(compact)*3/2), compact, "    ", "  ")
-		sep := ",\n    "
+		l.sorted = l.sorter.appendSorted(l.sorted[:0], compact)
+		l.indented = appendIndent(l.indented[:0], l.sorted, "        ", "    ")
+		out := l.indented
+		sep := ",\n        "
 		if l.n == 0 {
-			sep = "{\n  \"apiVersion\": \"v1\",\n  \"items\": [\n    "
+			sep = "{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n        "
 		}
 		_, err = fmt.Fprintf(l.w, "%s%s", sep, out)
 		return err
@@ -93,11 +102,11 @@ func (l *ListWriter) Close() error {
 	var err error
 	switch l.format {
 	case JSON:
-		head := "\n  ],\n"
+		head := "\n    ],\n"
 		if l.n == 0 {
-			head = "{\n  \"apiVersion\": \"v1\",\n  \"items\": [],\n"
+			head = "{\n    \"apiVersion\": \"v1\",\n    \"items\": [],\n"
 		}
-		_, err = io.WriteString(l.w, head+"  \"kind\": \"List\",\n  \"metadata\": {\n    \"resourceVersion\": \"\"\n  }\n}\n")
+		_, err = io.WriteString(l.w, head+"    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}\n")
 	case YAML:
 		head := ""
 		if l.n == 0 {
@@ -152,6 +161,31 @@ func cut(w io.Writer, format Format, n int) error {
 	}
 	_, err := io.WriteString(w, marker)
 	return err
+}
+
+// PrintObject prints one Kubernetes object as kubectl prints it: yaml and
+// json with cli-runtime's printers, the object itself and not a List.
+func PrintObject(w io.Writer, format Format, obj runtime.Object) error {
+	var p printers.ResourcePrinter
+	switch format {
+	case JSON:
+		// kubectl holds what it prints as unstructured, whose fields
+		// encoding/json writes in name order.
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return fmt.Errorf("printing json: %w", err)
+		}
+		obj = &unstructured.Unstructured{Object: u}
+		p = &printers.JSONPrinter{}
+	case YAML:
+		p = &printers.YAMLPrinter{}
+	default:
+		return Print(w, format, obj)
+	}
+	if err := p.PrintObj(obj, w); err != nil {
+		return fmt.Errorf("printing %s: %w", format, err)
+	}
+	return nil
 }
 
 // ObjectName is kind/name as kubectl -o name prints it for the core group.

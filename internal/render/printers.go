@@ -180,7 +180,7 @@ func (f *GetPrintFlags) NewListWriter(w io.Writer, format Format) *ListWriter {
 // PrintObject prints one object in format: the object itself, never a list.
 func (f *GetPrintFlags) PrintObject(w io.Writer, format Format, obj runtime.Object) error {
 	if format != Custom {
-		return Print(w, format, obj)
+		return PrintObject(w, format, obj)
 	}
 	u, err := toUnstructured(obj)
 	if err != nil {
