@@ -199,7 +199,7 @@ func (p *watcher) list(ctx context.Context, wo stores.WatchOptions) (rev string,
 
 // page prints a page of the list as ADDED objects.
 func (p *watcher) page(ctx context.Context, page stores.Page) error {
-	if p.tabular() {
+	if p.opts.tabular() {
 		if len(page.Items) == 0 {
 			return nil
 		}
@@ -223,7 +223,7 @@ func (p *watcher) page(ctx context.Context, page stores.Page) error {
 
 // event prints one change as it comes.
 func (p *watcher) event(ctx context.Context, ev watch.Event) error {
-	if p.tabular() {
+	if p.opts.tabular() {
 		table, err := stores.Table(ctx, p.t, ev.Object)
 		if err != nil {
 			return err
@@ -241,8 +241,4 @@ func (p *watcher) event(ctx context.Context, ev watch.Event) error {
 		return err
 	}
 	return p.out.Flush()
-}
-
-func (p *watcher) tabular() bool {
-	return p.opts.Output == render.Table || p.opts.Output == render.Wide
 }

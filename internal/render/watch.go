@@ -110,10 +110,15 @@ func (p *WatchPrinter) Object(eventType string, obj runtime.Object) error {
 		return err
 	case JSON:
 		if !p.events {
-			return Print(p.w, JSON, v)
+			return PrintObject(p.w, JSON, obj)
 		}
-		// kubectl prints an event as one line of compact json.
-		out, err := json.Marshal(v)
+		// kubectl prints an event as one line of compact json, its object
+		// as unstructured, fields in name order.
+		u, err := toUnstructured(obj)
+		if err != nil {
+			return err
+		}
+		out, err := json.Marshal(&metav1.WatchEvent{Type: eventType, Object: runtime.RawExtension{Object: u}})
 		if err != nil {
 			return fmt.Errorf("encoding json: %w", err)
 		}
