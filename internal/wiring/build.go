@@ -2,9 +2,6 @@ package wiring
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"net"
@@ -17,23 +14,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	"k8s.io/apiserver/pkg/registry/rest"
 	serveroptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/server/resourceconfig"
-	serverstorage "k8s.io/apiserver/pkg/server/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
-	restclient "k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
-	apiserveroptions "k8s.io/kubernetes/cmd/kube-apiserver/app/options"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"k8s.io/kubernetes/pkg/controlplane"
 	cpoptions "k8s.io/kubernetes/pkg/controlplane/apiserver/options"
 	"k8s.io/kubernetes/pkg/kubeapiserver"
-	corerest "k8s.io/kubernetes/pkg/registry/core/rest"
-	"k8s.io/kubernetes/pkg/serviceaccount"
 	netutils "k8s.io/utils/net"
 
 	"github.com/regctl/regctl/internal/etcdview"
@@ -209,13 +198,15 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 		decisions: map[schema.GroupResource]decision{},
 	}
 
-	coreConfig, err := coreStorageConfig(s, factory)
+	providers, err := storageProviders(s, factory)
 	if err != nil {
 		return err
 	}
-	provider, err := corerest.New(coreConfig, authorizerfactory.NewAlwaysDenyAuthorizer())
-	if err != nil {
-		return fmt.Errorf("creating the core storage provider: %w", err)
+	// The server's list starts with the legacy provider, /api/v1: the map
+	// regctl knows today.
+	provider := providers[0]
+	if provider.GroupName() != "" {
+		return fmt.Errorf("kube-apiserver's first storage provider is %q, not the core API", provider.GroupName())
 	}
 	info, err := provider.NewRESTStorage(resourceConfig, getter)
 	if err != nil {
@@ -262,48 +253,6 @@ func mergeWatchCacheSizes(etcd *serveroptions.EtcdOptions) error {
 	}
 	etcd.WatchCacheSizes, err = serveroptions.WriteWatchCacheSizes(sizes)
 	return err
-}
-
-// coreStorageConfig fills corerest.Config as kube-apiserver does from its
-// completed options, minus what only a serving apiserver has.
-func coreStorageConfig(s *apiserveroptions.ServerRunOptions, factory serverstorage.StorageFactory) (corerest.Config, error) {
-	primary, secondary, err := serviceIPRanges(s.ServiceClusterIPRanges)
-	if err != nil {
-		return corerest.Config{}, err
-	}
-	// A token generator is what makes serviceaccounts/token exist. regctl
-	// never serves tokens; the key is thrown away with the process.
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return corerest.Config{}, err
-	}
-	issuer, err := serviceaccount.JWTTokenGenerator("https://kubernetes.default.svc", key)
-	if err != nil {
-		return corerest.Config{}, err
-	}
-	// The loopback client and informers feed controllers that only a serving
-	// apiserver starts; they are constructed but never run.
-	loopback := &restclient.Config{Host: "https://127.0.0.1:1"}
-	client, err := kubernetes.NewForConfig(loopback)
-	if err != nil {
-		return corerest.Config{}, err
-	}
-	return corerest.Config{
-		GenericConfig: corerest.GenericConfig{
-			StorageFactory:       factory,
-			EventTTL:             s.EventTTL,
-			ServiceAccountIssuer: issuer,
-			LoopbackClientConfig: loopback,
-			Informers:            informers.NewSharedInformerFactory(client, 0),
-		},
-		Proxy: corerest.ProxyConfig{KubeletClientConfig: s.KubeletConfig},
-		Services: corerest.ServicesConfig{
-			ClusterIPRange:          primary,
-			SecondaryClusterIPRange: secondary,
-			NodePortRange:           s.ServiceNodePortRange,
-			IPRepairInterval:        3 * time.Minute,
-		},
-	}, nil
 }
 
 // serviceIPRanges reads --service-cluster-ip-range as kube-apiserver does,

@@ -1,0 +1,96 @@
+package wiring
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"fmt"
+	"time"
+
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	serverstorage "k8s.io/apiserver/pkg/server/storage"
+	"k8s.io/apiserver/pkg/util/compatibility"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	restclient "k8s.io/client-go/rest"
+	apiserveroptions "k8s.io/kubernetes/cmd/kube-apiserver/app/options"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	"k8s.io/kubernetes/pkg/controlplane"
+	controlplaneapiserver "k8s.io/kubernetes/pkg/controlplane/apiserver"
+	"k8s.io/kubernetes/pkg/controlplane/reconcilers"
+	"k8s.io/kubernetes/pkg/serviceaccount"
+)
+
+// storageProviders is kube-apiserver's own list of REST storage providers,
+// from controlplane.CompletedConfig.StorageProviders: the legacy (core)
+// provider first, then every built-in group, in the server's order. The
+// config carries what the providers read from a server's; what only a
+// serving apiserver uses (the loopback client, informers, the endpoint
+// reconciler) is constructed but never started, and reaches nothing.
+func storageProviders(s *apiserveroptions.ServerRunOptions, factory serverstorage.StorageFactory) ([]controlplaneapiserver.RESTStorageProvider, error) {
+	cfg, client, err := controlplaneConfig(s, factory)
+	if err != nil {
+		return nil, err
+	}
+	providers, err := cfg.Complete().StorageProviders(client)
+	if err != nil {
+		return nil, fmt.Errorf("creating the storage providers: %w", err)
+	}
+	return providers, nil
+}
+
+// controlplaneConfig is the part of kube-apiserver's controlplane.Config
+// the storage providers read, from the server's options.
+func controlplaneConfig(s *apiserveroptions.ServerRunOptions, factory serverstorage.StorageFactory) (*controlplane.Config, *kubernetes.Clientset, error) {
+	primary, secondary, err := serviceIPRanges(s.ServiceClusterIPRanges)
+	if err != nil {
+		return nil, nil, err
+	}
+	issuer, err := throwawayIssuer()
+	if err != nil {
+		return nil, nil, err
+	}
+	loopback := &restclient.Config{Host: "https://127.0.0.1:1"}
+	client, err := kubernetes.NewForConfig(loopback)
+	if err != nil {
+		return nil, nil, err
+	}
+	generic := genericapiserver.NewConfig(legacyscheme.Codecs)
+	generic.EffectiveVersion = compatibility.DefaultBuildEffectiveVersion()
+	generic.LoopbackClientConfig = loopback
+	generic.ExternalAddress = "127.0.0.1:443"
+	generic.Authorization.Authorizer = authorizerfactory.NewAlwaysDenyAuthorizer()
+	return &controlplane.Config{
+		ControlPlane: controlplaneapiserver.Config{
+			Generic: generic,
+			Extra: controlplaneapiserver.Extra{
+				StorageFactory:       factory,
+				EventTTL:             s.EventTTL,
+				ServiceAccountIssuer: issuer,
+				VersionedInformers:   informers.NewSharedInformerFactory(client, 0),
+			},
+		},
+		Extra: controlplane.Extra{
+			KubeletClientConfig:     s.KubeletConfig,
+			ServiceIPRange:          primary,
+			SecondaryServiceIPRange: secondary,
+			ServiceNodePortRange:    s.ServiceNodePortRange,
+			RepairServicesInterval:  3 * time.Minute,
+			// The server's default, a lease reconciler, would open its own
+			// etcd storage; regctl reconciles no endpoints.
+			EndpointReconcilerConfig: controlplane.EndpointReconcilerConfig{Reconciler: reconcilers.NewNoneEndpointReconciler()},
+		},
+	}, client, nil
+}
+
+// throwawayIssuer is a token generator, which is what makes
+// serviceaccounts/token exist. regctl never serves tokens; the key is thrown
+// away with the process.
+func throwawayIssuer() (serviceaccount.TokenGenerator, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	return serviceaccount.JWTTokenGenerator("https://kubernetes.default.svc", key)
+}
