@@ -163,8 +163,8 @@ func resolve(w *wiring.Wiring, ref objectRef, scope scopeOptions) (stores.Target
 // with several types, `-n` is passed over for cluster-scoped ones.
 func resolveTypes(w *wiring.Wiring, ref objectRef, scope scopeOptions) ([]stores.Target, error) {
 	if !strings.Contains(ref.Resource, ",") {
-		if _, err := w.Resolve(ref.Resource); err == nil {
-			t, err := resolve(w, ref, scope)
+		if h, err := w.Resolve(ref.Resource); err == nil {
+			t, err := scopeTarget(w, h, ref, scope, true)
 			return []stores.Target{t}, err
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/yaml"
@@ -171,11 +170,11 @@ func PrintObject(w io.Writer, format Format, obj runtime.Object) error {
 	case JSON:
 		// kubectl holds what it prints as unstructured, whose fields
 		// encoding/json writes in name order.
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		u, err := toUnstructured(obj)
 		if err != nil {
-			return fmt.Errorf("printing json: %w", err)
+			return err
 		}
-		obj = &unstructured.Unstructured{Object: u}
+		obj = u
 		p = &printers.JSONPrinter{}
 	case YAML:
 		p = &printers.YAMLPrinter{}
@@ -196,20 +195,4 @@ func ObjectName(obj runtime.Object) string {
 		name = m.GetName()
 	}
 	return kind + "/" + name
-}
-
-// cell is one cell as kubectl's table printer shows it: a string stops at
-// its first line break, marked with "...", so that a row stays one line.
-// Terminal escapes are neutralised when the table is printed.
-func cell(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return ""
-	case string:
-		if i := strings.IndexAny(v, "\f\n\r"); i >= 0 {
-			return v[:i] + "..."
-		}
-		return v
-	}
-	return fmt.Sprint(v)
 }

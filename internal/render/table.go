@@ -126,12 +126,8 @@ func (t *ObjectTable) print(w io.Writer, wide bool) error {
 	return writeTrimmed(w, buf.String())
 }
 
-// tablePrinter is kubectl get's printer for server-side tables, with the
+// humanPrinter is kubectl get's printer for server-side tables, with the
 // options kubectl's flags give it; f may be nil for kubectl's defaults.
-func (f *GetPrintFlags) tablePrinter(kind schema.GroupKind, withNamespace, wide bool) (printers.ResourcePrinter, error) {
-	return f.humanPrinter(kind, withNamespace, false, wide)
-}
-
 func (f *GetPrintFlags) humanPrinter(kind schema.GroupKind, withNamespace, withKind, wide bool) (printers.ResourcePrinter, error) {
 	h := *get.NewHumanPrintFlags()
 	if f != nil {

@@ -48,7 +48,7 @@ func (f *GetPrintFlags) NewWatchPrinter(w io.Writer, format Format, kind schema.
 	p := &WatchPrinter{w: w, format: format, events: events, flags: f}
 	p.tw = printers.GetNewTabWriter(&p.buf)
 	if format == Table || format == Wide {
-		table, err := f.tablePrinter(kind, withNamespace, format == Wide)
+		table, err := f.humanPrinter(kind, withNamespace, false, format == Wide)
 		if err != nil {
 			return nil, fmt.Errorf("making the table printer: %w", err)
 		}
