@@ -129,7 +129,7 @@ func TestLoadErrors(t *testing.T) {
 		{"yaml scalar", "hello\n", "reading table.yaml: not a route table: "},
 		{"truncated json", valid[:len(valid)/2], "reading table.yaml: not a route table: "},
 		{"no format version", "kubernetesVersion: v1.36.3\netcdPrefix: /registry\nroutes: []\n", `reading table.yaml: not a route table: it has no "formatVersion"`},
-		{"newer format version", "formatVersion: 2\nroutes: []\nsomethingNew: true\n", "reading table.yaml: the table was written by a newer regctl (format version 2, this regctl reads up to 1): upgrade regctl"},
+		{"newer format version", "formatVersion: 3\nroutes: []\nsomethingNew: true\n", "reading table.yaml: the table was written by a newer regctl (format version 3, this regctl reads up to 2): upgrade regctl"},
 		{"zero format version", "formatVersion: 0\nroutes: []\n", "reading table.yaml: formatVersion 0 is not a route table format version"},
 		{"text format version", "formatVersion: one\nroutes: []\n", `reading table.yaml: formatVersion "one" is not a route table format version`},
 		{"unknown table field", "formatVersion: 1\nroutes: []\nextra: 1\n", `unknown field "extra"`},

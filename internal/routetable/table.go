@@ -9,8 +9,10 @@ import "strings"
 
 // FormatVersion is the version of the route table document. It changes when
 // a field changes meaning, so that an older regctl refuses a newer table
-// instead of misreading it.
-const FormatVersion = 1
+// instead of misreading it. Version 2: group and version are those the path
+// is served under, and a subresource served in another group's kind
+// (pods/eviction, policy/v1 Eviction) says so in kindGroupVersion.
+const FormatVersion = 2
 
 // Store kinds: how a path reaches etcd.
 const (
@@ -27,7 +29,7 @@ type RouteTable struct {
 	Routes            []Route `json:"routes"`
 }
 
-// Route is one path of the core storage map and how it is stored.
+// Route is one path of the storage map and how it is stored.
 type Route struct {
 	Path               string   `json:"path"`
 	Resource           string   `json:"resource"`
@@ -35,6 +37,7 @@ type Route struct {
 	Group              string   `json:"group"`
 	Version            string   `json:"version"`
 	Kind               string   `json:"kind"`
+	KindGroupVersion   string   `json:"kindGroupVersion,omitempty"`
 	Scope              string   `json:"scope"`
 	Verbs              []string `json:"verbs"`
 	ShortNames         []string `json:"shortNames,omitempty"`

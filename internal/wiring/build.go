@@ -9,18 +9,21 @@ import (
 	"sync"
 	"time"
 
+	restful "github.com/emicklei/go-restful/v3"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/registry/generic"
+	genericapiserver "k8s.io/apiserver/pkg/server"
 	serveroptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/server/resourceconfig"
+	serverstorage "k8s.io/apiserver/pkg/server/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"k8s.io/kubernetes/pkg/controlplane"
+	controlplaneapiserver "k8s.io/kubernetes/pkg/controlplane/apiserver"
 	cpoptions "k8s.io/kubernetes/pkg/controlplane/apiserver/options"
 	"k8s.io/kubernetes/pkg/kubeapiserver"
 	netutils "k8s.io/utils/net"
@@ -47,13 +50,12 @@ type Wiring struct {
 	// --etcd-servers was given, nil otherwise.
 	Embedded *etcdview.Embedded
 
-	// Resources is the server's discovery of /api/v1, one entry per path.
-	Resources []metav1.APIResource
-
 	mapper     meta.RESTMapper
 	categories restmapper.CategoryExpander
 
-	owners    map[string]owner
+	versions  []servedVersion
+	container *restful.Container
+	owners    map[string]owner // by route path
 	getter    *recordingGetter
 	transport storagebackend.TransportConfig
 	timeout   time.Duration
@@ -198,41 +200,36 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 		decisions: map[schema.GroupResource]decision{},
 	}
 
-	providers, err := storageProviders(s, factory)
+	providers, generic, err := storageProviders(s, factory)
 	if err != nil {
 		return err
 	}
-	// The server's list starts with the legacy provider, /api/v1: the map
-	// regctl knows today.
-	provider := providers[0]
-	if provider.GroupName() != "" {
-		return fmt.Errorf("kube-apiserver's first storage provider is %q, not the core API", provider.GroupName())
-	}
-	info, err := provider.NewRESTStorage(resourceConfig, getter)
-	if err != nil {
-		return fmt.Errorf("creating the core REST storage: %w", err)
-	}
-	stores := info.VersionedResourcesStorageMap["v1"]
-	if len(stores) == 0 {
-		return errors.New("`--runtime-config` disables every path of the core API (v1), which is all regctl knows")
-	}
-	w.onClose(func() { destroyAll(stores) })
-
-	discovered, err := discover(&info)
+	in := newInstaller()
+	w.onClose(w.destroy)
+	versions, err := installProviders(in, providers, resourceConfig, getter, generic)
 	if err != nil {
 		return err
 	}
-	w.Resources = discovered.APIResources
 	w.getter = getter
-	w.owners = findOwners(stores)
+	w.versions = versions
+	w.container = in.container
+	w.owners = map[string]owner{}
+	for _, v := range versions {
+		for p, o := range findOwners(v.stores) {
+			if o.sharesWith != "" {
+				o.sharesWith = routePath(v, o.sharesWith)
+			}
+			w.owners[routePath(v, p)] = o
+		}
+	}
 	w.Table = routetable.RouteTable{
 		FormatVersion:     routetable.FormatVersion,
 		KubernetesVersion: KubernetesVersion(),
 		EtcdPrefix:        etcd.StorageConfig.Prefix,
-		Routes:            routes(stores, w.owners, discovered, getter),
+		Routes:            routes(versions, w.owners, getter),
 	}
-	w.Handles = w.handles(stores, discovered.APIResources)
-	w.mapper, w.categories = newMapper(discovered)
+	w.Handles = w.handles(versions)
+	w.mapper, w.categories = newMapper(versions)
 	return nil
 }
 
@@ -283,8 +280,50 @@ func serviceIPRanges(flag string) (primary, secondary net.IPNet, err error) {
 	return primary, secondary, nil
 }
 
-func destroyAll(stores map[string]rest.Storage) {
-	for _, s := range stores {
-		s.Destroy()
+// installProviders is kube-apiserver's InstallAPIs: each provider's REST
+// storage, in the server's order, less the groups the resource config
+// disables and the kinds the server has stopped serving at its version,
+// installed into one container.
+func installProviders(in *installer, providers []controlplaneapiserver.RESTStorageProvider, resourceConfig serverstorage.APIResourceConfigSource, getter generic.RESTOptionsGetter, cfg *genericapiserver.Config) ([]servedVersion, error) {
+	expiration, err := genericapiserver.NewResourceExpirationEvaluatorFromOptions(genericapiserver.ResourceExpirationEvaluatorOptions{
+		CurrentVersion:                          cfg.EffectiveVersion.EmulationVersion(),
+		Prerelease:                              cfg.EffectiveVersion.BinaryVersion().PreRelease(),
+		EmulationForwardCompatible:              cfg.EmulationForwardCompatible,
+		RuntimeConfigEmulationForwardCompatible: cfg.RuntimeConfigEmulationForwardCompatible,
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []servedVersion
+	for _, p := range providers {
+		group := p.GroupName()
+		info, err := p.NewRESTStorage(resourceConfig, getter)
+		if err != nil {
+			return nil, fmt.Errorf("creating the REST storage of API group %q: %w", group, err)
+		}
+		if len(info.VersionedResourcesStorageMap) == 0 {
+			continue
+		}
+		if err := expiration.RemoveUnavailableKinds(group, info.Scheme, info.VersionedResourcesStorageMap, resourceConfig); err != nil {
+			return nil, err
+		}
+		versions, err := in.install(&info)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, versions...)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("`--runtime-config` disables every API group: the map is empty")
+	}
+	return out, nil
+}
+
+// destroy releases every store of the map.
+func (w *Wiring) destroy() {
+	for _, v := range w.versions {
+		for _, s := range v.stores {
+			s.Destroy()
+		}
 	}
 }

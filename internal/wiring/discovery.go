@@ -14,26 +14,89 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apiserver/pkg/endpoints"
+	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 )
 
-// discover installs the storage map into a go-restful container with the
-// apiserver's own installer, as a server does for /api/v1, and reads back the
-// discovery document it serves. Verbs, kinds, short names, categories and
-// storage version hashes are therefore the server's, not re-derived.
-func discover(info *genericapiserver.APIGroupInfo) (*metav1.APIResourceList, error) {
-	gv := schema.GroupVersion{Version: "v1"}
-	storage := info.VersionedResourcesStorageMap[gv.Version]
+// servedVersion is one group version of the map as the server installs it.
+type servedVersion struct {
+	gv schema.GroupVersion
+	// preferred is the group's preferred version, the one kubectl picks
+	// when a user names a resource without a version.
+	preferred bool
+	// stores is the version's storage map, by the installer's path
+	// ("deployments", "deployments/status").
+	stores map[string]rest.Storage
+	// resources is the server's discovery of the version, one entry per
+	// path, with group and version always filled in.
+	resources []metav1.APIResource
+}
+
+// installer installs storage maps into one go-restful container with the
+// apiserver's own installer, as a server does for every group version, and
+// reads back the discovery each one serves. Verbs, kinds, short names,
+// categories and storage version hashes are therefore the server's, not
+// re-derived.
+type installer struct {
+	container *restful.Container
+	// equivalent is shared by every group version, as the server's one
+	// EquivalentResourceRegistry is.
+	equivalent runtime.EquivalentResourceRegistry
+}
+
+func newInstaller() *installer {
+	return &installer{container: restful.NewContainer(), equivalent: runtime.NewEquivalentResourceRegistry()}
+}
+
+// install installs every version of a group that has storage, in the
+// group's priority order, as GenericAPIServer.installAPIResources does, and
+// returns them in that order. The preferred version is the first priority,
+// as the server's group discovery says, whether or not it has storage.
+func (in *installer) install(info *genericapiserver.APIGroupInfo) ([]servedVersion, error) {
+	root := genericapiserver.APIGroupPrefix
+	if len(info.PrioritizedVersions) > 0 && info.PrioritizedVersions[0].Group == "" {
+		root = genericapiserver.DefaultLegacyAPIPrefix
+	}
+	var out []servedVersion
+	for i, gv := range info.PrioritizedVersions {
+		stores := info.VersionedResourcesStorageMap[gv.Version]
+		if len(stores) == 0 {
+			continue
+		}
+		list, err := in.installVersion(info, gv, root)
+		if err != nil {
+			return nil, err
+		}
+		resources := make([]metav1.APIResource, len(list.APIResources))
+		for j, r := range list.APIResources {
+			// Discovery leaves group and version empty when they are the
+			// list's.
+			if r.Group == "" && r.Version == "" {
+				r.Group, r.Version = gv.Group, gv.Version
+			}
+			resources[j] = r
+		}
+		out = append(out, servedVersion{gv: gv, preferred: i == 0, stores: stores, resources: resources})
+	}
+	return out, nil
+}
+
+// installVersion is GenericAPIServer.getAPIGroupVersion and InstallREST for
+// one version, with nothing a served request needs beyond discovery.
+func (in *installer) installVersion(info *genericapiserver.APIGroupInfo, gv schema.GroupVersion, root string) (*metav1.APIResourceList, error) {
 	served := map[string][]string{}
-	for resource := range storage {
-		served[resource] = []string{gv.Version}
+	for version, resources := range info.VersionedResourcesStorageMap {
+		for resource := range resources {
+			served[resource] = append(served[resource], schema.GroupVersion{Group: gv.Group, Version: version}.String())
+		}
 	}
 	group := &endpoints.APIGroupVersion{
-		Root:                        "/api",
+		Root:                        root,
 		GroupVersion:                gv,
 		AllServedVersionsByResource: served,
-		Storage:                     storage,
+		Storage:                     info.VersionedResourcesStorageMap[gv.Version],
 		MetaGroupVersion:            info.MetaGroupVersion,
+		OptionsExternalVersion:      info.OptionsExternalVersion,
 
 		ParameterCodec:        info.ParameterCodec,
 		Serializer:            info.NegotiatedSerializer,
@@ -46,21 +109,21 @@ func discover(info *genericapiserver.APIGroupInfo) (*metav1.APIResourceList, err
 		Namer:                 runtime.Namer(meta.NewAccessor()),
 		// Field management only matters when requests are served.
 		TypeConverter:              managedfields.NewDeducedTypeConverter(),
-		EquivalentResourceRegistry: runtime.NewEquivalentResourceRegistry(),
+		EquivalentResourceRegistry: in.equivalent,
 		MinRequestTimeout:          time.Minute,
 	}
-	container := restful.NewContainer()
-	if _, _, err := group.InstallREST(container); err != nil {
-		return nil, fmt.Errorf("installing the core API: %w", err)
+	if _, _, err := group.InstallREST(in.container); err != nil {
+		return nil, fmt.Errorf("installing %s: %w", gv, err)
 	}
+	path := root + "/" + gv.String()
 	rec := httptest.NewRecorder()
-	container.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1", nil))
+	in.container.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
 	if rec.Code != http.StatusOK {
-		return nil, fmt.Errorf("reading /api/v1 discovery: status %d: %s", rec.Code, rec.Body.String())
+		return nil, fmt.Errorf("reading %s discovery: status %d: %s", path, rec.Code, rec.Body.String())
 	}
 	var list metav1.APIResourceList
 	if err := json.Unmarshal(rec.Body.Bytes(), &list); err != nil {
-		return nil, fmt.Errorf("reading /api/v1 discovery: %w", err)
+		return nil, fmt.Errorf("reading %s discovery: %w", path, err)
 	}
 	return &list, nil
 }

@@ -25,7 +25,8 @@ import (
 // installer builds one handlers.RequestScope per resource; whatever reads or
 // writes a resource takes its handle and never goes back to the map.
 type Handle struct {
-	// Path is the storage path: "pods", or "pods/status".
+	// Path is the route's path: "pods", "pods/status", "deployments.apps",
+	// "horizontalpodautoscalers.v1.autoscaling".
 	Path string
 	// Route is the path's record in the route table.
 	Route routetable.Route
@@ -44,11 +45,10 @@ type Handle struct {
 	client      func(context.Context) (*clientv3.Client, error)
 }
 
-// GroupVersion is the external version the path's objects are served in.
+// GroupVersion is the external version the path's objects are served in:
+// its kind's, which for a subresource may be another group's (pods/eviction
+// takes policy/v1 Evictions).
 func (h *Handle) GroupVersion() schema.GroupVersion {
-	if h.Resource.Version == "" {
-		return schema.GroupVersion{Version: "v1"}
-	}
 	return schema.GroupVersion{Group: h.Resource.Group, Version: h.Resource.Version}
 }
 
@@ -109,33 +109,36 @@ func (h *Handle) underEtcdPrefix(key string) string {
 func (h *Handle) notStored() error { return fmt.Errorf("%s is not stored in etcd", h.Path) }
 
 // handles builds the map's handle for every path.
-func (w *Wiring) handles(stores map[string]rest.Storage, resources []metav1.APIResource) map[string]*Handle {
-	byPath := map[string]metav1.APIResource{}
-	for _, r := range resources {
-		byPath[r.Name] = r
-	}
+func (w *Wiring) handles(versions []servedVersion) map[string]*Handle {
 	routes := map[string]routetable.Route{}
 	for _, r := range w.Table.Routes {
 		routes[r.Path] = r
 	}
-	out := make(map[string]*Handle, len(stores))
-	for p, s := range stores {
-		res := byPath[p]
-		if base, _, isSub := strings.Cut(p, "/"); isSub {
-			// Discovery gives a subresource the kind it serves, but scope
-			// comes from its resource.
-			res.Namespaced = byPath[base].Namespaced
+	out := make(map[string]*Handle, len(routes))
+	for _, v := range versions {
+		byPath := map[string]metav1.APIResource{}
+		for _, r := range v.resources {
+			byPath[r.Name] = r
 		}
-		h := &Handle{Path: p, Route: routes[p], Resource: res, Storage: s, Store: w.owners[p].store, etcdPrefix: w.Table.EtcdPrefix}
-		h.client = w.Client
-		if h.Store != nil {
-			if d, ok := w.getter.decision(h.Store.DefaultQualifiedResource); ok {
-				tc := d.transport
-				h.transformer = d.transformer
-				h.client = func(ctx context.Context) (*clientv3.Client, error) { return w.clientOn(ctx, tc) }
+		for p, s := range v.stores {
+			res := byPath[p]
+			if base, _, isSub := strings.Cut(p, "/"); isSub {
+				// Discovery gives a subresource the kind it serves, but
+				// scope comes from its resource.
+				res.Namespaced = byPath[base].Namespaced
 			}
+			path := routePath(v, p)
+			h := &Handle{Path: path, Route: routes[path], Resource: res, Storage: s, Store: w.owners[path].store, etcdPrefix: w.Table.EtcdPrefix}
+			h.client = w.Client
+			if h.Store != nil {
+				if d, ok := w.getter.decision(h.Store.DefaultQualifiedResource); ok {
+					tc := d.transport
+					h.transformer = d.transformer
+					h.client = func(ctx context.Context) (*clientv3.Client, error) { return w.clientOn(ctx, tc) }
+				}
+			}
+			out[path] = h
 		}
-		out[p] = h
 	}
 	return out
 }

@@ -9,17 +9,32 @@ import (
 
 // newMapper builds kubectl's name resolution on the server's discovery of
 // the map: the discovery RESTMapper behind a short-name expander, and the
-// category expander behind `all`.
-func newMapper(discovered *metav1.APIResourceList) (meta.RESTMapper, restmapper.CategoryExpander) {
-	gv := discovered.GroupVersion
-	groups := []*restmapper.APIGroupResources{{
-		Group: metav1.APIGroup{
-			Versions:         []metav1.GroupVersionForDiscovery{{GroupVersion: gv, Version: gv}},
-			PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: gv, Version: gv},
-		},
-		VersionedResources: map[string][]metav1.APIResource{gv: discovered.APIResources},
-	}}
-	d := servedDiscovery{lists: []*metav1.APIResourceList{discovered}}
+// category expander behind `all`. Groups come in the server's order, which
+// is how kubectl breaks ties between groups (events before
+// events.events.k8s.io).
+func newMapper(versions []servedVersion) (meta.RESTMapper, restmapper.CategoryExpander) {
+	var groups []*restmapper.APIGroupResources
+	byGroup := map[string]*restmapper.APIGroupResources{}
+	var lists []*metav1.APIResourceList
+	for _, v := range versions {
+		g, ok := byGroup[v.gv.Group]
+		if !ok {
+			g = &restmapper.APIGroupResources{
+				Group:              metav1.APIGroup{Name: v.gv.Group},
+				VersionedResources: map[string][]metav1.APIResource{},
+			}
+			byGroup[v.gv.Group] = g
+			groups = append(groups, g)
+		}
+		d := metav1.GroupVersionForDiscovery{GroupVersion: v.gv.String(), Version: v.gv.Version}
+		g.Group.Versions = append(g.Group.Versions, d)
+		if v.preferred {
+			g.Group.PreferredVersion = d
+		}
+		g.VersionedResources[v.gv.Version] = v.resources
+		lists = append(lists, &metav1.APIResourceList{GroupVersion: v.gv.String(), APIResources: v.resources})
+	}
+	d := servedDiscovery{lists: lists}
 	return restmapper.NewShortcutExpander(restmapper.NewDiscoveryRESTMapper(groups), d, func(string) {}),
 		restmapper.NewDiscoveryCategoryExpander(d)
 }

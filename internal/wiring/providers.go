@@ -28,16 +28,16 @@ import (
 // config carries what the providers read from a server's; what only a
 // serving apiserver uses (the loopback client, informers, the endpoint
 // reconciler) is constructed but never started, and reaches nothing.
-func storageProviders(s *apiserveroptions.ServerRunOptions, factory serverstorage.StorageFactory) ([]controlplaneapiserver.RESTStorageProvider, error) {
+func storageProviders(s *apiserveroptions.ServerRunOptions, factory serverstorage.StorageFactory) ([]controlplaneapiserver.RESTStorageProvider, *genericapiserver.Config, error) {
 	cfg, client, err := controlplaneConfig(s, factory)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	providers, err := cfg.Complete().StorageProviders(client)
 	if err != nil {
-		return nil, fmt.Errorf("creating the storage providers: %w", err)
+		return nil, nil, fmt.Errorf("creating the storage providers: %w", err)
 	}
-	return providers, nil
+	return providers, cfg.ControlPlane.Generic, nil
 }
 
 // controlplaneConfig is the part of kube-apiserver's controlplane.Config

@@ -109,17 +109,22 @@ func (w *Wiring) handleOf(gvr schema.GroupVersionResource) (*Handle, error) {
 // start with, what the user typed.
 func (w *Wiring) closeNames(want string) []string {
 	var out []string
-	for _, r := range w.Resources {
-		if strings.Contains(r.Name, "/") {
-			continue
-		}
-		// One typo per three letters reads as a slip; more is another word.
-		slack := max(1, len(want)/3)
-		candidates := append([]string{r.Name, r.SingularName}, r.ShortNames...)
-		for _, c := range candidates {
-			if c != "" && (editDistance(want, c) <= slack || (len(want) >= 3 && strings.HasPrefix(c, want))) {
-				out = append(out, r.Name)
-				break
+	seen := map[string]bool{}
+	for _, v := range w.versions {
+		for _, r := range v.resources {
+			if strings.Contains(r.Name, "/") || seen[r.Name] {
+				continue
+			}
+			seen[r.Name] = true
+			// One typo per three letters reads as a slip; more is another
+			// word.
+			slack := max(1, len(want)/3)
+			candidates := append([]string{r.Name, r.SingularName}, r.ShortNames...)
+			for _, c := range candidates {
+				if c != "" && (editDistance(want, c) <= slack || (len(want) >= 3 && strings.HasPrefix(c, want))) {
+					out = append(out, r.Name)
+					break
+				}
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package wiring
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -43,18 +44,42 @@ func routeMap(w *Wiring) map[string]routetable.Route {
 	return m
 }
 
-func TestDefaultServerHas39SortedPaths(t *testing.T) {
+// TestRoutesFollowTheServersGroupOrder checks the map is in the order
+// kube-apiserver installs it: its storage providers' order (groups disabled
+// by default left out), versions by priority, paths sorted within a version.
+// Which paths there are is checked against a real server's discovery in
+// test/agreement.
+func TestRoutesFollowTheServersGroupOrder(t *testing.T) {
 	w := build(t)
-	if got := len(w.Table.Routes); got != 39 {
-		t.Fatalf("got %d paths, want the 39 of a default kube-apiserver", got)
-	}
-	for i := 1; i < len(w.Table.Routes); i++ {
-		if w.Table.Routes[i-1].Path >= w.Table.Routes[i].Path {
-			t.Fatalf("routes not sorted at %q, %q", w.Table.Routes[i-1].Path, w.Table.Routes[i].Path)
+	var groups []string
+	lastGV, lastPath := "", ""
+	for _, r := range w.Table.Routes {
+		gv := r.Group + "/" + r.Version
+		if len(groups) == 0 || groups[len(groups)-1] != r.Group {
+			groups = append(groups, r.Group)
+		} else if gv == lastGV && r.Path <= lastPath {
+			t.Errorf("paths of %s not sorted at %q, %q", gv, lastPath, r.Path)
 		}
+		lastGV, lastPath = gv, r.Path
 	}
-	if len(w.Handles) != 39 {
-		t.Fatalf("got %d handles, want one per path", len(w.Handles))
+	want := []string{"", "authentication.k8s.io", "authorization.k8s.io", "autoscaling", "batch", "certificates.k8s.io",
+		"coordination.k8s.io", "discovery.k8s.io", "networking.k8s.io", "node.k8s.io", "policy", "rbac.authorization.k8s.io",
+		"scheduling.k8s.io", "storage.k8s.io", "flowcontrol.apiserver.k8s.io", "apps", "admissionregistration.k8s.io",
+		"events.k8s.io", "resource.k8s.io"}
+	if strings.Join(groups, ",") != strings.Join(want, ",") {
+		t.Errorf("groups in the order\n%q\nwant the server's provider order\n%q", groups, want)
+	}
+	if i := slices.IndexFunc(w.Table.Routes, func(r routetable.Route) bool { return r.Path == "horizontalpodautoscalers.autoscaling" }); i < 0 ||
+		w.Table.Routes[i].Version != "v2" {
+		t.Errorf("autoscaling's preferred version is not v2 first")
+	}
+	if len(w.Handles) != len(w.Table.Routes) {
+		t.Fatalf("got %d handles for %d routes, want one per path", len(w.Handles), len(w.Table.Routes))
+	}
+	for _, r := range w.Table.Routes {
+		if h := w.Handles[r.Path]; h == nil || h.Route.Path != r.Path {
+			t.Errorf("%s: no handle", r.Path)
+		}
 	}
 	if w.Table.KubernetesVersion != "v1.36.3" {
 		t.Errorf("kubernetesVersion = %q, want v1.36.3", w.Table.KubernetesVersion)
@@ -74,7 +99,7 @@ func TestDecorators(t *testing.T) {
 		{
 			name: "default: events uncached, every other store cached",
 			want: func(p string) string {
-				if p == "events" {
+				if p == "events" || p == "events.events.k8s.io" {
 					return routetable.DecoratorUndecorated
 				}
 				return routetable.DecoratorCacher
@@ -89,7 +114,7 @@ func TestDecorators(t *testing.T) {
 			name: "--watch-cache-sizes=secrets#0",
 			args: []string{"--watch-cache-sizes=secrets#0"},
 			want: func(p string) string {
-				if p == "events" || p == "secrets" {
+				if p == "events" || p == "events.events.k8s.io" || p == "secrets" {
 					return routetable.DecoratorUndecorated
 				}
 				return routetable.DecoratorCacher
@@ -116,8 +141,8 @@ func TestDecorators(t *testing.T) {
 					}
 				}
 			}
-			if owned != 15 {
-				t.Errorf("%d paths own a store, want the 15 core resources with storage", owned)
+			if owned != 58 {
+				t.Errorf("%d paths own a store, want the 58 resource versions with storage of a default server", owned)
 			}
 		})
 	}
@@ -262,14 +287,22 @@ func TestResolveNamesAsKubectlDoes(t *testing.T) {
 		"quota": "resourcequotas", "limits": "limitranges", "cs": "componentstatuses",
 		"Secret": "secrets", "podtemplate": "podtemplates",
 		"pods.v1.": "pods", "svc.v1.": "services", "pod.": "pods",
+		// Groups, as kubectl names them: the preferred version unless one
+		// is named, core first when a name is in two groups.
+		"deployments": "deployments.apps", "deploy": "deployments.apps", "Deployment": "deployments.apps",
+		"deployments.apps": "deployments.apps", "deployments.v1.apps": "deployments.apps",
+		"events": "events", "events.events.k8s.io": "events.events.k8s.io",
+		"hpa": "horizontalpodautoscalers.autoscaling", "horizontalpodautoscalers.v1.autoscaling": "horizontalpodautoscalers.v1.autoscaling",
+		"cj": "cronjobs.batch", "leases": "leases.coordination.k8s.io", "netpol": "networkpolicies.networking.k8s.io",
+		"clusterrole": "clusterroles.rbac.authorization.k8s.io", "pc": "priorityclasses.scheduling.k8s.io",
 	} {
 		got, err := w.Resolve(name)
 		if err != nil || got.Path != want {
 			t.Errorf("Resolve(%q) = %v, %v; want %q", name, got, err, want)
 		}
 	}
-	if _, err := w.Resolve("deployments"); err == nil || !strings.Contains(err.Error(), `unknown resource "deployments"`) {
-		t.Errorf("Resolve(deployments) error %v", err)
+	if _, err := w.Resolve("deployments.v1beta1.apps"); err == nil || !strings.Contains(err.Error(), `unknown resource "deployments.v1beta1.apps"`) {
+		t.Errorf("Resolve(deployments.v1beta1.apps) error %v", err)
 	}
 	if _, err := w.Resolve("secrte"); err == nil || !strings.Contains(err.Error(), "did you mean secrets?") {
 		t.Errorf("Resolve(secrte) error %v: want a suggestion", err)
@@ -279,9 +312,10 @@ func TestResolveNamesAsKubectlDoes(t *testing.T) {
 func TestResolveListExpandsCategoriesAsKubectlDoes(t *testing.T) {
 	w := build(t)
 	for list, want := range map[string]string{
-		"all":                "pods,replicationcontrollers,services",
+		// Groups in the map's order, the server's provider order.
+		"all": "pods,replicationcontrollers,services,horizontalpodautoscalers.autoscaling,cronjobs.batch,jobs.batch,daemonsets.apps,deployments.apps,replicasets.apps,statefulsets.apps",
 		"pods,svc,po":        "pods,services",
-		"cm,all":             "configmaps,pods,replicationcontrollers,services",
+		"cm,svc,all":         "configmaps,services,pods,replicationcontrollers,horizontalpodautoscalers.autoscaling,cronjobs.batch,jobs.batch,daemonsets.apps,deployments.apps,replicasets.apps,statefulsets.apps",
 		"Pod,ServiceAccount": "pods,serviceaccounts",
 	} {
 		handles, err := w.ResolveList(list)
