@@ -52,6 +52,10 @@ type Route struct {
 	MediaType          string   `json:"mediaType,omitempty"`
 	EtcdServers        []string `json:"etcdServers,omitempty"`
 	Encryption         string   `json:"encryption,omitempty"`
+	// ProxiedTo is the service (namespace/name:port) the aggregator proxies
+	// the path to: an APIService backed by a service, whose objects are not
+	// in this etcd.
+	ProxiedTo string `json:"proxiedTo,omitempty"`
 }
 
 // Decorator names as printed in the route table.
