@@ -208,7 +208,7 @@ func (o *getOptions) readNamed(ctx context.Context, t stores.Target, name string
 		}
 		return nil, err
 	}
-	ext, err := stores.ToExternal(obj, t.GroupVersion())
+	ext, err := stores.ToExternal(t, obj)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s %q: %w", t.Path, name, err)
 	}
@@ -303,7 +303,7 @@ func listObjects(ctx context.Context, targets []stores.Target, opts *getOptions)
 	for _, t := range targets {
 		err := stores.List(ctx, t, opts.listOptions(), func(p stores.Page) error {
 			for _, item := range p.Items {
-				obj, err := stores.ListItemToExternal(item, t.GroupVersion())
+				obj, err := stores.ListItemToExternal(t, item)
 				if err != nil {
 					return err
 				}
@@ -367,7 +367,7 @@ func (o *getOptions) boundHeap() {
 func (o *getOptions) newTable(t stores.Target, withNamespace bool) *render.ObjectTable {
 	kind := schema.GroupKind{Group: t.Resource.Group, Kind: t.Resource.Kind}
 	return o.Print.NewTable(kind, withNamespace, func(obj runtime.Object) (runtime.Object, error) {
-		return stores.ListItemToExternal(obj, t.GroupVersion())
+		return stores.ListItemToExternal(t, obj)
 	})
 }
 

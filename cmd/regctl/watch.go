@@ -210,7 +210,7 @@ func (p *watcher) page(ctx context.Context, page stores.Page) error {
 		return p.out.Table(string(watch.Added), table)
 	}
 	for _, item := range page.Items {
-		obj, err := stores.ListItemToExternal(item, p.t.GroupVersion())
+		obj, err := stores.ListItemToExternal(p.t, item)
 		if err != nil {
 			return err
 		}
@@ -233,7 +233,7 @@ func (p *watcher) event(ctx context.Context, ev watch.Event) error {
 		}
 		return p.out.Flush()
 	}
-	obj, err := stores.ToExternal(ev.Object, p.t.GroupVersion())
+	obj, err := stores.ToExternal(p.t, ev.Object)
 	if err != nil {
 		return fmt.Errorf("watching %s: %w", p.t.Path, err)
 	}

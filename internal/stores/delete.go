@@ -60,7 +60,7 @@ func Delete(ctx context.Context, t Target, name string, opts DeleteOptions) (Del
 	if out == nil {
 		return Deleted{Removed: removed}, nil
 	}
-	ext, err := ToExternal(out, t.GroupVersion())
+	ext, err := ToExternal(t, out)
 	return Deleted{Object: ext, Removed: removed}, err
 }
 

@@ -19,10 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
 	"github.com/regctl/regctl/internal/wiring"
 )
@@ -57,13 +55,15 @@ func Get(ctx context.Context, t Target, name string) (runtime.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ToExternal(obj, t.GroupVersion())
+	return ToExternal(t, obj)
 }
 
-// ToExternal converts an object from the store's internal version to the
-// served version, with apiVersion and kind set.
-func ToExternal(obj runtime.Object, gv schema.GroupVersion) (runtime.Object, error) {
-	out, err := legacyscheme.Scheme.ConvertToVersion(obj, gv)
+// ToExternal converts an object from the version the target's store holds
+// it in to the served version, with apiVersion and kind set, with the
+// path's own convertor.
+func ToExternal(t Target, obj runtime.Object) (runtime.Object, error) {
+	gv := t.GroupVersion()
+	out, err := t.Codec.Convertor.ConvertToVersion(obj, gv)
 	if err != nil {
 		return nil, fmt.Errorf("converting to %s: %w", gv, err)
 	}
@@ -203,8 +203,9 @@ func keyOf(ctx context.Context, t Target, obj runtime.Object) (string, error) {
 // ListItemToExternal converts an item of a listed page, which nothing else
 // uses, to the served version without the deep copy ToExternal makes: the
 // result may share memory with the item.
-func ListItemToExternal(item runtime.Object, gv schema.GroupVersion) (runtime.Object, error) {
-	out, err := legacyscheme.Scheme.UnsafeConvertToVersion(item, gv)
+func ListItemToExternal(t Target, item runtime.Object) (runtime.Object, error) {
+	gv := t.GroupVersion()
+	out, err := t.Codec.UnsafeConvertor.ConvertToVersion(item, gv)
 	if err != nil {
 		return nil, fmt.Errorf("converting to %s: %w", gv, err)
 	}
@@ -254,7 +255,7 @@ func listOptions(t Target, opts ListOptions) (*metainternalversion.ListOptions, 
 	}
 	gvk := t.GroupVersion().WithKind(t.Resource.Kind)
 	if lo.FieldSelector, err = fs.Transform(func(label, value string) (string, string, error) {
-		return legacyscheme.Scheme.ConvertFieldLabel(gvk, label, value)
+		return t.Codec.Convertor.ConvertFieldLabel(gvk, label, value)
 	}); err != nil {
 		return nil, fmt.Errorf("reading `--field-selector`: %w", err)
 	}

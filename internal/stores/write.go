@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
 	"github.com/regctl/regctl/internal/manifest"
@@ -20,17 +19,22 @@ import (
 )
 
 // Decode turns a manifest object (JSON in the target's served version) into
-// the store's internal object, as the apiserver's create and update
-// handlers do: strict decoding (unknown or duplicate fields are errors),
-// defaulting, conversion to the internal version.
+// the store's object, as the apiserver's create and update handlers do with
+// the path's serializer: strict decoding (unknown or duplicate fields are
+// errors), defaulting, conversion to the version the store holds (the
+// internal version; a custom resource's own version, its schema's defaults
+// applied and unknown fields pruned).
 func Decode(t Target, data []byte) (runtime.Object, error) {
 	var strict runtime.Serializer
-	for _, info := range legacyscheme.Codecs.SupportedMediaTypes() {
+	for _, info := range t.Codec.Serializer.SupportedMediaTypes() {
 		if info.MediaType == runtime.ContentTypeJSON {
 			strict = info.StrictSerializer
 		}
 	}
-	decoder := legacyscheme.Codecs.DecoderToVersion(strict, schema.GroupVersion{Group: t.GroupVersion().Group, Version: runtime.APIVersionInternal})
+	if strict == nil {
+		return nil, fmt.Errorf("%s takes no json", t.Path)
+	}
+	decoder := t.Codec.Serializer.DecoderToVersion(strict, t.Codec.Hub)
 	gvk := t.GroupVersion().WithKind(t.Resource.Kind)
 	obj, got, err := decoder.Decode(data, &gvk, nil)
 	if err != nil {
@@ -114,7 +118,7 @@ func Create(ctx context.Context, t Target, obj runtime.Object, opts WriteOptions
 	if err != nil {
 		return nil, err
 	}
-	return ToExternal(out, t.GroupVersion())
+	return ToExternal(t, out)
 }
 
 // errClusterIP explains the one create regctl cannot do. Since Kubernetes
@@ -180,7 +184,7 @@ func Update(ctx context.Context, t Target, obj runtime.Object, opts WriteOptions
 	if err != nil {
 		return nil, err
 	}
-	return ToExternal(out, t.GroupVersion())
+	return ToExternal(t, out)
 }
 
 // checkNamespace does what the apiserver does around a namespaced write:

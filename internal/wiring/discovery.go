@@ -30,6 +30,11 @@ type servedVersion struct {
 	// resources is the server's discovery of the version, one entry per
 	// path, with group and version always filled in.
 	resources []metav1.APIResource
+	// codec is how the version's objects are decoded and converted.
+	codec Codec
+	// codecs, when set, is the codec of each path instead: the custom
+	// resources of one version come from several CRDs, each with its own.
+	codecs map[string]Codec
 }
 
 // installer installs storage maps into one go-restful container with the
@@ -76,7 +81,7 @@ func (in *installer) install(info *genericapiserver.APIGroupInfo) ([]servedVersi
 			}
 			resources[j] = r
 		}
-		out = append(out, servedVersion{gv: gv, preferred: i == 0, stores: stores, resources: resources})
+		out = append(out, servedVersion{gv: gv, preferred: i == 0, stores: stores, resources: resources, codec: groupCodec(info, gv.Group)})
 	}
 	return out, nil
 }

@@ -39,6 +39,9 @@ type Handle struct {
 	// Store is the generic registry store the path reaches etcd through (its
 	// own, or the one it shares), nil for a path that never touches etcd.
 	Store *genericregistry.Store
+	// Codec decodes the path's manifests and converts its objects to the
+	// served version.
+	Codec Codec
 
 	etcdPrefix  string
 	transformer value.Transformer
@@ -128,7 +131,7 @@ func (w *Wiring) handles(versions []servedVersion) map[string]*Handle {
 				res.Namespaced = byPath[base].Namespaced
 			}
 			path := routePath(v, p)
-			h := &Handle{Path: path, Route: routes[path], Resource: res, Storage: s, Store: w.owners[path].store, etcdPrefix: w.Table.EtcdPrefix}
+			h := &Handle{Path: path, Route: routes[path], Resource: res, Storage: s, Store: w.owners[path].store, Codec: codecFor(v, p, res), etcdPrefix: w.Table.EtcdPrefix}
 			h.client = w.Client
 			if h.Store != nil {
 				if d, ok := w.getter.decision(h.Store.DefaultQualifiedResource); ok {
