@@ -210,6 +210,10 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	versions, proxied, err := chain{server: s, etcd: etcd, transformers: enc.transformers, getter: getter}.extend(ctx, in, versions)
+	if err != nil {
+		return err
+	}
 	w.getter = getter
 	w.versions = versions
 	w.container = in.container
@@ -226,7 +230,7 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 		FormatVersion:     routetable.FormatVersion,
 		KubernetesVersion: KubernetesVersion(),
 		EtcdPrefix:        etcd.StorageConfig.Prefix,
-		Routes:            routes(versions, w.owners, getter),
+		Routes:            append(routes(versions, w.owners, getter), proxied...),
 	}
 	w.Handles = w.handles(versions)
 	w.mapper, w.categories = newMapper(versions)

@@ -55,9 +55,42 @@ type recordingGetter struct {
 	// preflight checks servers other than the main ones before a store
 	// first dials them.
 	preflight func(context.Context, storagebackend.TransportConfig) error
+	// typer names the kinds of the examples stores pass: kube-apiserver's
+	// legacyscheme when nil, the apiextensions or aggregator scheme for the
+	// getters of those servers (see forServer).
+	typer apiruntime.ObjectTyper
+	// customResource stands in for the example a custom resource store
+	// does not pass (it asks with nil): an object of its storage version,
+	// which its CRD decides, not the codec.
+	customResource func(schema.GroupResource) (example apiruntime.Object, storageVersion string, ok bool)
+	// root records the decisions of a getter made by forServer, so that
+	// routes and handles find every server's in one place.
+	root *recordingGetter
 
 	mu        sync.Mutex
 	decisions map[schema.GroupResource]decision
+}
+
+// forServer wraps the RESTOptionsGetter of another server of kube-apiserver's
+// chain (apiextensions, aggregator, custom resources) the same way, and
+// records its decisions with g's.
+func (g *recordingGetter) forServer(delegate generic.RESTOptionsGetter, typer apiruntime.ObjectTyper) *recordingGetter {
+	return &recordingGetter{
+		delegate:    delegate,
+		mainServers: g.mainServers,
+		encryption:  g.encryption,
+		timeout:     g.timeout,
+		preflight:   g.preflight,
+		typer:       typer,
+		root:        g.recorder(),
+	}
+}
+
+func (g *recordingGetter) recorder() *recordingGetter {
+	if g.root != nil {
+		return g.root
+	}
+	return g
 }
 
 func (g *recordingGetter) GetRESTOptions(resource schema.GroupResource, example apiruntime.Object) (generic.RESTOptions, error) {
@@ -80,15 +113,23 @@ func (g *recordingGetter) GetRESTOptions(resource schema.GroupResource, example 
 		d.EtcdServers = transport.ServerList
 		preflight = func(ctx context.Context) error { return g.preflight(ctx, transport) }
 	}
-	if d.StorageVersion, err = storageVersionOf(opts, example); err != nil {
+	storageVersion := ""
+	if example == nil && g.customResource != nil {
+		var ok bool
+		if example, storageVersion, ok = g.customResource(resource); !ok {
+			return opts, fmt.Errorf("%s is not a custom resource of a CRD regctl read", resource)
+		}
+	}
+	if d.StorageVersion, err = g.storageVersionOf(opts, example, storageVersion); err != nil {
 		return opts, fmt.Errorf("finding the storage version of %s: %w", resource, err)
 	}
 	if d.MediaType, err = mediaTypeOf(opts, example); err != nil {
 		return opts, fmt.Errorf("finding the storage media type of %s: %w", resource, err)
 	}
-	g.mu.Lock()
-	g.decisions[resource] = d
-	g.mu.Unlock()
+	r := g.recorder()
+	r.mu.Lock()
+	r.decisions[resource] = d
+	r.mu.Unlock()
 
 	opts.Decorator = lazyUndecorated(g.timeout, preflight)
 	opts.CountMetricPollPeriod = 0
@@ -98,9 +139,10 @@ func (g *recordingGetter) GetRESTOptions(resource schema.GroupResource, example 
 }
 
 func (g *recordingGetter) decision(gr schema.GroupResource) (decision, bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	d, ok := g.decisions[gr]
+	r := g.recorder()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d, ok := r.decisions[gr]
 	return d, ok
 }
 
@@ -130,9 +172,16 @@ func shortName(name string) string {
 }
 
 // storageVersionOf asks the storage codec's encode versioner which version
-// the example's kind is written in.
-func storageVersionOf(opts generic.RESTOptions, example apiruntime.Object) (string, error) {
-	kinds, _, err := legacyscheme.Scheme.ObjectKinds(example)
+// the example's kind is written in; a custom resource's is known already.
+func (g *recordingGetter) storageVersionOf(opts generic.RESTOptions, example apiruntime.Object, known string) (string, error) {
+	if known != "" {
+		return known, nil
+	}
+	var typer apiruntime.ObjectTyper = legacyscheme.Scheme
+	if g.typer != nil {
+		typer = g.typer
+	}
+	kinds, _, err := typer.ObjectKinds(example)
 	if err != nil {
 		return "", err
 	}

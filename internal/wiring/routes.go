@@ -104,6 +104,10 @@ func scope(namespaced bool) string {
 
 // typeName is the Go type of a storage, with its package path.
 func typeName(v any) string {
+	// regctl's adapters name the server's storage they adapt.
+	if a, ok := v.(interface{ upstream() any }); ok {
+		v = a.upstream()
+	}
 	t := reflect.TypeOf(v)
 	prefix := ""
 	for t.Kind() == reflect.Pointer {

@@ -65,9 +65,12 @@ func TestRoutesFollowTheServersGroupOrder(t *testing.T) {
 	want := []string{"", "authentication.k8s.io", "authorization.k8s.io", "autoscaling", "batch", "certificates.k8s.io",
 		"coordination.k8s.io", "discovery.k8s.io", "networking.k8s.io", "node.k8s.io", "policy", "rbac.authorization.k8s.io",
 		"scheduling.k8s.io", "storage.k8s.io", "flowcontrol.apiserver.k8s.io", "apps", "admissionregistration.k8s.io",
-		"events.k8s.io", "resource.k8s.io"}
+		"events.k8s.io", "resource.k8s.io",
+		// The apiextensions and aggregator servers, after kube-apiserver's
+		// own groups.
+		"apiextensions.k8s.io", "apiregistration.k8s.io"}
 	if strings.Join(groups, ",") != strings.Join(want, ",") {
-		t.Errorf("groups in the order\n%q\nwant the server's provider order\n%q", groups, want)
+		t.Errorf("groups in the order\n%q\nwant the server's provider order, then the chain's\n%q", groups, want)
 	}
 	if i := slices.IndexFunc(w.Table.Routes, func(r routetable.Route) bool { return r.Path == "horizontalpodautoscalers.autoscaling" }); i < 0 ||
 		w.Table.Routes[i].Version != "v2" {
@@ -141,8 +144,8 @@ func TestDecorators(t *testing.T) {
 					}
 				}
 			}
-			if owned != 58 {
-				t.Errorf("%d paths own a store, want the 58 resource versions with storage of a default server", owned)
+			if owned != 60 {
+				t.Errorf("%d paths own a store, want the 60 resource versions with storage of a default server (CRDs and APIServices included)", owned)
 			}
 		})
 	}

@@ -1,0 +1,313 @@
+package wiring
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apiextensionsinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions"
+	apiextensionsoptions "k8s.io/apiextensions-apiserver/pkg/cmd/server/options"
+	"k8s.io/apiextensions-apiserver/pkg/controller/finalizer"
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/apiserver/pkg/endpoints/discovery"
+	"k8s.io/apiserver/pkg/endpoints/handlers"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	restclient "k8s.io/client-go/rest"
+)
+
+// customResources builds the storage of every served version of every
+// established CRD stored in etcd, with the apiextensions server's own CRD
+// handler: its storages (customresource.NewStorage with the CRD's storage
+// version, structural schema, subresources and printer columns, behind the
+// server's custom resource RESTOptionsGetter and conversion codec) and its
+// request scopes (serializers that default and prune, converters). The CRDs
+// are read once through the CRD store of crdVersions; nothing is watched or
+// started.
+func (c chain) customResources(ctx context.Context, crdVersions []servedVersion) ([]servedVersion, error) {
+	crds, err := readCRDs(ctx, crdVersions)
+	if err != nil || len(crds) == 0 {
+		return nil, err
+	}
+	storageVersions := map[schema.GroupResource]schema.GroupVersion{}
+	getter := c.getter.forServer(apiextensionsoptions.NewCRDRESTOptionsGetter(c.etcd, c.transformers, nil), nil)
+	// A custom resource store asks for its options with no example: its
+	// storage version is its CRD's, and an object of it shows the media
+	// type the server's codec writes.
+	getter.customResource = func(gr schema.GroupResource) (runtime.Object, string, bool) {
+		gv, ok := storageVersions[gr]
+		if !ok {
+			return nil, "", false
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gv.WithKind("Example"))
+		return u, gv.String(), true
+	}
+	handler, err := crdHandler(crds, getter)
+	if err != nil {
+		return nil, err
+	}
+	var out []servedVersion
+	for _, crd := range crds {
+		storageVersion, err := apihelpers.GetCRDStorageVersion(crd)
+		if err != nil {
+			return nil, fmt.Errorf("reading customresourcedefinition %s: %w", crd.Name, err)
+		}
+		storageVersions[schema.GroupResource{Group: crd.Spec.Group, Resource: crd.Status.AcceptedNames.Plural}] = schema.GroupVersion{Group: crd.Spec.Group, Version: storageVersion}
+		// Builds the CRD's serving info, every version's storage included,
+		// as the handler does on a CRD's first request.
+		if _, err := handler.GetCustomResourceListerCollectionDeleter(crd); err != nil {
+			return nil, fmt.Errorf("building the storage of customresourcedefinition %s: %w", crd.Name, err)
+		}
+		storages, scopes, err := servingInfo(handler, crd.UID)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range crd.Spec.Versions {
+			if v.Served {
+				out = append(out, crVersion(crd, v.Name, storages[v.Name], scopes[v.Name]))
+			}
+		}
+	}
+	return mergeCRVersions(out), nil
+}
+
+// readCRDs lists the CRDs through the CRD store, in v1, the established
+// ones only: those the server serves.
+func readCRDs(ctx context.Context, crdVersions []servedVersion) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	var lister rest.Lister
+	for _, v := range crdVersions {
+		if l, ok := v.stores["customresourcedefinitions"].(rest.Lister); ok && v.gv.Group == apiextensions.GroupName {
+			lister = l
+		}
+	}
+	if lister == nil {
+		// --runtime-config turned CRDs off: the server serves no custom
+		// resources either.
+		return nil, nil
+	}
+	list, err := lister.List(genericapirequest.WithNamespace(ctx, ""), &metainternalversion.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reading the customresourcedefinitions: %w", err)
+	}
+	internal, ok := list.(*apiextensions.CustomResourceDefinitionList)
+	if !ok {
+		return nil, fmt.Errorf("reading the customresourcedefinitions: got a %T", list)
+	}
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for i := range internal.Items {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := apiextensionsapiserver.Scheme.Convert(&internal.Items[i], crd, nil); err != nil {
+			return nil, fmt.Errorf("reading customresourcedefinition %s: %w", internal.Items[i].Name, err)
+		}
+		if apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
+			out = append(out, crd)
+		}
+	}
+	return out, nil
+}
+
+// crdHandler is the apiextensions server's CRD handler on an informer that
+// is never started: its indexer holds the CRDs read, which is all the
+// handler's lister reads. What only serving or controllers use is left
+// out: discovery handlers, the delegate, admission, the establishing
+// controller, webhook resolvers, the authorizer and the static OpenAPI spec
+// (with none, managed fields use the deduced type converter; regctl's
+// writes go to the store, not through the field manager).
+func crdHandler(crds []*apiextensionsv1.CustomResourceDefinition, getter *recordingGetter) (crdServingInfo, error) {
+	client, err := apiextensionsclient.NewForConfig(&restclient.Config{Host: "https://127.0.0.1:1"})
+	if err != nil {
+		return nil, err
+	}
+	informer := apiextensionsinformers.NewSharedInformerFactory(client, 0).Apiextensions().V1().CustomResourceDefinitions()
+	for _, crd := range crds {
+		if err := informer.Informer().GetIndexer().Add(crd); err != nil {
+			return nil, err
+		}
+	}
+	h, err := apiextensionsapiserver.NewCustomResourceDefinitionHandler(nil, nil, informer, nil, getter, nil, nil, nil, nil, 1, nil, 0, time.Minute, nil, 0)
+	if err != nil {
+		return nil, fmt.Errorf("creating the custom resource handler: %w", err)
+	}
+	return h, nil
+}
+
+// crdServingInfo is the exported face of the apiextensions crdHandler,
+// whose type is not.
+type crdServingInfo interface {
+	GetCustomResourceListerCollectionDeleter(*apiextensionsv1.CustomResourceDefinition) (finalizer.ListerCollectionDeleter, error)
+}
+
+// servingInfo reads back what the CRD handler built for a CRD: every
+// version's storage and request scope. The handler keeps them unexported
+// (customStorage, an atomic.Value holding a map by CRD UID of *crdInfo) and
+// hands out the storage version's store alone. Reading the two fields by
+// name, each checked against its type, lets regctl use what the server
+// built instead of copying getOrCreateServingInfoFor; a change upstream
+// fails here, loudly, not later.
+func servingInfo(handler any, uid types.UID) (map[string]customresource.CustomResourceStorage, map[string]*handlers.RequestScope, error) {
+	h := reflect.ValueOf(handler)
+	if h.Kind() != reflect.Pointer || h.Elem().Kind() != reflect.Struct {
+		return nil, nil, fmt.Errorf("regctl bug: the CRD handler is a %T", handler)
+	}
+	cache, err := fieldOf[atomic.Value](h.Elem(), "customStorage")
+	if err != nil {
+		return nil, nil, err
+	}
+	byUID := reflect.ValueOf(cache.Load())
+	if byUID.Kind() != reflect.Map || byUID.Type().Key() != reflect.TypeFor[types.UID]() {
+		return nil, nil, fmt.Errorf("regctl bug: the CRD handler's storage map is a %s", byUID.Type())
+	}
+	info := byUID.MapIndex(reflect.ValueOf(uid))
+	if !info.IsValid() || info.Kind() != reflect.Pointer || info.IsNil() {
+		return nil, nil, fmt.Errorf("regctl bug: the CRD handler built no storage for CRD %s", uid)
+	}
+	storages, err := fieldOf[map[string]customresource.CustomResourceStorage](info.Elem(), "storages")
+	if err != nil {
+		return nil, nil, err
+	}
+	scopes, err := fieldOf[map[string]*handlers.RequestScope](info.Elem(), "requestScopes")
+	if err != nil {
+		return nil, nil, err
+	}
+	return *storages, *scopes, nil
+}
+
+// fieldOf is a pointer to the named field of the addressable struct v,
+// exported or not, when it has type T.
+func fieldOf[T any](v reflect.Value, name string) (*T, error) {
+	f := v.FieldByName(name)
+	if !f.IsValid() || f.Type() != reflect.TypeFor[T]() || !f.CanAddr() {
+		return nil, fmt.Errorf("regctl bug: %s.%s is not a %s in this apiextensions-apiserver", v.Type(), name, reflect.TypeFor[T]())
+	}
+	return (*T)(unsafe.Pointer(f.UnsafeAddr())), nil
+}
+
+// crVersion is one served version of a CRD as a version of the map: its
+// storages by installer path, their discovery, and the codec of its
+// request scope.
+func crVersion(crd *apiextensionsv1.CustomResourceDefinition, name string, s customresource.CustomResourceStorage, scope *handlers.RequestScope) servedVersion {
+	plural := crd.Status.AcceptedNames.Plural
+	stores := map[string]rest.Storage{plural: s.CustomResource}
+	if s.Status != nil {
+		stores[plural+"/status"] = &crStatus{s.Status}
+	}
+	if s.Scale != nil {
+		stores[plural+"/scale"] = &crScale{s.Scale}
+	}
+	codec := Codec{
+		Serializer:      scope.Serializer,
+		Convertor:       scope.Convertor,
+		UnsafeConvertor: scope.UnsafeConvertor,
+		Hub:             scope.HubGroupVersion,
+	}
+	return servedVersion{
+		gv:        schema.GroupVersion{Group: crd.Spec.Group, Version: name},
+		stores:    stores,
+		resources: crDiscovery(crd, name),
+		codecs:    map[string]Codec{plural: codec, plural + "/status": codec},
+	}
+}
+
+// crDiscovery is the discovery the apiextensions server serves for one
+// version of a CRD, as its DiscoveryController.sync writes it (which runs
+// only as a controller on a started informer). TestCustomResourceDiscovery
+// in test/agreement holds it to the server's.
+func crDiscovery(crd *apiextensionsv1.CustomResourceDefinition, name string) []metav1.APIResource {
+	names := crd.Status.AcceptedNames
+	namespaced := crd.Spec.Scope == apiextensionsv1.NamespaceScoped
+	var hash string
+	for _, v := range crd.Spec.Versions {
+		if v.Served && v.Storage {
+			hash = discovery.StorageVersionHash(crd.Spec.Group, v.Name, crd.Spec.Names.Kind)
+		}
+	}
+	verbs := metav1.Verbs{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"}
+	if apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Terminating) {
+		verbs = metav1.Verbs{"delete", "deletecollection", "get", "list", "watch"}
+	}
+	out := []metav1.APIResource{{
+		Name: names.Plural, SingularName: names.Singular, Namespaced: namespaced,
+		Group: crd.Spec.Group, Version: name, Kind: names.Kind, Verbs: verbs,
+		ShortNames: names.ShortNames, Categories: names.Categories, StorageVersionHash: hash,
+	}}
+	sub, _ := apihelpers.GetSubresourcesForVersion(crd, name)
+	if sub != nil && sub.Status != nil {
+		out = append(out, metav1.APIResource{Name: names.Plural + "/status", Namespaced: namespaced,
+			Group: crd.Spec.Group, Version: name, Kind: names.Kind, Verbs: metav1.Verbs{"get", "patch", "update"}})
+	}
+	if sub != nil && sub.Scale != nil {
+		out = append(out, metav1.APIResource{Name: names.Plural + "/scale", Namespaced: namespaced,
+			Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: metav1.Verbs{"get", "patch", "update"}})
+	}
+	return out
+}
+
+// mergeCRVersions joins the versions of CRDs of one group into one entry
+// per group version, groups sorted by name and each group's versions in
+// kube-aware order, whose first is the group's preferred version, as the
+// apiextensions server's group discovery says.
+func mergeCRVersions(in []servedVersion) []servedVersion {
+	byGV := map[schema.GroupVersion]*servedVersion{}
+	var gvs []schema.GroupVersion
+	for _, v := range in {
+		m, ok := byGV[v.gv]
+		if !ok {
+			m = &servedVersion{gv: v.gv, stores: map[string]rest.Storage{}, codecs: map[string]Codec{}}
+			byGV[v.gv] = m
+			gvs = append(gvs, v.gv)
+		}
+		for p, s := range v.stores {
+			m.stores[p] = s
+		}
+		for p, c := range v.codecs {
+			m.codecs[p] = c
+		}
+		m.resources = append(m.resources, v.resources...)
+	}
+	slices.SortFunc(gvs, func(a, b schema.GroupVersion) int {
+		if a.Group != b.Group {
+			return strings.Compare(a.Group, b.Group)
+		}
+		// Highest first: v1 before v1beta1.
+		return version.CompareKubeAwareVersionStrings(b.Version, a.Version)
+	})
+	out := make([]servedVersion, 0, len(gvs))
+	for i, gv := range gvs {
+		v := *byGV[gv]
+		v.preferred = i == 0 || gvs[i-1].Group != gv.Group
+		out = append(out, v)
+	}
+	return out
+}
+
+// crStatus and crScale make a custom resource's subresource storages
+// rest.Storage, as the map holds every path: the CRD handler serves them
+// itself and they have no Destroy. Their store is the resource's, which
+// destroys it. Pointers, so that findOwners walks through them to it.
+type (
+	crStatus struct{ *customresource.StatusREST }
+	crScale  struct{ *customresource.ScaleREST }
+)
+
+func (*crStatus) Destroy()        {}
+func (*crScale) Destroy()         {}
+func (s *crStatus) upstream() any { return s.StatusREST }
+func (s *crScale) upstream() any  { return s.ScaleREST }
