@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,7 +29,13 @@ type Server struct {
 	Config  *rest.Config
 	Client  kubernetes.Interface
 	Dynamic dynamic.Interface
+
+	stop func()
 }
+
+// Stop stops the apiserver and leaves its etcd running, so that a test can
+// check that reads write nothing: the server's controllers and leases would.
+func (s *Server) Stop() { s.stop() }
 
 // Start runs an etcd and a kube-apiserver with default flags plus extra ones;
 // both stop when the test ends. The ServiceAccount admission plugin is off:
@@ -41,7 +48,8 @@ func Start(t testing.TB, flags ...string) *Server {
 	storageConfig.Transport.ServerList = []string{endpoint}
 	flags = append([]string{"--disable-admission-plugins=ServiceAccount"}, flags...)
 	server := kubeapiservertesting.StartTestServerOrDie(t, nil, flags, storageConfig)
-	t.Cleanup(server.TearDownFn)
+	stop := sync.OnceFunc(server.TearDownFn)
+	t.Cleanup(stop)
 	client, err := kubernetes.NewForConfig(server.ClientConfig)
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +58,7 @@ func Start(t testing.TB, flags ...string) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Server{EtcdURL: endpoint, Config: server.ClientConfig, Client: client, Dynamic: dyn}
+	return &Server{EtcdURL: endpoint, Config: server.ClientConfig, Client: client, Dynamic: dyn, stop: stop}
 }
 
 // Object is one object created from upstream's storage data.
