@@ -191,7 +191,7 @@ func resolveTypes(w *wiring.Wiring, ref objectRef, scope scopeOptions) ([]stores
 // resource, which can only be a slip when it is the one type named.
 func scopeTarget(w *wiring.Wiring, base *wiring.Handle, ref objectRef, scope scopeOptions, strict bool) (stores.Target, error) {
 	res := base.Resource
-	h, err := pathHandle(w, res.Name, ref.Subresource)
+	h, err := pathHandle(w, base.Path, ref.Subresource)
 	if err != nil {
 		return stores.Target{}, err
 	}
@@ -239,15 +239,10 @@ func pathHandle(w *wiring.Wiring, resource, sub string) (*wiring.Handle, error) 
 
 // resolveKind finds the resource a manifest object belongs to by its
 // apiVersion and kind, as kubectl maps them, among the map's resources.
-func resolveKind(w *wiring.Wiring, gvk schema.GroupVersionKind) (metav1.APIResource, error) {
+func resolveKind(w *wiring.Wiring, gvk schema.GroupVersionKind) (*wiring.Handle, error) {
 	h, err := w.ResolveKind(gvk)
-	switch {
-	case err == nil:
-		return h.Resource, nil
-	case gvk.Group != "":
-		return metav1.APIResource{}, fmt.Errorf("%s %s is not in the core API: regctl writes /api/v1 objects only", gvk.GroupVersion(), gvk.Kind)
-	case gvk.Version != "v1":
-		return metav1.APIResource{}, fmt.Errorf("apiVersion %q is not served: the core API is v1", gvk.Version)
+	if err != nil {
+		return nil, fmt.Errorf("unknown kind %q in %s (see `regctl routes -o wide`)", gvk.Kind, gvk.GroupVersion())
 	}
-	return metav1.APIResource{}, fmt.Errorf("unknown kind %q in v1 (see `regctl routes -o wide`)", gvk.Kind)
+	return h, nil
 }

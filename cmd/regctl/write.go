@@ -89,11 +89,12 @@ type manifestVerb struct {
 
 // planTarget resolves the path and namespace an object is written to.
 func planTarget(w *wiring.Wiring, o manifest.Object, scope scopeOptions, subresource string) (stores.Target, error) {
-	res, err := resolveKind(w, o.GVK)
+	base, err := resolveKind(w, o.GVK)
 	if err != nil {
 		return stores.Target{}, err
 	}
-	h, err := pathHandle(w, res.Name, subresource)
+	res := base.Resource
+	h, err := pathHandle(w, base.Path, subresource)
 	if err != nil {
 		return stores.Target{}, err
 	}

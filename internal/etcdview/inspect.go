@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/storage/value"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 )
@@ -81,7 +82,9 @@ func Inspect(ctx context.Context, c *clientv3.Client, key string, transformer va
 	if gvk != nil {
 		info.StoredAPIVersion, info.StoredKind = gvk.GroupVersion().String(), gvk.Kind
 	}
-	if err != nil {
+	// A kind kube-apiserver's scheme does not hold (a custom resource, an
+	// apiextensions or aggregator type) was still read: its type is known.
+	if err != nil && !(gvk != nil && runtime.IsNotRegisteredError(err)) {
 		info.Problem = fmt.Sprintf("decoding: %v", err)
 	}
 	return info, nil

@@ -36,7 +36,10 @@ func Decode(t Target, data []byte) (runtime.Object, error) {
 	}
 	decoder := t.Codec.Serializer.DecoderToVersion(strict, t.Codec.Hub)
 	gvk := t.GroupVersion().WithKind(t.Resource.Kind)
-	obj, got, err := decoder.Decode(data, &gvk, nil)
+	// Into a new object of the store, as the create handler decodes: an
+	// Unstructured that already says its kind is what lets a custom
+	// resource's decoder skip a scheme that does not know it.
+	obj, got, err := decoder.Decode(data, &gvk, t.Storage.New())
 	if err != nil {
 		if runtime.IsStrictDecodingError(err) {
 			return nil, apierrors.NewBadRequest(err.Error())
