@@ -79,7 +79,12 @@ func (t RouteTable) Header(wide bool) []string {
 func (t RouteTable) Rows(wide bool) [][]string {
 	rows := make([][]string, 0, len(t.Routes))
 	for _, r := range t.Routes {
-		row := []string{r.Path, r.Scope, orNone(r.KeyPrefix), r.Decorator}
+		where := orNone(r.KeyPrefix)
+		if r.ProxiedTo != "" {
+			// Not in etcd: say where instead.
+			where = "proxied to " + r.ProxiedTo
+		}
+		row := []string{r.Path, orNone(r.Scope), where, r.Decorator}
 		if wide {
 			row = append(row, r.Kind, orNone(strings.Join(r.Verbs, ",")), orNone(r.StorageVersion), r.Storage)
 		}

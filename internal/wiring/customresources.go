@@ -3,6 +3,7 @@ package wiring
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -128,7 +129,7 @@ func readCRDs(ctx context.Context, crdVersions []servedVersion) ([]*apiextension
 // is never started: its indexer holds the CRDs read, which is all the
 // handler's lister reads. What only serving or controllers use is left
 // out: discovery handlers, the delegate, admission, the establishing
-// controller, webhook resolvers, the authorizer and the static OpenAPI spec
+// controller, the authorizer and the static OpenAPI spec
 // (with none, managed fields use the deduced type converter; regctl's
 // writes go to the store, not through the field manager).
 func crdHandler(crds []*apiextensionsv1.CustomResourceDefinition, getter *recordingGetter) (crdServingInfo, error) {
@@ -142,11 +143,21 @@ func crdHandler(crds []*apiextensionsv1.CustomResourceDefinition, getter *record
 			return nil, err
 		}
 	}
-	h, err := apiextensionsapiserver.NewCustomResourceDefinitionHandler(nil, nil, informer, nil, getter, nil, nil, nil, nil, 1, nil, 0, time.Minute, nil, 0)
+	h, err := apiextensionsapiserver.NewCustomResourceDefinitionHandler(nil, nil, informer, nil, getter, nil, nil, noWebhooks{}, nil, 1, nil, 0, time.Minute, nil, 0)
 	if err != nil {
 		return nil, fmt.Errorf("creating the custom resource handler: %w", err)
 	}
 	return h, nil
+}
+
+// noWebhooks is the service resolver of conversion webhooks: regctl has no
+// cluster network to reach them by, and says so when a read or write
+// needs one (a version other than the stored one of a CRD whose
+// conversion is a webhook).
+type noWebhooks struct{}
+
+func (noWebhooks) ResolveEndpoint(namespace, name string, port int32) (*url.URL, error) {
+	return nil, fmt.Errorf("converting through the webhook of service %s/%s:%d: regctl calls no webhooks; read or write the CRD's storage version", namespace, name, port)
 }
 
 // crdServingInfo is the exported face of the apiextensions crdHandler,
