@@ -32,6 +32,7 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	restclient "k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 )
 
 // customResources builds the storage of every served version of every
@@ -73,9 +74,12 @@ func (c chain) customResources(ctx context.Context, crdVersions []servedVersion)
 		}
 		storageVersions[schema.GroupResource{Group: crd.Spec.Group, Resource: crd.Status.AcceptedNames.Plural}] = schema.GroupVersion{Group: crd.Spec.Group, Version: storageVersion}
 		// Builds the CRD's serving info, every version's storage included,
-		// as the handler does on a CRD's first request.
+		// as the handler does on a CRD's first request. A CRD the handler
+		// cannot serve is left out, as the server serves the others; it
+		// says why with -v.
 		if _, err := handler.GetCustomResourceListerCollectionDeleter(crd); err != nil {
-			return nil, fmt.Errorf("building the storage of customresourcedefinition %s: %w", crd.Name, err)
+			klog.Warningf("leaving out the custom resources of customresourcedefinition %s: %v", crd.Name, err)
+			continue
 		}
 		storages, scopes, err := servingInfo(handler, crd.UID)
 		if err != nil {
