@@ -99,14 +99,25 @@ func CreateObjects(t testing.TB, s *Server, ns string, keep func(schema.GroupVer
 		if _, ok := served[gvr]; !ok || !keep(gvr) {
 			continue
 		}
-		for _, pre := range data.Prerequisites {
-			create(t, s, served, pre.GvrData, ns, pre.Stub)
-		}
+		CreatePrerequisites(t, s, ns, data)
 		obj := create(t, s, served, gvr, ns, data.Stub)
 		out = append(out, Object{GVR: gvr, Namespace: obj.GetNamespace(), Name: obj.GetName(), ExpectedEtcdPath: data.ExpectedEtcdPath})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].GVR.String() < out[j].GVR.String() })
 	return out
+}
+
+// CreatePrerequisites creates, through the apiserver, the objects upstream
+// says an object of its storage data needs first.
+func CreatePrerequisites(t testing.TB, s *Server, ns string, data etcd.StorageData) {
+	t.Helper()
+	if len(data.Prerequisites) == 0 {
+		return
+	}
+	served := servedResources(t, s)
+	for _, pre := range data.Prerequisites {
+		create(t, s, served, pre.GvrData, ns, pre.Stub)
+	}
 }
 
 // CreateCoreObjects is CreateObjects for the core v1 resources alone.
