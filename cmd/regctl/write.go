@@ -93,13 +93,12 @@ func planTarget(w *wiring.Wiring, o manifest.Object, scope scopeOptions, subreso
 	if err != nil {
 		return stores.Target{}, err
 	}
-	res := base.Resource
-	h, err := pathHandle(w, base.Path, subresource)
+	h, err := w.Subresource(base, subresource)
 	if err != nil {
 		return stores.Target{}, err
 	}
 	t := stores.Target{Handle: h}
-	if res.Namespaced {
+	if base.Resource.Namespaced {
 		switch {
 		case o.Namespace == "":
 			t.Namespace = scope.Namespace

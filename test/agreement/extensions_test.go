@@ -87,7 +87,7 @@ func TestExtensionServersAgreeWithKubeAPIServer(t *testing.T) {
 
 	t.Run("discovery equals the server's", func(t *testing.T) {
 		for gv, list := range served {
-			discoveryAgrees(t, list, w, gv)
+			versionDiscoveryAgrees(t, list, w, gv)
 		}
 	})
 	t.Run("paths are named as kubectl names resources", func(t *testing.T) {
@@ -174,9 +174,9 @@ func TestExtensionServersAgreeWithKubeAPIServer(t *testing.T) {
 	})
 }
 
-// discoveryAgrees compares the server's discovery of gv with the routes and
+// versionDiscoveryAgrees compares the server's discovery of gv with the routes and
 // handles of regctl's map for it, entry by entry.
-func discoveryAgrees(t *testing.T, list *metav1.APIResourceList, w *wiring.Wiring, gv string) {
+func versionDiscoveryAgrees(t *testing.T, list *metav1.APIResourceList, w *wiring.Wiring, gv string) {
 	t.Helper()
 	group, version, _ := strings.Cut(gv, "/")
 	mine := map[string]*wiring.Handle{}
