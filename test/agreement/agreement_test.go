@@ -48,10 +48,6 @@ func buildRegctl(t *testing.T, args ...string) *wiring.Wiring {
 	return w
 }
 
-// notYet are the groups of the aggregator and apiextensions servers of the
-// chain, whose stores regctl does not build yet.
-var notYet = map[string]bool{"apiextensions.k8s.io": true, "apiregistration.k8s.io": true}
-
 // startServer starts a kube-apiserver with flags on an embedded etcd.
 func startServer(t *testing.T, flags ...string) (*kubernetes.Clientset, string) {
 	t.Helper()
@@ -105,18 +101,13 @@ func discoveryAgrees(t *testing.T, client *kubernetes.Clientset, w *wiring.Wirin
 	}
 	routes := map[string]routetable.Route{}
 	for _, r := range w.Table.Routes {
-		if !notYet[r.Group] {
-			routes[r.Path] = r
-		}
+		routes[r.Path] = r
 	}
 	served := 0
 	for _, list := range lists {
 		gv, err := schema.ParseGroupVersion(list.GroupVersion)
 		if err != nil {
 			t.Fatal(err)
-		}
-		if notYet[gv.Group] {
-			continue
 		}
 		for _, want := range list.APIResources {
 			served++
@@ -198,7 +189,7 @@ func TestKeysAgreeWithUpstreamStorageData(t *testing.T) {
 	checked := 0
 	data := etcd.GetEtcdStorageDataForNamespaceServedAt(namespace, "1.36", false)
 	for gvr, d := range data {
-		if notYet[gvr.Group] || crdGroups[gvr.Group] {
+		if crdGroups[gvr.Group] {
 			continue
 		}
 		checked++

@@ -29,10 +29,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// notYet are the groups of the aggregator and apiextensions servers of the
-// chain, whose stores regctl does not build yet.
-var notYet = map[string]bool{"apiextensions.k8s.io": true, "apiregistration.k8s.io": true}
-
 // TestWatchCacheAgreesWithKubeAPIServer compares the resources the server
 // builds a watch cache for, from its own watch cache metrics, with the
 // stores regctl's table says are cacher-decorated, with a flag that turns
@@ -42,7 +38,7 @@ func TestWatchCacheAgreesWithKubeAPIServer(t *testing.T) {
 	w := buildRegctl(t, "--etcd-servers="+endpoint, "--watch-cache-sizes=secrets#0")
 	regctl := map[string]bool{}
 	for _, r := range w.Table.Routes {
-		if r.Store == routetable.StoreOwn && r.Decorator == routetable.DecoratorCacher && !notYet[r.Group] {
+		if r.Store == routetable.StoreOwn && r.Decorator == routetable.DecoratorCacher {
 			regctl[schema.GroupResource{Group: r.Group, Resource: r.Resource}.String()] = true
 		}
 	}
@@ -56,7 +52,7 @@ func TestWatchCacheAgreesWithKubeAPIServer(t *testing.T) {
 		}
 	}
 	for gr := range cached {
-		if !regctl[gr] && !notYet[schema.ParseGroupResource(gr).Group] {
+		if !regctl[gr] {
 			t.Errorf("%s: the server watch-caches it, regctl's table does not say cacher", gr)
 		}
 	}
