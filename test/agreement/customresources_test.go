@@ -1,0 +1,149 @@
+package agreement
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/kubernetes/test/integration/etcd"
+
+	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/wiring"
+)
+
+// TestCustomResourceKeysAgreeWithUpstreamStorageData writes upstream's
+// storage-test CRDs into an etcd through regctl's own CRD store, established
+// as the apiextensions controllers would leave them, builds the map again,
+// and creates each custom resource of upstream's data through regctl's
+// stores, as upstream's TestEtcdStoragePath does through a server: the
+// value is at upstream's ExpectedEtcdPath, under the route's key prefix, in
+// upstream's expected storage version.
+func TestCustomResourceKeysAgreeWithUpstreamStorageData(t *testing.T) {
+	const namespace = "etcdstoragepathtestnamespace"
+	e, err := etcdview.StartEmbedded(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	etcdFlag := "--etcd-servers=" + e.ClientURL
+	establishCRDs(t, buildRegctl(t, etcdFlag))
+	w := buildRegctl(t, etcdFlag)
+	ctx := context.Background()
+	namespaces := stores.NewNamespaceCache(w.Handles["namespaces"])
+	nsObj, err := stores.Decode(stores.Target{Handle: w.Handles["namespaces"]}, []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"`+namespace+`"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stores.Create(ctx, stores.Target{Handle: w.Handles["namespaces"]}, nsObj, stores.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	client, err := clientv3.New(clientv3.Config{Endpoints: []string{e.ClientURL}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+
+	crdGroups := map[string]bool{}
+	for _, crd := range etcd.GetCustomResourceDefinitionData() {
+		crdGroups[crd.Spec.Group] = true
+	}
+	checked := 0
+	for gvr, d := range etcd.GetEtcdStorageDataForNamespace(namespace) {
+		if !crdGroups[gvr.Group] {
+			continue
+		}
+		checked++
+		h, err := w.Resolve(gvr.Resource + "." + gvr.Version + "." + gvr.Group)
+		if err != nil {
+			t.Errorf("%s: %v", gvr, err)
+			continue
+		}
+		target := stores.Target{Handle: h}
+		if h.Resource.Namespaced {
+			target.Namespace = namespace
+		}
+		obj, err := stores.Decode(target, []byte(d.Stub))
+		if apierrors.IsBadRequest(err) {
+			// Upstream posts a field the schema prunes, with the server's
+			// default field validation (Warn). regctl validates strictly,
+			// as kubectl asks the server to: the field is refused by its
+			// path; without it the stub is what the server stores.
+			if !strings.Contains(err.Error(), `unknown field "garbage"`) {
+				t.Fatalf("%s: %v", gvr, err)
+			}
+			obj, err = stores.Decode(target, []byte(strings.Replace(d.Stub, `, "garbage": "oiujnasdf"`, "", 1)))
+		}
+		if err != nil {
+			t.Fatalf("%s: decoding the stub: %v", gvr, err)
+		}
+		if _, err := stores.Create(ctx, target, obj, stores.WriteOptions{Namespaces: namespaces}); err != nil {
+			t.Fatalf("%s: creating the stub: %v", gvr, err)
+		}
+		resp, err := client.Get(ctx, d.ExpectedEtcdPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Kvs) != 1 {
+			t.Errorf("%s: nothing at upstream's %s", gvr, d.ExpectedEtcdPath)
+			continue
+		}
+		var stored metav1.TypeMeta
+		if err := json.Unmarshal(resp.Kvs[0].Value, &stored); err != nil {
+			t.Fatalf("%s: the stored value is not json: %v", gvr, err)
+		}
+		want := gvr.GroupVersion().WithKind(stored.Kind)
+		if d.ExpectedGVK != nil {
+			want = *d.ExpectedGVK
+		}
+		if got := schema.FromAPIVersionAndKind(stored.APIVersion, stored.Kind); got != want {
+			t.Errorf("%s: stored as %s, upstream expects %s", gvr, got, want)
+		}
+		if h.Route.StorageVersion != want.GroupVersion().String() {
+			t.Errorf("%s: the route's storage version is %s, upstream expects %s", gvr, h.Route.StorageVersion, want.GroupVersion())
+		}
+	}
+	if checked < 4 {
+		t.Errorf("checked %d custom resources of upstream's data, want every one", checked)
+	}
+}
+
+// establishCRDs writes upstream's storage-test CRDs through the map's CRD
+// store, then their status as the naming and establishing controllers set
+// it.
+func establishCRDs(t *testing.T, w *wiring.Wiring) {
+	t.Helper()
+	crds := w.Handles["customresourcedefinitions.apiextensions.k8s.io"].Storage.(rest.Creater)
+	status := w.Handles["customresourcedefinitions.apiextensions.k8s.io/status"].Storage.(rest.Updater)
+	ctx := genericapirequest.WithNamespace(context.Background(), "")
+	for _, v1 := range etcd.GetCustomResourceDefinitionData() {
+		// Defaulted as the server's decoder defaults a posted CRD.
+		apiextensionsapiserver.Scheme.Default(v1)
+		crd := &apiextensions.CustomResourceDefinition{}
+		if err := apiextensionsapiserver.Scheme.Convert(v1, crd, nil); err != nil {
+			t.Fatal(err)
+		}
+		created, err := crds.Create(ctx, crd, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("creating %s: %v", crd.Name, err)
+		}
+		crd = created.(*apiextensions.CustomResourceDefinition)
+		crd.Status.AcceptedNames = crd.Spec.Names
+		for _, c := range []apiextensions.CustomResourceDefinitionConditionType{apiextensions.NamesAccepted, apiextensions.Established} {
+			crd.Status.Conditions = append(crd.Status.Conditions, apiextensions.CustomResourceDefinitionCondition{Type: c, Status: apiextensions.ConditionTrue, Reason: "Test"})
+		}
+		if _, _, err := status.Update(ctx, crd.Name, rest.DefaultUpdatedObjectInfo(crd), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{}); err != nil {
+			t.Fatalf("establishing %s: %v", crd.Name, err)
+		}
+	}
+}
