@@ -70,6 +70,8 @@ func TestCustomResourcesAgreeWithKubeAPIServer(t *testing.T) {
 			{"widgets/alpha -n shop", "/apis/example.com/v1/namespaces/shop/widgets/alpha"},
 			{"wd/beta -n shop", "/apis/example.com/v1/namespaces/shop/widgets/beta"},
 			{"widgets.v1beta1.example.com/alpha -n shop", "/apis/example.com/v1beta1/namespaces/shop/widgets/alpha"},
+			{"widgets/alpha -n shop --subresource status", "/apis/example.com/v1/namespaces/shop/widgets/alpha/status"},
+			{"widgets/beta -n shop --subresource scale", "/apis/example.com/v1/namespaces/shop/widgets/beta/scale"},
 			{"crd/widgets.example.com", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com"},
 			{"apiservices/v1.apps", "/apis/apiregistration.k8s.io/v1/apiservices/v1.apps"},
 			{"apiservices/v1.example.com", "/apis/apiregistration.k8s.io/v1/apiservices/v1.example.com"},
@@ -91,6 +93,8 @@ func TestCustomResourcesAgreeWithKubeAPIServer(t *testing.T) {
 			{"widgets.v1beta1.example.com", "-n", "shop", "-o", "wide"},
 			{"gadgets", "-n", "shop"},
 			{"widgets", "-n", "shop", "-o", "yaml"},
+			{"widgets", "-A", "--field-selector", "metadata.name=beta"},
+			{"widgets", "-n", "shop", "-o", "custom-columns=NAME:.metadata.name,COLOR:.spec.color", "--sort-by=.spec.replicas"},
 			{"crd"},
 			{"apiservices", "v1.apps", "v1.example.com"},
 		} {
