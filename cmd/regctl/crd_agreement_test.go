@@ -131,6 +131,32 @@ func TestCustomResourcesAgreeWithKubeAPIServer(t *testing.T) {
 			t.Errorf("the apiserver still serves a deleted widget: %v", err)
 		}
 	})
+	t.Run("--validate=warn prunes unknown fields as the server does", func(t *testing.T) {
+		spec := map[string]any{"size": "small", "shape": "round"}
+		stdout, stderr, code := run(t, "create", "-f", manifestOf(t, widget("v1", "delta", spec)), "--validate=warn", "-o", "json", etcdFlag)
+		if code != 0 {
+			t.Fatalf("create: exit %d: %s", code, stderr)
+		}
+		if !strings.Contains(stderr, `Warning: unknown field "spec.shape"`) {
+			t.Errorf("no warning for the unknown field:\n%s", stderr)
+		}
+		served, err := s.Dynamic.Resource(widgetsV1).Namespace("shop").Create(ctx, widget("v1", "delta-server", spec), metav1.CreateOptions{FieldValidation: metav1.FieldValidationWarn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var printed unstructured.Unstructured
+		if err := json.Unmarshal([]byte(stdout), &printed.Object); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := js(t, printed.Object["spec"]), js(t, served.Object["spec"]); got != want {
+			t.Errorf("regctl stored spec %s, the apiserver %s", got, want)
+		}
+		for _, name := range []string{"delta", "delta-server"} {
+			if err := s.Dynamic.Resource(widgetsV1).Namespace("shop").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
 	bad := widget("v1", "bad", map[string]any{"size": "huge", "replicas": int64(-1)})
 	_, serverErr := s.Dynamic.Resource(widgetsV1).Namespace("shop").Create(ctx, bad, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	if !apierrors.IsInvalid(serverErr) {
@@ -200,6 +226,15 @@ func TestCustomResourcesAgreeWithKubeAPIServer(t *testing.T) {
 			t.Errorf("the etcd revision moved from %d to %d", before, after)
 		}
 	})
+}
+
+func js(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // serverGET is the apiserver's JSON for path.

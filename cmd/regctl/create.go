@@ -22,7 +22,9 @@ func newCreateCmd(g *globalOptions, runF func(context.Context, *createOptions) e
 		Short: "Create objects in etcd through kube-apiserver's own stores",
 		Long: `Create the objects of a manifest (YAML or JSON: one object, a kind: List, or a stream of
 documents) by writing them through the store of their path, exactly as kube-apiserver's
-create would: strict decoding and defaulting, generateName, uid, creationTimestamp,
+create would: decoding with kubectl's field validation (--validate, strict by default) and
+defaulting (a custom resource's by its CRD's schema, which prunes unknown fields when they
+are not refused), generateName, uid, creationTimestamp,
 the resource's strategy and validation, encoding in the storage version and media type,
 encryption when configured, and a TTL lease for events.
 
@@ -57,7 +59,7 @@ IPAddress API of a running apiserver.`,
 	fs.StringVarP(&opts.Filename, "filename", "f", "", "The manifest to create: a file, or - for standard input")
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace for objects that do not name one")
 	addWriteFlags(fs, &opts.writeOptions, &output)
-	addPlaintextFlag(fs, &opts.writeOptions)
+	addManifestFlags(fs, &opts.writeOptions)
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
 	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(writeFormats...))
 	return cmd

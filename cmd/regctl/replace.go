@@ -61,7 +61,7 @@ apiserver's --encryption-provider-config, or --allow-plaintext to write it anywa
 	fs.StringVar(&opts.Subresource, "subresource", "", "Write through this subresource's store (e.g. status)")
 	fs.BoolVar(&opts.Force, "force", false, "Replace objects that carry no resourceVersion: read the current one first")
 	addWriteFlags(fs, &opts.writeOptions, &output)
-	addPlaintextFlag(fs, &opts.writeOptions)
+	addManifestFlags(fs, &opts.writeOptions)
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
 	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(writeFormats...))
 	return cmd

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/regctl/regctl/internal/gctune"
@@ -30,6 +31,8 @@ type writeOptions struct {
 	// AllowPlaintext writes resources in plain text where their stored
 	// values are encrypted (create and replace).
 	AllowPlaintext bool
+	// Validation is kubectl's --validate (create and replace).
+	Validation validation
 }
 
 var writeFormats = []render.Format{render.YAML, render.JSON, render.Name}
@@ -37,6 +40,35 @@ var writeFormats = []render.Format{render.YAML, render.JSON, render.Name}
 func addWriteFlags(fs *pflag.FlagSet, o *writeOptions, output *string) {
 	fs.StringVarP(output, "output", "o", "", "Also print the stored objects: yaml|json|name")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "Run defaulting, strategies and validation, print the result, write nothing")
+}
+
+// addManifestFlags are the flags of the commands that write a manifest's
+// objects.
+func addManifestFlags(fs *pflag.FlagSet, o *writeOptions) {
+	addPlaintextFlag(fs, o)
+	o.Validation = metav1.FieldValidationStrict
+	f := fs.VarPF(&o.Validation, "validate", "", "Field validation, as kubectl's: strict (unknown or duplicate fields are errors), warn (they are warnings) or ignore; a custom resource's unknown fields are pruned unless strict")
+	f.NoOptDefVal = "strict"
+}
+
+// validation is kubectl's --validate, read as kubectl reads it into the
+// fieldValidation it asks the apiserver for.
+type validation string
+
+func (v *validation) String() string { return strings.ToLower(string(*v)) }
+func (v *validation) Type() string   { return "string" }
+func (v *validation) Set(s string) error {
+	switch strings.ToLower(s) {
+	case "strict", "true":
+		*v = metav1.FieldValidationStrict
+	case "warn":
+		*v = metav1.FieldValidationWarn
+	case "ignore", "false":
+		*v = metav1.FieldValidationIgnore
+	default:
+		return fmt.Errorf("valid values are strict|warn|ignore, not %q", s)
+	}
+	return nil
 }
 
 // addPlaintextFlag is `--allow-plaintext`, for the commands that write
@@ -59,6 +91,17 @@ func (o *writeOptions) parseOutput(s string) error {
 const bypassWarning = "warning: regctl writes straight to etcd through the apiserver's stores: admission plugins (but for namespace lifecycle), webhooks and authorization do not run"
 
 func writeWarning(errOut io.Writer) { fmt.Fprintln(errOut, bypassWarning) }
+
+// writeWarnings is writeWarning, then what `--validate=warn` found in each
+// object, as kubectl prints the apiserver's warnings.
+func writeWarnings(errOut io.Writer, objs []stores.Planned) {
+	writeWarning(errOut)
+	for _, p := range objs {
+		for _, w := range p.Warnings {
+			fmt.Fprintf(errOut, "Warning: %s\n", w)
+		}
+	}
+}
 
 // readManifest reads -f FILE, or standard input for "-".
 func readManifest(in io.Reader, filename string) ([]manifest.Object, []error) {
@@ -172,7 +215,7 @@ func (o *writeOptions) writeManifest(ctx context.Context, filename, subresource 
 	check := func(ctx context.Context, p stores.Planned, obj runtime.Object) error {
 		return v.check(ctx, v.options, p, obj)
 	}
-	todo, errs := stores.Plan(ctx, objs, resolve, check)
+	todo, errs := stores.Plan(ctx, objs, string(o.Validation), resolve, check)
 	errs = append(append(readErrs, errs...), o.checkPlaintext(ctx, w, objs, subresource)...)
 	if ctx.Err() != nil {
 		return &exitError{code: 1, err: fmt.Errorf("%w while checking the manifest: nothing was written", context.Cause(ctx))}
@@ -180,7 +223,7 @@ func (o *writeOptions) writeManifest(ctx context.Context, filename, subresource 
 	if len(errs) > 0 {
 		return refuse(o.IO.ErrOut, errs)
 	}
-	writeWarning(o.IO.ErrOut)
+	writeWarnings(o.IO.ErrOut, todo)
 	return writeEach(ctx, o, todo, v.name, func(ctx context.Context, p stores.Planned) (runtime.Object, error) {
 		obj, err := p.Decode()
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/regctl/regctl/internal/manifest"
@@ -27,10 +28,24 @@ const (
 type Planned struct {
 	Source manifest.Object
 	Target Target
+	// Validation is the field validation it is decoded with (Strict, Warn,
+	// Ignore); Warnings are what Warn found.
+	Validation string
+	Warnings   []string
 }
 
 // Decode decodes the object again, for writing.
-func (p Planned) Decode() (runtime.Object, error) { return Decode(p.Target, p.Source.JSON) }
+func (p Planned) Decode() (runtime.Object, error) {
+	obj, _, err := DecodeValidating(p.Target, p.Source.JSON, p.validation())
+	return obj, err
+}
+
+func (p Planned) validation() string {
+	if p.Validation == "" {
+		return metav1.FieldValidationStrict
+	}
+	return p.Validation
+}
 
 // Label names the object in messages: pod/web.
 func (p Planned) Label() string {
@@ -39,13 +54,14 @@ func (p Planned) Label() string {
 
 // Plan resolves, decodes and checks every object first, on every core, so
 // that a stream with a bad document is refused whole before anything is
-// written. Errors are manifest.Errors naming the document.
-func Plan(ctx context.Context, objs []manifest.Object, resolve func(manifest.Object) (Target, error), check func(context.Context, Planned, runtime.Object) error) ([]Planned, []error) {
+// written, with the field validation given (metav1.FieldValidation*, Strict
+// when empty). Errors are manifest.Errors naming the document.
+func Plan(ctx context.Context, objs []manifest.Object, validation string, resolve func(manifest.Object) (Target, error), check func(context.Context, Planned, runtime.Object) error) ([]Planned, []error) {
 	results := make([]Planned, len(objs))
 	failures := make([]error, len(objs))
 	Parallel(len(objs), func(i int) {
 		o := objs[i]
-		if results[i], failures[i] = planOne(ctx, o, resolve, check); failures[i] != nil {
+		if results[i], failures[i] = planOne(ctx, o, validation, resolve, check); failures[i] != nil {
 			failures[i] = &manifest.Error{Doc: o.Doc, Item: o.Item, Err: failures[i]}
 		}
 	})
@@ -61,13 +77,14 @@ func Plan(ctx context.Context, objs []manifest.Object, resolve func(manifest.Obj
 	return out, errs
 }
 
-func planOne(ctx context.Context, o manifest.Object, resolve func(manifest.Object) (Target, error), check func(context.Context, Planned, runtime.Object) error) (Planned, error) {
+func planOne(ctx context.Context, o manifest.Object, validation string, resolve func(manifest.Object) (Target, error), check func(context.Context, Planned, runtime.Object) error) (Planned, error) {
 	t, err := resolve(o)
 	if err != nil {
 		return Planned{}, err
 	}
-	p := Planned{Source: o, Target: t}
-	obj, err := p.Decode()
+	p := Planned{Source: o, Target: t, Validation: validation}
+	obj, warnings, err := DecodeValidating(t, o.JSON, p.validation())
+	p.Warnings = warnings
 	if err != nil {
 		return Planned{}, err
 	}

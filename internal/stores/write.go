@@ -20,19 +20,32 @@ import (
 
 // Decode turns a manifest object (JSON in the target's served version) into
 // the store's object, as the apiserver's create and update handlers do with
-// the path's serializer: strict decoding (unknown or duplicate fields are
-// errors), defaulting, conversion to the version the store holds (the
-// internal version; a custom resource's own version, its schema's defaults
-// applied and unknown fields pruned).
+// the path's serializer and strict field validation (kubectl's default):
+// unknown or duplicate fields are errors; defaulting, conversion to the
+// version the store holds (the internal version; a custom resource's own
+// version, its schema's defaults applied).
 func Decode(t Target, data []byte) (runtime.Object, error) {
+	obj, _, err := DecodeValidating(t, data, metav1.FieldValidationStrict)
+	return obj, err
+}
+
+// DecodeValidating is Decode with the field validation the create and
+// update handlers apply as kubectl's --validate asks them to: Strict
+// refuses unknown and duplicate fields, Warn returns them as warnings and
+// Ignore passes over them. Either way a custom resource's unknown fields
+// are then pruned by its schema, as the server prunes them.
+func DecodeValidating(t Target, data []byte, validation string) (runtime.Object, []string, error) {
 	var strict runtime.Serializer
 	for _, info := range t.Codec.Serializer.SupportedMediaTypes() {
 		if info.MediaType == runtime.ContentTypeJSON {
 			strict = info.StrictSerializer
+			if validation == metav1.FieldValidationIgnore {
+				strict = info.Serializer
+			}
 		}
 	}
 	if strict == nil {
-		return nil, fmt.Errorf("%s takes no json", t.Path)
+		return nil, nil, fmt.Errorf("%s takes no json", t.Path)
 	}
 	decoder := t.Codec.Serializer.DecoderToVersion(strict, t.Codec.Hub)
 	gvk := t.GroupVersion().WithKind(t.Resource.Kind)
@@ -40,16 +53,25 @@ func Decode(t Target, data []byte) (runtime.Object, error) {
 	// Unstructured that already says its kind is what lets a custom
 	// resource's decoder skip a scheme that does not know it.
 	obj, got, err := decoder.Decode(data, &gvk, t.Storage.New())
+	var warnings []string
+	if strictErr, ok := runtime.AsStrictDecodingError(err); ok && validation != metav1.FieldValidationStrict {
+		// The object decoded; what strict decoding objects to is only
+		// reported.
+		for _, e := range strictErr.Errors() {
+			warnings = append(warnings, e.Error())
+		}
+		err = nil
+	}
 	if err != nil {
 		if runtime.IsStrictDecodingError(err) {
-			return nil, apierrors.NewBadRequest(err.Error())
+			return nil, nil, apierrors.NewBadRequest(err.Error())
 		}
-		return nil, fmt.Errorf("decoding %s: %w", gvk.Kind, manifest.DecodeError(err))
+		return nil, nil, fmt.Errorf("decoding %s: %w", gvk.Kind, manifest.DecodeError(err))
 	}
 	if got.GroupVersion() != t.GroupVersion() || got.Kind != gvk.Kind {
-		return nil, fmt.Errorf("%s is not a %s", got, gvk)
+		return nil, nil, fmt.Errorf("%s is not a %s", got, gvk)
 	}
-	return obj, nil
+	return obj, warnings, nil
 }
 
 // WriteOptions apply to every write.
