@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"k8s.io/kubernetes/test/integration/etcd"
+
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/routetable"
@@ -52,6 +54,33 @@ func TestReadsAgreeWithKubeAPIServer(t *testing.T) {
 			}
 			if got, want := normalize(t, []byte(stdout)), normalize(t, raw); got != want {
 				t.Errorf("%s: regctl and the apiserver differ\nregctl:    %s\napiserver: %s", o.GVR, got, want)
+			}
+		}
+	})
+
+	t.Run("keys and inspect find every group's object where upstream says it is stored", func(t *testing.T) {
+		data := etcd.GetEtcdStorageDataForNamespace("regctl-agree")
+		for _, o := range objs {
+			args := []string{o.Arg(), etcdFlag}
+			if o.Namespace != "" {
+				args = append(args, "-n", o.Namespace)
+			}
+			if key := strings.TrimSpace(mustRun(t, append([]string{"keys"}, args...)...)); key != o.ExpectedEtcdPath {
+				t.Errorf("%s: keys says %s, upstream expects %s", o.GVR, key, o.ExpectedEtcdPath)
+			}
+			var info struct {
+				Key              string `json:"key"`
+				StoredAPIVersion string `json:"storedAPIVersion"`
+			}
+			if err := json.Unmarshal([]byte(mustRun(t, append([]string{"inspect", "-o", "json"}, args...)...)), &info); err != nil {
+				t.Fatal(err)
+			}
+			want := o.GVR.GroupVersion().String()
+			if d := data[o.GVR]; d.ExpectedGVK != nil {
+				want = d.ExpectedGVK.GroupVersion().String()
+			}
+			if info.Key != o.ExpectedEtcdPath || info.StoredAPIVersion != want {
+				t.Errorf("%s: inspect finds %s stored as %s, upstream expects %s as %s", o.GVR, info.Key, info.StoredAPIVersion, o.ExpectedEtcdPath, want)
 			}
 		}
 	})

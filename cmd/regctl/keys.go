@@ -93,9 +93,11 @@ func runKeys(ctx context.Context, opts *keysOptions) error {
 	// no etcd, unless --check reads it.
 	var w *wiring.Wiring
 	if len(ref.Names) > 0 && !opts.Check {
-		w, err = wiring.Build(ctx, opts.wiringConfig())
+		cfg := opts.wiringConfig()
+		cfg.Only = ref.Resource
+		w, err = wiring.Build(ctx, cfg)
 	} else {
-		w, err = opts.buildLive(ctx)
+		w, err = opts.buildLiveFor(ctx, ref.Resource)
 	}
 	if err != nil {
 		return err

@@ -24,10 +24,18 @@ var errNoEtcd = errors.New("no etcd given: set `--etcd-servers` (and the TLS fla
 // buildLive builds the map against the user's etcd, refusing to run on the
 // ephemeral one.
 func (g *globalOptions) buildLive(ctx context.Context) (*wiring.Wiring, error) {
+	return g.buildLiveFor(ctx, "")
+}
+
+// buildLiveFor is buildLive for a command on the resources named in only
+// (as `get` takes them): the map installs only their API versions.
+func (g *globalOptions) buildLiveFor(ctx context.Context, only string) (*wiring.Wiring, error) {
 	if len(g.Server.Server.Etcd.StorageConfig.Transport.ServerList) == 0 {
 		return nil, errNoEtcd
 	}
-	return wiring.Build(ctx, g.wiringConfig())
+	cfg := g.wiringConfig()
+	cfg.Only = only
+	return wiring.Build(ctx, cfg)
 }
 
 // openLive builds the map on the user's etcd and resolves ref, of one
@@ -46,7 +54,7 @@ func (g *globalOptions) openLiveTypes(ctx context.Context, ref objectRef, scope 
 	if err := scope.check(); err != nil {
 		return nil, nil, err
 	}
-	w, err := g.buildLive(ctx)
+	w, err := g.buildLiveFor(ctx, ref.Resource)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -35,6 +35,10 @@ import (
 // Config says which etcd to build against and how patiently.
 type Config struct {
 	Options *Options
+	// Only names the resources a command works on, comma-separated as
+	// `get` takes them (categories included); the map then installs only
+	// their API versions. Empty builds every path.
+	Only string
 	// Timeout bounds dialing etcd and each request regctl makes.
 	Timeout time.Duration
 }
@@ -225,18 +229,32 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	in := newInstaller()
 	w.onClose(w.destroy)
-	versions, err := installProviders(in, providers, resourceConfig, getter, generic)
+	all, err := groupVersions(providers, resourceConfig, getter, generic)
 	if err != nil {
 		return err
 	}
-	versions, proxied, err := chain{server: s, etcd: etcd, transformers: enc.transformers, getter: getter}.extend(ctx, in, versions)
+	all, proxied, err := chain{server: s, etcd: etcd, transformers: enc.transformers, getter: getter}.extend(ctx, all)
 	if err != nil {
 		return err
+	}
+	w.versions = all
+	w.mapper, w.categories = newMapper(all)
+	// A command on a few resources installs only their versions: the
+	// installer's routes are most of what building the map costs.
+	in := newInstaller()
+	need := w.needed(cfg.Only)
+	var versions []servedVersion
+	for i := range all {
+		if !need[all[i].gv] {
+			continue
+		}
+		if err := in.install(&all[i]); err != nil {
+			return err
+		}
+		versions = append(versions, all[i])
 	}
 	w.getter = getter
-	w.versions = versions
 	w.container = in.container
 	w.owners = map[string]owner{}
 	for _, v := range versions {
@@ -254,7 +272,6 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 		Routes:            append(routes(versions, w.owners, getter), proxied...),
 	}
 	w.Handles = w.handles(versions)
-	w.mapper, w.categories = newMapper(versions)
 	return nil
 }
 
@@ -305,11 +322,11 @@ func serviceIPRanges(flag string) (primary, secondary net.IPNet, err error) {
 	return primary, secondary, nil
 }
 
-// installProviders is kube-apiserver's InstallAPIs: each provider's REST
-// storage, in the server's order, less the groups the resource config
-// disables and the kinds the server has stopped serving at its version,
-// installed into one container.
-func installProviders(in *installer, providers []controlplaneapiserver.RESTStorageProvider, resourceConfig serverstorage.APIResourceConfigSource, getter generic.RESTOptionsGetter, cfg *genericapiserver.Config) ([]servedVersion, error) {
+// groupVersions is kube-apiserver's InstallAPIs up to the installer: each
+// provider's REST storage, in the server's order, less the groups the
+// resource config disables and the kinds the server has stopped serving at
+// its version.
+func groupVersions(providers []controlplaneapiserver.RESTStorageProvider, resourceConfig serverstorage.APIResourceConfigSource, getter generic.RESTOptionsGetter, cfg *genericapiserver.Config) ([]servedVersion, error) {
 	expiration, err := genericapiserver.NewResourceExpirationEvaluatorFromOptions(genericapiserver.ResourceExpirationEvaluatorOptions{
 		CurrentVersion:                          cfg.EffectiveVersion.EmulationVersion(),
 		Prerelease:                              cfg.EffectiveVersion.BinaryVersion().PreRelease(),
@@ -332,7 +349,7 @@ func installProviders(in *installer, providers []controlplaneapiserver.RESTStora
 		if err := expiration.RemoveUnavailableKinds(group, info.Scheme, info.VersionedResourcesStorageMap, resourceConfig); err != nil {
 			return nil, err
 		}
-		versions, err := in.install(&info)
+		versions, err := versionsOf(&info)
 		if err != nil {
 			return nil, err
 		}

@@ -233,10 +233,12 @@ func crVersion(crd *apiextensionsv1.CustomResourceDefinition, name string, s cus
 		UnsafeConvertor: scope.UnsafeConvertor,
 		Hub:             scope.HubGroupVersion,
 	}
+	resources := crDiscovery(crd, name)
 	return servedVersion{
 		gv:        schema.GroupVersion{Group: crd.Spec.Group, Version: name},
 		stores:    stores,
-		resources: crDiscovery(crd, name),
+		names:     resources,
+		resources: resources,
 		codecs:    map[string]Codec{plural: codec, plural + "/status": codec},
 	}
 }
@@ -296,6 +298,7 @@ func mergeCRVersions(in []servedVersion) []servedVersion {
 			m.codecs[p] = c
 		}
 		m.resources = append(m.resources, v.resources...)
+		m.names = m.resources
 	}
 	slices.SortFunc(gvs, func(a, b schema.GroupVersion) int {
 		if a.Group != b.Group {

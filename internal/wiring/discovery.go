@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sort"
+	"strings"
 	"time"
 
 	restful "github.com/emicklei/go-restful/v3"
@@ -27,14 +29,25 @@ type servedVersion struct {
 	// stores is the version's storage map, by the installer's path
 	// ("deployments", "deployments/status").
 	stores map[string]rest.Storage
+	// names are the version's resources as kubectl's RESTMapper needs
+	// them (names, kinds, scope, short names, categories), read from the
+	// storage the way the installer reads them, without installing it.
+	names []metav1.APIResource
 	// resources is the server's discovery of the version, one entry per
-	// path, with group and version always filled in.
+	// path, with group and version always filled in; nil until the version
+	// is installed.
 	resources []metav1.APIResource
 	// codec is how the version's objects are decoded and converted.
 	codec Codec
 	// codecs, when set, is the codec of each path instead: the custom
 	// resources of one version come from several CRDs, each with its own.
 	codecs map[string]Codec
+
+	// info is the group the version is installed from; nil for custom
+	// resources, which the installer does not install (the CRD handler
+	// serves them) and whose discovery is known from their CRD.
+	info *genericapiserver.APIGroupInfo
+	root string
 }
 
 // installer installs storage maps into one go-restful container with the
@@ -53,11 +66,12 @@ func newInstaller() *installer {
 	return &installer{container: restful.NewContainer(), equivalent: runtime.NewEquivalentResourceRegistry()}
 }
 
-// install installs every version of a group that has storage, in the
-// group's priority order, as GenericAPIServer.installAPIResources does, and
-// returns them in that order. The preferred version is the first priority,
-// as the server's group discovery says, whether or not it has storage.
-func (in *installer) install(info *genericapiserver.APIGroupInfo) ([]servedVersion, error) {
+// versionsOf lists every version of a group that has storage, in the
+// group's priority order, as GenericAPIServer.installAPIResources goes
+// through them, with their names but not installed. The preferred version
+// is the first priority, as the server's group discovery says, whether or
+// not it has storage.
+func versionsOf(info *genericapiserver.APIGroupInfo) ([]servedVersion, error) {
 	root := genericapiserver.APIGroupPrefix
 	if len(info.PrioritizedVersions) > 0 && info.PrioritizedVersions[0].Group == "" {
 		root = genericapiserver.DefaultLegacyAPIPrefix
@@ -68,22 +82,74 @@ func (in *installer) install(info *genericapiserver.APIGroupInfo) ([]servedVersi
 		if len(stores) == 0 {
 			continue
 		}
-		list, err := in.installVersion(info, gv, root)
+		names, err := namesOf(info, gv)
 		if err != nil {
 			return nil, err
 		}
-		resources := make([]metav1.APIResource, len(list.APIResources))
-		for j, r := range list.APIResources {
-			// Discovery leaves group and version empty when they are the
-			// list's.
-			if r.Group == "" && r.Version == "" {
-				r.Group, r.Version = gv.Group, gv.Version
-			}
-			resources[j] = r
-		}
-		out = append(out, servedVersion{gv: gv, preferred: i == 0, stores: stores, resources: resources, codec: groupCodec(info, gv.Group)})
+		out = append(out, servedVersion{gv: gv, preferred: i == 0, stores: stores, names: names, codec: groupCodec(info, gv.Group), info: info, root: root})
 	}
 	return out, nil
+}
+
+// namesOf reads what name resolution needs of each path the way the
+// installer's registerResourceHandlers reads it: the kind from
+// endpoints.GetResourceKind, scope from the resource's Scoper, short names,
+// categories, singular name and a subresource's kind from the storage's
+// providers. TestNamesAreTheInstallersOwn holds it to the installer's
+// discovery.
+func namesOf(info *genericapiserver.APIGroupInfo, gv schema.GroupVersion) ([]metav1.APIResource, error) {
+	stores := info.VersionedResourcesStorageMap[gv.Version]
+	out := make([]metav1.APIResource, 0, len(stores))
+	for p, storage := range stores {
+		gvk, err := endpoints.GetResourceKind(gv, storage, info.Scheme)
+		if err != nil {
+			return nil, fmt.Errorf("reading the kind of %s in %s: %w", p, gv, err)
+		}
+		resource, _, isSub := strings.Cut(p, "/")
+		r := metav1.APIResource{Name: p, Kind: gvk.Kind, Group: gv.Group, Version: gv.Version}
+		if scoper, ok := stores[resource].(rest.Scoper); ok {
+			r.Namespaced = scoper.NamespaceScoped()
+		}
+		if s, ok := storage.(rest.ShortNamesProvider); ok {
+			r.ShortNames = s.ShortNames()
+		}
+		if c, ok := storage.(rest.CategoriesProvider); ok {
+			r.Categories = c.Categories()
+		}
+		if s, ok := storage.(rest.SingularNameProvider); ok && !isSub {
+			r.SingularName = s.GetSingularName()
+		}
+		if k, ok := storage.(rest.GroupVersionKindProvider); ok {
+			kgvk := k.GroupVersionKind(gv)
+			r.Group, r.Version, r.Kind = kgvk.Group, kgvk.Version, kgvk.Kind
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// install installs v with the apiserver's installer and keeps the
+// discovery it serves. A custom resource version has its discovery already.
+func (in *installer) install(v *servedVersion) error {
+	if v.info == nil {
+		return nil
+	}
+	list, err := in.installVersion(v.info, v.gv, v.root)
+	if err != nil {
+		return err
+	}
+	resources := make([]metav1.APIResource, len(list.APIResources))
+	for j, r := range list.APIResources {
+		// Discovery leaves group and version empty when they are the
+		// list's.
+		if r.Group == "" && r.Version == "" {
+			r.Group, r.Version = v.gv.Group, v.gv.Version
+		}
+		resources[j] = r
+	}
+	v.resources = resources
+	return nil
 }
 
 // installVersion is GenericAPIServer.getAPIGroupVersion and InstallREST for

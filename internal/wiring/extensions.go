@@ -104,17 +104,18 @@ func (c chain) aggregatorGroup() (*genericapiserver.APIGroupInfo, error) {
 	return &info, nil
 }
 
-// install installs the apiextensions and aggregator groups after
-// kube-apiserver's own, with the same installer, so their discovery is the
-// servers'.
-func (c chain) install(in *installer) ([]servedVersion, error) {
+// versions are the apiextensions and aggregator groups' versions, after
+// kube-apiserver's own, as the delegation chain puts their servers; they
+// are installed with the same installer as kube-apiserver's, so their
+// discovery is the servers'.
+func (c chain) versions() ([]servedVersion, error) {
 	var out []servedVersion
 	for _, group := range []func() (*genericapiserver.APIGroupInfo, error){c.extensionsGroup, c.aggregatorGroup} {
 		info, err := group()
 		if err != nil {
 			return nil, err
 		}
-		versions, err := in.install(info)
+		versions, err := versionsOf(info)
 		if err != nil {
 			return nil, err
 		}
@@ -127,8 +128,8 @@ func (c chain) install(in *installer) ([]servedVersion, error) {
 // groups: the apiextensions and aggregator groups, then the custom
 // resources of the CRDs in etcd; and the routes the aggregator proxies, from
 // the APIServices in etcd.
-func (c chain) extend(ctx context.Context, in *installer, versions []servedVersion) ([]servedVersion, []routetable.Route, error) {
-	more, err := c.install(in)
+func (c chain) extend(ctx context.Context, versions []servedVersion) ([]servedVersion, []routetable.Route, error) {
+	more, err := c.versions()
 	if err != nil {
 		return nil, nil, err
 	}

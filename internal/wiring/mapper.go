@@ -7,8 +7,8 @@ import (
 	"k8s.io/client-go/restmapper"
 )
 
-// newMapper builds kubectl's name resolution on the server's discovery of
-// the map: the discovery RESTMapper behind a short-name expander, and the
+// newMapper builds kubectl's name resolution on the names of the map's
+// resources, as the server's discovery has them: the discovery RESTMapper behind a short-name expander, and the
 // category expander behind `all`. Groups come in the server's order, which
 // is how kubectl breaks ties between groups (events before
 // events.events.k8s.io).
@@ -31,8 +31,8 @@ func newMapper(versions []servedVersion) (meta.RESTMapper, restmapper.CategoryEx
 		if v.preferred {
 			g.Group.PreferredVersion = d
 		}
-		g.VersionedResources[v.gv.Version] = v.resources
-		lists = append(lists, &metav1.APIResourceList{GroupVersion: v.gv.String(), APIResources: v.resources})
+		g.VersionedResources[v.gv.Version] = v.names
+		lists = append(lists, &metav1.APIResourceList{GroupVersion: v.gv.String(), APIResources: v.names})
 	}
 	d := servedDiscovery{lists: lists}
 	return restmapper.NewShortcutExpander(restmapper.NewDiscoveryRESTMapper(groups), d, func(string) {}),

@@ -70,6 +70,37 @@ func (w *Wiring) ResolveKind(gvk schema.GroupVersionKind) (*Handle, error) {
 	return w.handleOf(m.Resource)
 }
 
+// needed is which versions of the map a command on the resources named in
+// only (a comma-separated list as `get` takes it) touches; every version
+// when only is empty or a name does not resolve, so that errors and
+// suggestions are the full map's.
+func (w *Wiring) needed(only string) map[schema.GroupVersion]bool {
+	need := map[schema.GroupVersion]bool{}
+	if only == "" {
+		for _, v := range w.versions {
+			need[v.gv] = true
+		}
+		return need
+	}
+	for _, name := range strings.Split(only, ",") {
+		names := []string{name}
+		if grs, ok := w.categories.Expand(strings.ToLower(name)); ok {
+			names = names[:0]
+			for _, gr := range grs {
+				names = append(names, gr.String())
+			}
+		}
+		for _, n := range names {
+			gvr, err := w.resourceFor(n)
+			if err != nil {
+				return w.needed("")
+			}
+			need[gvr.GroupVersion()] = true
+		}
+	}
+	return need
+}
+
 // Serves tells whether the map serves the group version gv.
 func (w *Wiring) Serves(gv schema.GroupVersion) bool {
 	for _, v := range w.versions {
@@ -121,7 +152,7 @@ func (w *Wiring) closeNames(want string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, v := range w.versions {
-		for _, r := range v.resources {
+		for _, r := range v.names {
 			if strings.Contains(r.Name, "/") || seen[r.Name] {
 				continue
 			}

@@ -2,6 +2,7 @@ package wiring
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/routetable"
@@ -34,6 +36,18 @@ func buildErr(t *testing.T, args ...string) (*Wiring, error) {
 		t.Fatalf("parsing %v: %v", args, err)
 	}
 	return Build(context.Background(), Config{Options: opts, Timeout: 5 * time.Second})
+}
+
+// buildConfig builds a default map with cfg's other fields.
+func buildConfig(t *testing.T, cfg Config) *Wiring {
+	t.Helper()
+	cfg.Options, cfg.Timeout = NewOptions(), 5*time.Second
+	w, err := Build(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
 }
 
 func routeMap(w *Wiring) map[string]routetable.Route {
@@ -366,5 +380,71 @@ func TestHandlesCarryTheClientOfTheirOwnServers(t *testing.T) {
 	}
 	if _, err := w.Handles["componentstatuses"].Client(context.Background()); err == nil {
 		t.Error("componentstatuses: a path that reaches no store has no etcd client")
+	}
+}
+
+// TestNamesAreTheInstallersOwn holds what name resolution reads from the
+// storage without installing it to the discovery the installer serves, for
+// every path, with every API on.
+func TestNamesAreTheInstallersOwn(t *testing.T) {
+	for _, args := range [][]string{nil, {"--runtime-config=api/all=true"}} {
+		w := build(t, args...)
+		paths := 0
+		for _, v := range w.versions {
+			installed := map[string]metav1.APIResource{}
+			for _, r := range v.resources {
+				installed[r.Name] = r
+			}
+			if len(v.names) != len(installed) {
+				t.Errorf("%s: %d names, the installer discovers %d", v.gv, len(v.names), len(installed))
+			}
+			for _, n := range v.names {
+				paths++
+				r := installed[n.Name]
+				r.Verbs, r.StorageVersionHash = nil, ""
+				if !reflect.DeepEqual(n, r) {
+					t.Errorf("%s %s: names\n%+v\nthe installer\n%+v", v.gv, n.Name, n, r)
+				}
+			}
+		}
+		if paths < 100 {
+			t.Errorf("%v: compared %d paths", args, paths)
+		}
+	}
+}
+
+// TestOnlyInstallsWhatACommandNeeds checks that a map built for a few
+// resources installs just their versions, and resolves them as the full
+// map does.
+func TestOnlyInstallsWhatACommandNeeds(t *testing.T) {
+	for only, want := range map[string][]string{
+		"pods":       {"v1"},
+		"deploy,hpa": {"autoscaling/v2", "apps/v1"},
+		"horizontalpodautoscalers.v1.autoscaling": {"autoscaling/v1"},
+		"all": {"v1", "autoscaling/v2", "batch/v1", "apps/v1"},
+	} {
+		w := buildConfig(t, Config{Only: only})
+		var got []string
+		for _, r := range w.Table.Routes {
+			if !slices.Contains(got, r.APIVersion()) {
+				got = append(got, r.APIVersion())
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("Only %q installs %v, want %v", only, got, want)
+		}
+		handles, err := w.ResolveList(only)
+		if err != nil || len(handles) == 0 {
+			t.Errorf("Only %q: resolving it: %v", only, err)
+		}
+	}
+	// A name that resolves to nothing builds the whole map, for the error
+	// and its suggestions.
+	w := buildConfig(t, Config{Only: "podz"})
+	if len(w.Table.Routes) < 100 {
+		t.Errorf("Only podz: %d routes, want the whole map", len(w.Table.Routes))
+	}
+	if _, err := w.Resolve("podz"); err == nil || !strings.Contains(err.Error(), "did you mean pods?") {
+		t.Errorf("Resolve(podz): %v", err)
 	}
 }
