@@ -60,6 +60,9 @@ type Wiring struct {
 	transport storagebackend.TransportConfig
 	timeout   time.Duration
 
+	// clusterIPs readies the service store's cluster IP allocator.
+	clusterIPs *clusterIPs
+
 	mu      sync.Mutex
 	clients map[string]*clientv3.Client // by server list
 	closers []func()
@@ -200,7 +203,8 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 		decisions: map[schema.GroupResource]decision{},
 	}
 
-	providers, generic, err := storageProviders(s, factory)
+	lb := &loopback{timeout: cfg.Timeout}
+	providers, generic, informers, err := storageProviders(s, factory, lb.config())
 	if err != nil {
 		return err
 	}
@@ -210,6 +214,13 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	lb.bind(in.container, generic)
+	if w.clusterIPs, err = newClusterIPs(informers, s.ServiceClusterIPRanges, cfg.Timeout); err != nil {
+		return err
+	}
+	// Registered after destroy, so it runs first: the informers stop before
+	// the stores they watch through.
+	w.onClose(w.clusterIPs.Stop)
 	w.getter = getter
 	w.versions = versions
 	w.container = in.container

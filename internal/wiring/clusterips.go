@@ -1,0 +1,227 @@
+package wiring
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	api "k8s.io/kubernetes/pkg/apis/core"
+	"k8s.io/kubernetes/pkg/registry/core/service/ipallocator"
+	netutils "k8s.io/utils/net"
+)
+
+// clusterIPs readies the server's cluster IP allocator for regctl's writes.
+// Since Kubernetes 1.33 the service store allocates cluster IPs with the
+// MetaAllocator, which keeps one allocator per ServiceCIDR object, learned
+// from an informer, and knows the IPs taken from an IPAddress informer; it
+// creates and deletes IPAddress objects through the loopback client. A
+// server starts those informers at start-up. regctl starts them (and only
+// them) the first time a write allocates or releases a cluster IP, so that
+// reads never list or watch anything.
+type clusterIPs struct {
+	serviceCIDRs cache.SharedIndexInformer
+	ipAddresses  cache.SharedIndexInformer
+	// family is the primary IP family of --service-cluster-ip-range, the
+	// family of the service store's primary MetaAllocator.
+	family api.IPFamily
+	// dualStack is set when --service-cluster-ip-range has a second range.
+	dualStack bool
+	// store is the services store, whose own allocation, run dry, tells
+	// when the MetaAllocator has an allocator ready.
+	store   *genericregistry.Store
+	timeout time.Duration
+
+	mu      sync.Mutex
+	stop    chan struct{}
+	running sync.WaitGroup
+	ready   bool
+}
+
+func newClusterIPs(factory informers.SharedInformerFactory, serviceCIDR string, timeout time.Duration) (*clusterIPs, error) {
+	primary, secondary, err := serviceIPRanges(serviceCIDR)
+	if err != nil {
+		return nil, err
+	}
+	c := &clusterIPs{
+		serviceCIDRs: factory.Networking().V1().ServiceCIDRs().Informer(),
+		ipAddresses:  factory.Networking().V1().IPAddresses().Informer(),
+		family:       api.IPv4Protocol,
+		dualStack:    secondary.IP != nil,
+		timeout:      timeout,
+	}
+	if netutils.IsIPv6CIDR(&primary) {
+		c.family = api.IPv6Protocol
+	}
+	return c, nil
+}
+
+// Ready returns once the service store can allocate a cluster IP: the
+// ServiceCIDR and IPAddress informers are started and synced, and the
+// MetaAllocator has a ready allocator. It fails, within the request timeout,
+// when etcd holds no ServiceCIDR to allocate from.
+func (c *clusterIPs) Ready(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ready {
+		return nil
+	}
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	c.start()
+	if !cache.WaitForCacheSync(ctx.Done(), c.serviceCIDRs.HasSynced, c.ipAddresses.HasSynced) {
+		return c.notReady(ctx, "the ServiceCIDR and IPAddress objects could not be read")
+	}
+	if err := c.checkServiceCIDRs(); err != nil {
+		return err
+	}
+	// The MetaAllocator learns the ServiceCIDRs from its own handler on the
+	// informer, some time after the sync: wait until its allocation works.
+	var last error
+	err := wait.PollUntilContextCancel(ctx, 10*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		last = c.probe(ctx)
+		if errors.Is(last, ipallocator.ErrFull) || apierrors.IsInternalError(last) {
+			// Full is an answer, not a state to wait out: the write says it.
+			return true, nil
+		}
+		return last == nil, nil
+	})
+	if err != nil {
+		return c.notReady(ctx, fmt.Sprintf("the cluster IP allocator did not become ready (%v)", last))
+	}
+	c.ready = true
+	return nil
+}
+
+func (c *clusterIPs) notReady(ctx context.Context, what string) error {
+	return fmt.Errorf("%s within %s: %w", what, c.timeout, context.Cause(ctx))
+}
+
+// start runs the two informers until the map is closed.
+func (c *clusterIPs) start() {
+	if c.stop != nil {
+		return
+	}
+	c.stop = make(chan struct{})
+	for _, inf := range []cache.SharedIndexInformer{c.serviceCIDRs, c.ipAddresses} {
+		c.running.Add(1)
+		go func() {
+			defer c.running.Done()
+			inf.Run(c.stop)
+		}()
+	}
+}
+
+// Stop stops the informers, if started, and waits for them.
+func (c *clusterIPs) Stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stop != nil {
+		close(c.stop)
+		c.running.Wait()
+	}
+}
+
+// checkServiceCIDRs says plainly what the MetaAllocator would only report
+// as "not ready": that no ServiceCIDR in etcd can give out addresses of the
+// family regctl allocates.
+func (c *clusterIPs) checkServiceCIDRs() error {
+	families := []api.IPFamily{c.family}
+	if c.dualStack {
+		families = append(families, otherFamily(c.family))
+	}
+	var usable, unready []string
+	for _, obj := range c.serviceCIDRs.GetStore().List() {
+		sc, ok := obj.(*networkingv1.ServiceCIDR)
+		if !ok {
+			continue
+		}
+		for _, cidr := range sc.Spec.CIDRs {
+			if !slices.Contains(families, familyOfCIDR(cidr)) {
+				continue
+			}
+			if serviceCIDRReady(sc) {
+				usable = append(usable, string(familyOfCIDR(cidr)))
+			} else {
+				unready = append(unready, sc.Name)
+			}
+		}
+	}
+	for _, f := range families {
+		if slices.Contains(usable, string(f)) {
+			continue
+		}
+		if len(unready) > 0 {
+			return fmt.Errorf("no ready %s ServiceCIDR to allocate cluster IPs from: %s not ready or being deleted", f, strings.Join(unready, ", "))
+		}
+		return fmt.Errorf("no %s ServiceCIDR in etcd to allocate cluster IPs from: a running kube-apiserver creates the default one (kubernetes) from its `--service-cluster-ip-range`; start it once on this etcd, or create a networking.k8s.io/v1 ServiceCIDR", f)
+	}
+	return nil
+}
+
+// probe asks the service store to allocate, dry, the cluster IPs of a new
+// service: it writes nothing and fails until the MetaAllocator has a ready
+// allocator for each family.
+func (c *clusterIPs) probe(ctx context.Context) error {
+	policy := api.IPFamilyPolicySingleStack
+	if c.dualStack {
+		policy = api.IPFamilyPolicyRequireDualStack
+	}
+	svc := &api.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "regctl-probe", Namespace: metav1.NamespaceDefault},
+		Spec: api.ServiceSpec{
+			Type:           api.ServiceTypeClusterIP,
+			IPFamilyPolicy: &policy,
+			Ports:          []api.ServicePort{{Port: 80, Protocol: api.ProtocolTCP}},
+		},
+	}
+	ctx = genericapirequest.WithNamespace(ctx, svc.Namespace)
+	finish, err := c.store.BeginCreate(ctx, svc, &metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err != nil {
+		return err
+	}
+	finish(ctx, false)
+	return nil
+}
+
+func familyOfCIDR(cidr string) api.IPFamily {
+	if netutils.IsIPv6CIDRString(cidr) {
+		return api.IPv6Protocol
+	}
+	return api.IPv4Protocol
+}
+
+func otherFamily(f api.IPFamily) api.IPFamily {
+	if f == api.IPv4Protocol {
+		return api.IPv6Protocol
+	}
+	return api.IPv4Protocol
+}
+
+// serviceCIDRReady is the MetaAllocator's own rule: a ServiceCIDR without a
+// Ready condition is taken as ready, since no controller may have run.
+func serviceCIDRReady(sc *networkingv1.ServiceCIDR) bool {
+	if !sc.DeletionTimestamp.IsZero() {
+		return false
+	}
+	for _, cond := range sc.Status.Conditions {
+		if cond.Type == networkingv1.ServiceCIDRConditionReady {
+			return cond.Status == metav1.ConditionTrue
+		}
+	}
+	return true
+}
