@@ -166,9 +166,9 @@ func (c *clusterIPs) checkServiceCIDRs() error {
 			continue
 		}
 		if len(unready) > 0 {
-			return fmt.Errorf("no ready %s ServiceCIDR to allocate cluster IPs from: %s not ready or being deleted", f, strings.Join(unready, ", "))
+			return fmt.Errorf("no ready %s ServiceCIDR in etcd: %s not ready or being deleted", f, strings.Join(unready, ", "))
 		}
-		return fmt.Errorf("no %s ServiceCIDR in etcd to allocate cluster IPs from: a running kube-apiserver creates the default one (kubernetes) from its `--service-cluster-ip-range`; start it once on this etcd, or create a networking.k8s.io/v1 ServiceCIDR", f)
+		return fmt.Errorf("no %s ServiceCIDR in etcd: the service store allocates and releases cluster IPs in ServiceCIDRs, and a running kube-apiserver creates the default one (kubernetes) from its `--service-cluster-ip-range`; start it once on this etcd, or create a networking.k8s.io/v1 ServiceCIDR", f)
 	}
 	return nil
 }

@@ -36,7 +36,7 @@ func TestClusterIPAllocatorStartsForWritesOnly(t *testing.T) {
 
 	start := time.Now()
 	err := services.ReadyAllocators(context.Background())
-	if err == nil || !strings.HasPrefix(err.Error(), "no IPv4 ServiceCIDR in etcd to allocate cluster IPs from") || strings.Contains(err.Error(), "\n") {
+	if err == nil || !strings.HasPrefix(err.Error(), "no IPv4 ServiceCIDR in etcd: ") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("with no ServiceCIDR: %v", err)
 	}
 	if took := time.Since(start); took > time.Second {
