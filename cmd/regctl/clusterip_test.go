@@ -1,0 +1,79 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// TestReadsStartNoAllocatorInformers reads services that hold cluster IPs:
+// the allocator's informers, which list and watch ServiceCIDRs and
+// IPAddresses, start for writes only, so a read opens no etcd watch and
+// writes nothing.
+func TestReadsStartNoAllocatorInformers(t *testing.T) {
+	// Count in a fresh process: the prometheus registry is process-wide, and
+	// collectors left by other tests' in-process kube-apiserver make
+	// gathering it crawl.
+	if os.Getenv("REGCTL_TEST_CHILD") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestReadsStartNoAllocatorInformers$")
+		cmd.Env = append(os.Environ(), "REGCTL_TEST_CHILD=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return
+	}
+	s := newLiveEtcd(t)
+	s.putServiceCIDR(t, "10.0.0.0/24")
+	watches := watchStreams(t)
+	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+"---\napiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec: {ports: [{port: 80}]}\n"), s.flag())
+	if watchStreams(t) == watches {
+		t.Fatal("creating a service with a cluster IP opened no etcd watch: is the metric counted?")
+	}
+
+	before, watches := s.revision(t), watchStreams(t)
+	for _, args := range [][]string{
+		{"get", "services", "-n", "shop"},
+		{"get", "services/web", "-n", "shop", "-o", "yaml"},
+		{"keys"},
+		{"keys", "services", "-A"},
+		{"inspect", "services/web", "-n", "shop"},
+	} {
+		if _, stderr, code := run(t, append(args, s.flag())...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+	if after := s.revision(t); after != before {
+		t.Errorf("etcd revision moved from %d to %d: a read wrote", before, after)
+	}
+	if after := watchStreams(t); after != watches {
+		t.Errorf("reads opened %v etcd watch streams, want none", after-watches)
+	}
+	if n := s.count(t, "/registry/ipaddresses/10.0.0."); n != 1 {
+		t.Errorf("%d IPAddresses in 10.0.0.0/24, want the service's", n)
+	}
+}
+
+// watchStreams is the in-process etcd's count of watch streams opened.
+func watchStreams(t *testing.T) float64 {
+	t.Helper()
+	families, err := prometheus.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "grpc_server_started_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "grpc_method" && l.GetValue() == "Watch" {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatal("grpc_server_started_total{grpc_method=\"Watch\"} not found: is etcd in-process?")
+	return 0
+}
