@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -76,4 +80,53 @@ func watchStreams(t *testing.T) float64 {
 	}
 	t.Fatal("grpc_server_started_total{grpc_method=\"Watch\"} not found: is etcd in-process?")
 	return 0
+}
+
+// TestServiceWritesSayOnlyWhatTheyDid runs the binary: creating and deleting
+// a service with a cluster IP starts and stops the allocator's informers,
+// whose libraries log through klog and etcd's client, and the user sees
+// regctl's own lines only; with no ServiceCIDR in etcd the create fails
+// within the request timeout, on one line.
+func TestServiceWritesSayOnlyWhatTheyDid(t *testing.T) {
+	bin := regctlBinary(t)
+	s := newLiveEtcd(t)
+	mustRun(t, "create", "-f", manifestFile(t, shopNamespace), s.flag())
+	svc := manifestFile(t, "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec: {ports: [{port: 80}]}\n")
+	regctl := func(args ...string) (string, int) {
+		var stderr bytes.Buffer
+		cmd := exec.Command(bin, append(args, "--request-timeout=2s", s.flag())...)
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatal(err)
+		}
+		return stderr.String(), cmd.ProcessState.ExitCode()
+	}
+
+	start := time.Now()
+	stderr, code := regctl("create", "-f", svc)
+	want := "error: document 1: " + noServiceCIDR
+	if code != 1 || !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr, "ServiceCIDR\nerror: nothing was written\n") || strings.Count(stderr, "\n") != 2 {
+		t.Errorf("with no ServiceCIDR: exit %d, stderr %q: want %q and that nothing was written", code, stderr, want)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("with no ServiceCIDR the create took %s, more than `--request-timeout`", took)
+	}
+
+	s.putServiceCIDR(t, "10.0.0.0/24")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"create", "-f", svc}, bypassWarning + "\nservice/web created\n"},
+		{[]string{"delete", "services/web", "-n", "shop"}, bypassWarning + "\nservice/web deleted\n"},
+	} {
+		if stderr, code := regctl(tc.args...); code != 0 || stderr != tc.want {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	if n := s.count(t, "/registry/ipaddresses/"); n != 0 {
+		t.Errorf("%d IPAddresses left after the delete", n)
+	}
 }
