@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	api "k8s.io/kubernetes/pkg/apis/core"
-	"k8s.io/kubernetes/pkg/registry/core/service/ipallocator"
 	netutils "k8s.io/utils/net"
 )
 
@@ -47,6 +46,8 @@ type clusterIPs struct {
 	stop    chan struct{}
 	running sync.WaitGroup
 	ready   bool
+	// err is a wait that ended without the allocator ready.
+	err error
 }
 
 func newClusterIPs(factory informers.SharedInformerFactory, serviceCIDR string, timeout time.Duration) (*clusterIPs, error) {
@@ -74,8 +75,12 @@ func newClusterIPs(factory informers.SharedInformerFactory, serviceCIDR string, 
 func (c *clusterIPs) Ready(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ready {
+	switch {
+	case c.ready:
 		return nil
+	case c.err != nil:
+		// Each service of a manifest would wait as long again.
+		return c.err
 	}
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
@@ -84,7 +89,8 @@ func (c *clusterIPs) Ready(ctx context.Context) error {
 	}
 	c.start()
 	if !cache.WaitForCacheSync(ctx.Done(), c.serviceCIDRs.HasSynced, c.ipAddresses.HasSynced) {
-		return c.notReady(ctx, "the ServiceCIDR and IPAddress objects could not be read")
+		c.err = fmt.Errorf("the ServiceCIDR and IPAddress objects could not be read within %s: %w", c.timeout, context.Cause(ctx))
+		return c.err
 	}
 	if err := c.checkServiceCIDRs(); err != nil {
 		return err
@@ -94,21 +100,31 @@ func (c *clusterIPs) Ready(ctx context.Context) error {
 	var last error
 	err := wait.PollUntilContextCancel(ctx, 10*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		last = c.probe(ctx)
-		if errors.Is(last, ipallocator.ErrFull) || apierrors.IsInternalError(last) {
-			// Full is an answer, not a state to wait out: the write says it.
-			return true, nil
-		}
-		return last == nil, nil
+		// Internal errors (the range is full) are answers, not states to
+		// wait out: the write itself says them.
+		return last == nil || apierrors.IsInternalError(last), nil
 	})
 	if err != nil {
-		return c.notReady(ctx, fmt.Sprintf("the cluster IP allocator did not become ready (%v)", last))
+		c.err = fmt.Errorf("the cluster IP allocator was not ready within %s: %s", c.timeout, causeOf(last, err))
+		return c.err
 	}
 	c.ready = true
 	return nil
 }
 
-func (c *clusterIPs) notReady(ctx context.Context, what string) error {
-	return fmt.Errorf("%s within %s: %w", what, c.timeout, context.Cause(ctx))
+// causeOf is what the probe's allocation last said, without the probe's
+// made-up service, or else why the wait ended.
+func causeOf(probe, wait error) string {
+	var status apierrors.APIStatus
+	if errors.As(probe, &status) {
+		if d := status.Status().Details; d != nil && len(d.Causes) > 0 {
+			return d.Causes[0].Message
+		}
+	}
+	if probe != nil {
+		return probe.Error()
+	}
+	return wait.Error()
 }
 
 // start runs the two informers until the map is closed.
