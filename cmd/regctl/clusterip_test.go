@@ -130,3 +130,23 @@ func TestServiceWritesSayOnlyWhatTheyDid(t *testing.T) {
 		t.Errorf("%d IPAddresses left after the delete", n)
 	}
 }
+
+// TestReplaceKeepingClusterIPsNeedsNoAllocator replaces a service that keeps
+// its cluster IP: as on the server, that allocates nothing, so it needs no
+// ServiceCIDR and starts no informer.
+func TestReplaceKeepingClusterIPsNeedsNoAllocator(t *testing.T) {
+	s := newLiveEtcd(t)
+	mustRun(t, "create", "-f", manifestFile(t, shopNamespace), s.flag())
+	s.putService(t, clusterIPService("shop", "web", "10.0.0.10"))
+	current := mustRun(t, "get", "services/web", "-n", "shop", "-o", "yaml", s.flag())
+	edited := strings.Replace(current, "    app: web\n", "    app: web-v2\n", 1)
+	if edited == current {
+		t.Fatalf("no selector to edit in\n%s", current)
+	}
+	if _, stderr, code := run(t, "replace", "-f", manifestFile(t, edited), s.flag()); code != 0 || !strings.Contains(stderr, "service/web replaced") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if got := mustRun(t, "get", "services/web", "-n", "shop", "-o", "jsonpath={.spec.selector.app} {.spec.clusterIP}", s.flag()); got != "web-v2 10.0.0.10" {
+		t.Errorf("after the replace: %q", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -128,17 +129,39 @@ func usesClusterIP(obj runtime.Object) bool {
 }
 
 // readiesAllocators readies the target's allocators inside the store's
-// update, where the stored object is known, when the update may allocate
-// or release a cluster IP: when the stored or the new service has one.
+// update, where the stored object is known, when the update may allocate or
+// release a cluster IP. Most updates keep the IPs they have, and need no
+// allocator, as on the server.
 func readiesAllocators(t Target) rest.TransformFunc {
 	return func(ctx context.Context, newObj, oldObj runtime.Object) (runtime.Object, error) {
-		if usesClusterIP(newObj) || (oldObj != nil && usesClusterIP(oldObj)) {
+		if changesClusterIPs(newObj, oldObj) {
 			if err := t.ReadyAllocators(ctx); err != nil {
 				return nil, unwritten(err)
 			}
 		}
 		return newObj, nil
 	}
+}
+
+// changesClusterIPs tells whether an update of oldObj to newObj may allocate
+// or release a cluster IP: when one has a cluster IP and the other not, or
+// when their IPs or IP families differ (a second family added or dropped).
+// A field the new object leaves empty counts as a change: the store fills it
+// in from the old one, but that is the store's to decide.
+func changesClusterIPs(newObj, oldObj runtime.Object) bool {
+	newSvc, ok := newObj.(*api.Service)
+	oldSvc, _ := oldObj.(*api.Service)
+	switch {
+	case !ok || oldSvc == nil:
+		return ok && usesClusterIP(newSvc)
+	case usesClusterIP(newSvc) != usesClusterIP(oldSvc):
+		return true
+	case !usesClusterIP(newSvc):
+		return false
+	}
+	n, o := newSvc.Spec, oldSvc.Spec
+	return n.IPFamilyPolicy == nil || o.IPFamilyPolicy == nil || *n.IPFamilyPolicy != *o.IPFamilyPolicy ||
+		!slices.Equal(n.IPFamilies, o.IPFamilies) || !slices.Equal(n.ClusterIPs, o.ClusterIPs)
 }
 
 // Update replaces an object through the target's store (a subresource's
