@@ -156,35 +156,36 @@ func (c *clusterIPs) Stop() {
 // as "not ready": that no ServiceCIDR in etcd can give out addresses of the
 // family regctl allocates.
 func (c *clusterIPs) checkServiceCIDRs() error {
-	families := []api.IPFamily{c.family}
-	if c.dualStack {
-		families = append(families, otherFamily(c.family))
-	}
-	var usable, unready []string
+	usable := map[api.IPFamily]bool{}
+	unready := map[api.IPFamily][]string{}
 	for _, obj := range c.serviceCIDRs.GetStore().List() {
 		sc, ok := obj.(*networkingv1.ServiceCIDR)
 		if !ok {
 			continue
 		}
 		for _, cidr := range sc.Spec.CIDRs {
-			if !slices.Contains(families, familyOfCIDR(cidr)) {
-				continue
-			}
+			f := familyOfCIDR(cidr)
 			if serviceCIDRReady(sc) {
-				usable = append(usable, string(familyOfCIDR(cidr)))
-			} else {
-				unready = append(unready, sc.Name)
+				usable[f] = true
+			} else if !slices.Contains(unready[f], sc.Name) {
+				unready[f] = append(unready[f], sc.Name)
 			}
 		}
 	}
+	families := []api.IPFamily{c.family}
+	if c.dualStack {
+		families = append(families, otherFamily(c.family))
+	}
 	for _, f := range families {
-		if slices.Contains(usable, string(f)) {
-			continue
+		switch {
+		case usable[f]:
+		case len(unready[f]) > 0:
+			return fmt.Errorf("no ready %s ServiceCIDR in etcd: %s not ready or being deleted", f, strings.Join(unready[f], ", "))
+		case usable[otherFamily(f)]:
+			return fmt.Errorf("no %s ServiceCIDR in etcd, only %s ones: pass the apiserver's `--service-cluster-ip-range`", f, otherFamily(f))
+		default:
+			return fmt.Errorf("no %s ServiceCIDR in etcd: the service store allocates and releases cluster IPs in ServiceCIDRs, and a running kube-apiserver creates the default one (kubernetes) from its `--service-cluster-ip-range`; start it once on this etcd, or create a networking.k8s.io/v1 ServiceCIDR", f)
 		}
-		if len(unready) > 0 {
-			return fmt.Errorf("no ready %s ServiceCIDR in etcd: %s not ready or being deleted", f, strings.Join(unready, ", "))
-		}
-		return fmt.Errorf("no %s ServiceCIDR in etcd: the service store allocates and releases cluster IPs in ServiceCIDRs, and a running kube-apiserver creates the default one (kubernetes) from its `--service-cluster-ip-range`; start it once on this etcd, or create a networking.k8s.io/v1 ServiceCIDR", f)
 	}
 	return nil
 }

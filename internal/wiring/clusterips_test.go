@@ -52,13 +52,19 @@ func TestClusterIPAllocatorStartsForWritesOnly(t *testing.T) {
 	}
 	// The allocator learned etcd holds none; a new map, as the next command
 	// builds, lists the ServiceCIDR.
-	w = build(t, "--etcd-servers="+w.Embedded.ClientURL)
+	etcdServers := "--etcd-servers=" + w.Embedded.ClientURL
+	w = build(t, etcdServers)
 	services = w.Handles["services"]
 	start = time.Now()
 	if err := services.ReadyAllocators(context.Background()); err != nil {
 		t.Fatalf("with a ServiceCIDR: %v", err)
 	}
 	t.Logf("the allocator was ready in %s", time.Since(start))
+	// A map of another family than the cluster's is told which flag to pass.
+	v6 := build(t, etcdServers, "--service-cluster-ip-range=fd00::/108")
+	if err := v6.Handles["services"].ReadyAllocators(context.Background()); err == nil || err.Error() != "no IPv6 ServiceCIDR in etcd, only IPv4 ones: pass the apiserver's `--service-cluster-ip-range`" {
+		t.Errorf("an IPv6 map on an IPv4 cluster: %v", err)
+	}
 
 	cluster := api.ServiceInternalTrafficPolicyCluster
 	svc := &api.Service{
