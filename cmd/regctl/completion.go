@@ -142,21 +142,40 @@ func completionError(cmd *cobra.Command, err error) ([]cobra.Completion, cobra.S
 // resource, that start with prefix, sorted.
 func resourceCompletions(t routetable.RouteTable, prefix string) []cobra.Completion {
 	var out []cobra.Completion
+	seen := map[string]bool{}
+	offer := func(name, desc string) {
+		if strings.HasPrefix(name, prefix) && !seen[name] {
+			seen[name] = true
+			out = append(out, cobra.CompletionWithDesc(name, desc))
+		}
+	}
+	// Routes come in the server's group order, so a name two groups use
+	// (events) is offered bare for the group kubectl resolves it to, and
+	// qualified for the other. As kubectl completes, only what can be got.
 	for _, r := range t.Routes {
-		if r.Subresource != "" {
+		if r.Subresource != "" || !slices.Contains(r.Verbs, "get") || r.Path != preferredName(r) {
 			continue
 		}
-		if strings.HasPrefix(r.Resource, prefix) {
-			out = append(out, cobra.CompletionWithDesc(r.Resource, r.Kind))
+		name := r.Resource
+		if seen[name] {
+			name = r.Path
 		}
+		offer(name, r.Kind)
 		for _, short := range r.ShortNames {
-			if strings.HasPrefix(short, prefix) {
-				out = append(out, cobra.CompletionWithDesc(short, r.Resource))
-			}
+			offer(short, name)
 		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// preferredName is how a route of the group's preferred version is named:
+// resource.group, without a version.
+func preferredName(r routetable.Route) string {
+	if r.Group == "" {
+		return r.Resource
+	}
+	return r.Resource + "." + r.Group
 }
 
 // completionNames lists the names of resource's objects from the etcd given

@@ -102,7 +102,8 @@ func TestCompleteResources(t *testing.T) {
 	if directive != noFileComp {
 		t.Errorf("directive %s, want %s", directive, noFileComp)
 	}
-	for _, want := range []string{"pods\tPod", "po\tpods", "configmaps\tConfigMap", "cm\tconfigmaps", "namespaces\tNamespace"} {
+	for _, want := range []string{"pods\tPod", "po\tpods", "configmaps\tConfigMap", "cm\tconfigmaps", "namespaces\tNamespace",
+		"deployments\tDeployment", "deploy\tdeployments", "events\tEvent", "events.events.k8s.io\tEvent", "hpa\thorizontalpodautoscalers"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("completions lack %q: %q", want, got)
 		}
@@ -112,7 +113,7 @@ func TestCompleteResources(t *testing.T) {
 	}
 
 	got, _ = completeStandIn(t, completeResources, "se")
-	want := []string{"secrets\tSecret", "serviceaccounts\tServiceAccount", "services\tService"}
+	want := []string{"secrets\tSecret", "serviceaccounts\tServiceAccount", "servicecidrs\tServiceCIDR", "services\tService"}
 	if !slices.Equal(got, want) {
 		t.Errorf("completing %q: got %q, want %q", "se", got, want)
 	}
@@ -132,7 +133,7 @@ func TestCompleteResourceObjects(t *testing.T) {
 		want []string
 	}{
 		{"no etcd, no names", []string{"configmaps", ""}, nil},
-		{"resource first", []string{etcd, "se"}, []string{"secrets\tSecret", "serviceaccounts\tServiceAccount", "services\tService"}},
+		{"resource first", []string{etcd, "se"}, []string{"secrets\tSecret", "serviceaccounts\tServiceAccount", "servicecidrs\tServiceCIDR", "services\tService"}},
 		{"in a namespace", []string{etcd, "-n", "default", "configmaps", ""}, []string{"kube-root-ca.crt"}},
 		{"short name", []string{etcd, "-n", "kube-system", "cm", "kube"}, []string{"kube-root-ca.crt"}},
 		{"prefix", []string{etcd, "-n", "shop", "secrets", "x"}, nil},

@@ -10,9 +10,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/test/apiserver"
 )
 
@@ -23,29 +25,33 @@ func TestReadsAgreeWithKubeAPIServer(t *testing.T) {
 	etcdFlag := "--etcd-servers=" + s.EtcdURL
 	ctx := context.Background()
 
-	objs := apiserver.CreateCoreObjects(t, s, "regctl-agree")
-	if len(objs) != 15 {
-		t.Fatalf("created %d core objects, want 15 (one per resource in upstream's data)", len(objs))
+	objs := apiserver.CreateObjects(t, s, "regctl-agree", func(gvr schema.GroupVersionResource) bool {
+		return gvr.Group != "apiextensions.k8s.io" && gvr.Group != "apiregistration.k8s.io"
+	})
+	groups := map[string]bool{}
+	for _, o := range objs {
+		groups[o.GVR.Group] = true
 	}
-	t.Run("get -o json equals the apiserver's GET", func(t *testing.T) {
+	if len(objs) < 58 || len(groups) < 17 {
+		t.Fatalf("created %d objects of %d groups, want one per resource a default server serves in upstream's data", len(objs), len(groups))
+	}
+	t.Run("get -o json equals the apiserver's GET, every group", func(t *testing.T) {
 		for _, o := range objs {
-			args := []string{"get", o.Resource + "/" + o.Name, "-o", "json", "--show-managed-fields", etcdFlag}
-			path := "/api/v1/" + o.Resource + "/" + o.Name
+			args := []string{"get", o.Arg(), "-o", "json", "--show-managed-fields", etcdFlag}
 			if o.Namespace != "" {
 				args = append(args, "-n", o.Namespace)
-				path = "/api/v1/namespaces/" + o.Namespace + "/" + o.Resource + "/" + o.Name
 			}
 			stdout, stderr, code := run(t, args...)
 			if code != 0 {
-				t.Errorf("%s: exit %d: %s", o.Resource, code, stderr)
+				t.Errorf("%s: exit %d: %s", o.GVR, code, stderr)
 				continue
 			}
-			raw, err := s.Client.CoreV1().RESTClient().Get().AbsPath(path).SetHeader("Accept", "application/json").DoRaw(ctx)
+			raw, err := s.Client.CoreV1().RESTClient().Get().AbsPath(o.Path()).SetHeader("Accept", "application/json").DoRaw(ctx)
 			if err != nil {
-				t.Fatalf("GET %s: %v", path, err)
+				t.Fatalf("GET %s: %v", o.Path(), err)
 			}
 			if got, want := normalize(t, []byte(stdout)), normalize(t, raw); got != want {
-				t.Errorf("%s: regctl and the apiserver differ\nregctl:    %s\napiserver: %s", o.Resource, got, want)
+				t.Errorf("%s: regctl and the apiserver differ\nregctl:    %s\napiserver: %s", o.GVR, got, want)
 			}
 		}
 	})
@@ -140,6 +146,17 @@ func keysAgree(t *testing.T, s *apiserver.Server, etcdFlag string) []string {
 	if err := json.Unmarshal([]byte(stdout), &usage); err != nil {
 		t.Fatal(err)
 	}
+	var table routetable.RouteTable
+	if err := json.Unmarshal([]byte(mustRun(t, "routes", "-o", "json")), &table); err != nil {
+		t.Fatal(err)
+	}
+	routes, prefixes := map[string]routetable.Route{}, map[string]bool{}
+	for _, r := range table.Routes {
+		routes[r.Path] = r
+		if r.Store == routetable.StoreOwn {
+			prefixes[r.KeyPrefix] = true
+		}
+	}
 	var diffs []string
 	seen := 0
 	for _, u := range usage {
@@ -147,7 +164,9 @@ func keysAgree(t *testing.T, s *apiserver.Server, etcdFlag string) []string {
 			continue
 		}
 		seen++
-		list, err := s.Dynamic.Resource(corev1.SchemeGroupVersion.WithResource(u.Resource)).List(context.Background(), metav1.ListOptions{})
+		r := routes[u.Resource]
+		gvr := schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Resource}
+		list, err := s.Dynamic.Resource(gvr).List(context.Background(), metav1.ListOptions{})
 		if err != nil {
 			t.Fatalf("listing %s: %v", u.Resource, err)
 		}
@@ -155,8 +174,8 @@ func keysAgree(t *testing.T, s *apiserver.Server, etcdFlag string) []string {
 			diffs = append(diffs, fmt.Sprintf("%s: regctl counts %d keys, the apiserver lists %d", u.Resource, u.Keys, len(list.Items)))
 		}
 	}
-	if seen != 15 {
-		t.Fatalf("keys shows %d resources, want the 15 with a store", seen)
+	if seen != len(prefixes) {
+		t.Fatalf("keys shows %d resources, want the %d key prefixes of the map's stores", seen, len(prefixes))
 	}
 	return diffs
 }

@@ -124,7 +124,7 @@ func keysUsage(ctx context.Context, opts *keysOptions) error {
 	if err != nil {
 		return err
 	}
-	usage, err := stores.Usage(ctx, main, w.Table.EtcdPrefix, w.Handles, opts.ChunkSize)
+	usage, err := stores.Usage(ctx, main, w.Table.EtcdPrefix, w.Ordered(), opts.ChunkSize)
 	if err != nil {
 		return err
 	}

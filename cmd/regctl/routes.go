@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +17,8 @@ type routesOptions struct {
 	Output render.Format
 	// Check is a committed route table to compare the live one with.
 	Check string
+	// Groups keeps only the routes of these API groups.
+	Groups []string
 }
 
 var routesFormats = []render.Format{render.Table, render.Wide, render.YAML, render.JSON}
@@ -23,14 +28,24 @@ func newRoutesCmd(g *globalOptions, runF func(context.Context, *routesOptions) e
 	var output string
 	cmd := &cobra.Command{
 		Use:   "routes [-o table|wide|yaml|json]",
-		Short: "Print every path of the core storage map and how it is stored",
-		Long: `Print every path kube-apiserver serves under /api/v1 with its scope, etcd key
-prefix, storage decorator (watch cache or not), kind, verbs and storage version.
+		Short: "Print every path of the storage map and how it is stored",
+		Long: `Print every path kube-apiserver serves, in every API group and version, with
+its scope, etcd key prefix, storage decorator (watch cache or not), API
+version, kind, verbs and storage version.
+
+Paths are named as kubectl names resources: "pods", "deployments.apps" for a
+group's preferred version, "horizontalpodautoscalers.v1.autoscaling" for the
+others, a subresource after its resource ("deployments.apps/scale").
 
 The map is built by the server's own code from the given kube-apiserver flags.
-The output is sorted and deterministic, so it can be committed and diffed.`,
-		Example: `  # The default kube-apiserver's core storage map
+Groups come in the order the server installs them, versions by priority,
+paths sorted within a version: the output is deterministic, so it can be
+committed and diffed.`,
+		Example: `  # The default kube-apiserver's storage map
   regctl routes
+
+  # The apps and core groups only
+  regctl routes --api-group apps,core
 
   # With kind, verbs, storage version and Go type
   regctl routes -o wide
@@ -56,6 +71,7 @@ The output is sorted and deterministic, so it can be committed and diffed.`,
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", string(render.Table), "Output format: table|wide|yaml|json")
 	cmd.Flags().StringVar(&opts.Check, "check", "", "Compare the live table with this committed one: exit 1 with the diff when they differ, 2 on error")
+	addGroupFlag(cmd.Flags(), &opts.Groups)
 	cmd.AddCommand(newRoutesDiffCmd(g, nil))
 	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(routesFormats...))
 	return cmd
@@ -70,5 +86,10 @@ func runRoutes(ctx context.Context, opts *routesOptions) error {
 		return err
 	}
 	defer w.Close()
-	return render.Print(opts.IO.Out, opts.Output, w.Table)
+	for _, g := range opts.Groups {
+		if known := w.Table.Groups(); g != "" && !slices.Contains(known, g) {
+			return fmt.Errorf("no API group %q in the map: it has %s", g, strings.Join(known, ", "))
+		}
+	}
+	return render.Print(opts.IO.Out, opts.Output, w.Table.InGroups(opts.Groups))
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/routetable"
@@ -27,7 +28,9 @@ type routesDiffOptions struct {
 	Old, New string
 	Only     []string
 	Ignore   []string
-	Output   render.Format
+	// Groups keeps only the routes of these API groups on both sides.
+	Groups []string
+	Output render.Format
 }
 
 // exitTrouble makes err exit 2: like diff(1), a difference exits 1 and
@@ -95,6 +98,7 @@ Exit status: 0 when the tables are equal, 1 when they differ, 2 on error.`,
 	fs.StringVarP(&output, "output", "o", string(textFormat), "Output format: text|json")
 	fs.StringSliceVar(&opts.Only, "only", nil, "Count changes in these fields only (comma-separated)")
 	fs.StringSliceVar(&opts.Ignore, "ignore", nil, "Do not count changes in these fields (comma-separated)")
+	addGroupFlag(fs, &opts.Groups)
 	return cmd
 }
 
@@ -116,7 +120,7 @@ func runRoutesDiff(ctx context.Context, opts *routesDiffOptions) error {
 	if err != nil {
 		return exitTrouble(err)
 	}
-	res := routetable.Compare(from, to, filter)
+	res := routetable.Compare(from.InGroups(opts.Groups), to.InGroups(opts.Groups), filter)
 	res.Old, res.New = opts.Old, opts.New
 	return printDiff(opts.globalOptions, opts.Output, res)
 }
@@ -187,6 +191,7 @@ func checkRoutes(ctx context.Context, opts *routesOptions) error {
 		globalOptions: opts.globalOptions,
 		Old:           opts.Check,
 		New:           liveTable,
+		Groups:        opts.Groups,
 		Output:        textFormat,
 	})
 	var ee *exitError
@@ -194,4 +199,12 @@ func checkRoutes(ctx context.Context, opts *routesOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "hint: if the change is intended, regenerate %s with `regctl routes -o yaml > %s` and the same flags\n", opts.Check, opts.Check)
 	}
 	return err
+}
+
+// addGroupFlag is kubectl api-resources' `--api-group`, with `--group` as
+// another name for it.
+func addGroupFlag(fs *pflag.FlagSet, groups *[]string) {
+	fs.StringSliceVar(groups, "api-group", nil, "Only the routes of these API groups (comma-separated; \"core\" or \"\" for the core group)")
+	fs.StringSliceVar(groups, "group", nil, "Another name for --api-group")
+	_ = fs.MarkHidden("group")
 }

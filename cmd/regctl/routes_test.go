@@ -83,3 +83,30 @@ func TestRoutesFlags(t *testing.T) {
 		t.Fatalf("options %+v, want output wide", got)
 	}
 }
+
+func TestRoutesOfSomeGroups(t *testing.T) {
+	stdout, stderr, code := run(t, "routes", "--api-group", "apps,core", "-o", "wide")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	apiVersions := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n")[1:] {
+		apiVersions[strings.Fields(line)[4]] = true
+	}
+	if len(apiVersions) != 2 || !apiVersions["v1"] || !apiVersions["apps/v1"] {
+		t.Errorf("--api-group apps,core printed API versions %v, want v1 and apps/v1", apiVersions)
+	}
+	if !strings.Contains(stdout, "\ndeployments.apps/scale ") || !strings.Contains(stdout, "\npods ") {
+		t.Errorf("missing deployments.apps/scale or pods:\n%s", stdout)
+	}
+
+	// The same groups on both sides of a check.
+	_, stderr, code = run(t, "routes", "--group", "apps", "--check", "../../docs/routes/v1.36.3.yaml")
+	if code != 0 || stderr != "" {
+		t.Errorf("--group apps --check: exit %d, stderr %q", code, stderr)
+	}
+	_, stderr, code = run(t, "routes", "--api-group", "apss")
+	if code != 1 || !strings.Contains(stderr, `no API group "apss" in the map`) {
+		t.Errorf("unknown group: exit %d, stderr %q", code, stderr)
+	}
+}

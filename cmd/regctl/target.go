@@ -191,7 +191,7 @@ func resolveTypes(w *wiring.Wiring, ref objectRef, scope scopeOptions) ([]stores
 // resource, which can only be a slip when it is the one type named.
 func scopeTarget(w *wiring.Wiring, base *wiring.Handle, ref objectRef, scope scopeOptions, strict bool) (stores.Target, error) {
 	res := base.Resource
-	h, err := pathHandle(w, res.Name, ref.Subresource)
+	h, err := w.Subresource(base, ref.Subresource)
 	if err != nil {
 		return stores.Target{}, err
 	}
@@ -221,33 +221,15 @@ func addNamespaceFlag(fs *pflag.FlagSet, s *scopeOptions) {
 	fs.StringVarP(&s.Namespace, "namespace", "n", metav1.NamespaceDefault, "Namespace of namespaced resources")
 }
 
-// pathHandle is the handle of resource, or of its subresource sub.
-func pathHandle(w *wiring.Wiring, resource, sub string) (*wiring.Handle, error) {
-	path := resource
-	if sub != "" {
-		path += "/" + sub
-	}
-	h, ok := w.Handles[path]
-	if !ok && sub != "" {
-		return nil, fmt.Errorf("%s has no subresource %q", resource, sub)
-	}
-	if !ok {
-		return nil, fmt.Errorf("%s is not a path of the storage map (see `regctl routes`)", resource)
-	}
-	return h, nil
-}
-
 // resolveKind finds the resource a manifest object belongs to by its
 // apiVersion and kind, as kubectl maps them, among the map's resources.
-func resolveKind(w *wiring.Wiring, gvk schema.GroupVersionKind) (metav1.APIResource, error) {
+func resolveKind(w *wiring.Wiring, gvk schema.GroupVersionKind) (*wiring.Handle, error) {
 	h, err := w.ResolveKind(gvk)
 	switch {
 	case err == nil:
-		return h.Resource, nil
-	case gvk.Group != "":
-		return metav1.APIResource{}, fmt.Errorf("%s %s is not in the core API: regctl writes /api/v1 objects only", gvk.GroupVersion(), gvk.Kind)
-	case gvk.Version != "v1":
-		return metav1.APIResource{}, fmt.Errorf("apiVersion %q is not served: the core API is v1", gvk.Version)
+		return h, nil
+	case !w.Serves(gvk.GroupVersion()):
+		return nil, fmt.Errorf("apiVersion %q is not served (see `regctl routes -o wide`)", gvk.GroupVersion())
 	}
-	return metav1.APIResource{}, fmt.Errorf("unknown kind %q in v1 (see `regctl routes -o wide`)", gvk.Kind)
+	return nil, fmt.Errorf("unknown kind %q in %s (see `regctl routes -o wide`)", gvk.Kind, gvk.GroupVersion())
 }

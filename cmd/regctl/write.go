@@ -89,16 +89,16 @@ type manifestVerb struct {
 
 // planTarget resolves the path and namespace an object is written to.
 func planTarget(w *wiring.Wiring, o manifest.Object, scope scopeOptions, subresource string) (stores.Target, error) {
-	res, err := resolveKind(w, o.GVK)
+	base, err := resolveKind(w, o.GVK)
 	if err != nil {
 		return stores.Target{}, err
 	}
-	h, err := pathHandle(w, res.Name, subresource)
+	h, err := w.Subresource(base, subresource)
 	if err != nil {
 		return stores.Target{}, err
 	}
 	t := stores.Target{Handle: h}
-	if res.Namespaced {
+	if base.Resource.Namespaced {
 		switch {
 		case o.Namespace == "":
 			t.Namespace = scope.Namespace

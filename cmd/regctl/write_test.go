@@ -176,7 +176,8 @@ func TestMalformedManifestsWriteNothing(t *testing.T) {
 	}{
 		{"not yaml", cm + "---\n{{{ not: yaml\n", []string{"document 2: not YAML or JSON"}},
 		{"unknown kind", cm + "---\napiVersion: v1\nkind: Gizmo\nmetadata: {name: g}\n", []string{`document 2: unknown kind "Gizmo" in v1`}},
-		{"kind from another group", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n", []string{"document 1: apps/v1 Deployment is not in the core API"}},
+		{"a group no API serves", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: d}\n", []string{`document 1: apiVersion "example.com/v1" is not served`}},
+		{"a version the group does not serve", "apiVersion: apps/v1beta1\nkind: Deployment\nmetadata: {name: d}\n", []string{`document 1: apiVersion "apps/v1beta1" is not served`}},
 		{"list mixing good and bad", "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(strings.TrimSpace(cm), "\n", "\n  ") + "\n- {apiVersion: v1, kind: Gizmo, metadata: {name: g}}\n- {kind: ConfigMap, metadata: {name: x}}\n",
 			[]string{`document 1, item 2: unknown kind "Gizmo"`, "document 1, item 3: no apiVersion set"}},
 		{"empty", "# nothing here\n", []string{"no objects found"}},

@@ -61,12 +61,21 @@ const (
 	DecoratorNone        = "none"
 )
 
-// Header is the route table's column header; wide adds kind, verbs, storage
-// version and the storage's Go type.
+// APIVersion is the group version the path is served under, as kubectl
+// prints an apiVersion: "v1", "apps/v1".
+func (r Route) APIVersion() string {
+	if r.Group == "" {
+		return r.Version
+	}
+	return r.Group + "/" + r.Version
+}
+
+// Header is the route table's column header; wide adds the API version,
+// kind, verbs, storage version and the storage's Go type.
 func (t RouteTable) Header(wide bool) []string {
 	h := []string{"PATH", "SCOPE", "KEY PREFIX", "DECORATOR"}
 	if wide {
-		h = append(h, "KIND", "VERBS", "STORAGE VERSION", "STORAGE")
+		h = append(h, "APIVERSION", "KIND", "VERBS", "STORAGE VERSION", "STORAGE")
 	}
 	return h
 }
@@ -77,7 +86,7 @@ func (t RouteTable) Rows(wide bool) [][]string {
 	for _, r := range t.Routes {
 		row := []string{r.Path, r.Scope, orNone(r.KeyPrefix), r.Decorator}
 		if wide {
-			row = append(row, r.Kind, orNone(strings.Join(r.Verbs, ",")), orNone(r.StorageVersion), r.Storage)
+			row = append(row, r.APIVersion(), r.Kind, orNone(strings.Join(r.Verbs, ",")), orNone(r.StorageVersion), r.Storage)
 		}
 		rows = append(rows, row)
 	}
@@ -90,4 +99,46 @@ func orNone(s string) string {
 		return "<none>"
 	}
 	return s
+}
+
+// InGroups is the table with only the routes of the named API groups;
+// "core" or "" names the core group, as `kubectl api-resources --api-group`
+// takes it. No groups keeps every route.
+func (t RouteTable) InGroups(groups []string) RouteTable {
+	if len(groups) == 0 {
+		return t
+	}
+	want := map[string]bool{}
+	for _, g := range groups {
+		if g == "core" {
+			g = ""
+		}
+		want[g] = true
+	}
+	out := t
+	out.Routes = nil
+	for _, r := range t.Routes {
+		if want[r.Group] {
+			out.Routes = append(out.Routes, r)
+		}
+	}
+	return out
+}
+
+// Groups lists the API groups of the table's routes in table order, the
+// core group as "core".
+func (t RouteTable) Groups() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range t.Routes {
+		g := r.Group
+		if g == "" {
+			g = "core"
+		}
+		if !seen[g] {
+			seen[g] = true
+			out = append(out, g)
+		}
+	}
+	return out
 }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"google.golang.org/grpc/codes"
 	grpcstatus "google.golang.org/grpc/status"
@@ -20,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authentication/user"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
@@ -36,17 +36,25 @@ type Target struct {
 	Namespace string
 }
 
-// context carries what a request to the apiserver would: the namespace, and
-// request info naming the resource, which stores use in their errors.
+// Identity is who regctl reads and writes as: a member of system:masters,
+// which is what access to etcd amounts to. Stores that check the requester
+// (RBAC's escalation check, admission policies' param authorization) see
+// it, and the map's authorizer allows it.
+var Identity = &user.DefaultInfo{Name: "regctl", Groups: []string{user.SystemPrivilegedGroup, user.AllAuthenticated}}
+
+// context carries what a request to the apiserver would: the namespace, the
+// user, and request info naming the resource, which stores use in their
+// errors.
 func (t Target) context(ctx context.Context) context.Context {
-	resource, sub, _ := strings.Cut(t.Path, "/")
 	ctx = genericapirequest.WithRequestInfo(ctx, &genericapirequest.RequestInfo{
 		IsResourceRequest: true,
-		APIVersion:        "v1",
+		APIGroup:          t.Route.Group,
+		APIVersion:        t.Route.Version,
 		Namespace:         t.Namespace,
-		Resource:          resource,
-		Subresource:       sub,
+		Resource:          t.Route.Resource,
+		Subresource:       t.Route.Subresource,
 	})
+	ctx = genericapirequest.WithUser(ctx, Identity)
 	return genericapirequest.WithNamespace(ctx, t.Namespace)
 }
 

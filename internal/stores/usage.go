@@ -2,6 +2,7 @@ package stores
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -17,8 +18,11 @@ import (
 // path segment. Keys an override moved away, left on the main etcd, are
 // unclaimed there: the server never reads them.
 //
-// main is the client of `--etcd-servers`, handles the map's.
-func Usage(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles map[string]*wiring.Handle, pageSize int64) ([]etcdview.Usage, error) {
+// main is the client of `--etcd-servers`, handles the map's in table
+// order: where several paths store under one prefix (a resource in two
+// versions, events in two groups), the keys are the first one's, the one
+// kubectl resolves the resource's name to.
+func Usage(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles []*wiring.Handle, pageSize int64) ([]etcdview.Usage, error) {
 	claimed := map[string]string{}
 	var elsewhere []etcdview.Usage
 	for _, h := range handles {
@@ -26,8 +30,11 @@ func Usage(ctx context.Context, main *clientv3.Client, etcdPrefix string, handle
 		if r.Store != routetable.StoreOwn {
 			continue
 		}
+		if _, ok := claimed[r.KeyPrefix]; ok {
+			continue
+		}
+		claimed[r.KeyPrefix] = r.Path
 		if len(r.EtcdServers) == 0 {
-			claimed[r.KeyPrefix] = r.Path
 			continue
 		}
 		c, err := h.Client(ctx)
@@ -42,7 +49,13 @@ func Usage(ctx context.Context, main *clientv3.Client, etcdPrefix string, handle
 		elsewhere = append(elsewhere, u)
 	}
 	root := strings.TrimSuffix(etcdPrefix, "/") + "/"
-	usage, err := etcdview.UsageUnder(ctx, main, root, claimed, pageSize)
+	onMain := map[string]string{}
+	for prefix, path := range claimed {
+		if !slices.ContainsFunc(elsewhere, func(u etcdview.Usage) bool { return u.KeyPrefix == prefix }) {
+			onMain[prefix] = path
+		}
+	}
+	usage, err := etcdview.UsageUnder(ctx, main, root, onMain, pageSize)
 	if err != nil {
 		return nil, err
 	}

@@ -77,6 +77,27 @@ func (w *Wiring) Handle(path string) (*Handle, error) {
 	return nil, fmt.Errorf("%s is not a path of the storage map (see `regctl routes`)", path)
 }
 
+// Ordered is every handle in route table order.
+func (w *Wiring) Ordered() []*Handle {
+	out := make([]*Handle, len(w.Table.Routes))
+	for i, r := range w.Table.Routes {
+		out[i] = w.Handles[r.Path]
+	}
+	return out
+}
+
+// Subresource is the handle of the subresource sub of the resource h, h
+// itself when sub is empty.
+func (w *Wiring) Subresource(h *Handle, sub string) (*Handle, error) {
+	if sub == "" {
+		return h, nil
+	}
+	if s, ok := w.Handles[h.Path+"/"+sub]; ok {
+		return s, nil
+	}
+	return nil, fmt.Errorf("%s has no subresource %q", h.Path, sub)
+}
+
 // Close releases the stores' etcd clients and the embedded etcd, if any.
 func (w *Wiring) Close() error {
 	w.mu.Lock()

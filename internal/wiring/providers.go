@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
@@ -60,7 +61,11 @@ func controlplaneConfig(s *apiserveroptions.ServerRunOptions, factory serverstor
 	generic.EffectiveVersion = compatibility.DefaultBuildEffectiveVersion()
 	generic.LoopbackClientConfig = loopback
 	generic.ExternalAddress = "127.0.0.1:443"
-	generic.Authorization.Authorizer = authorizerfactory.NewAlwaysDenyAuthorizer()
+	// The stores ask the authorizer when a write would grant or reach
+	// something (RBAC escalation, admission policy params). regctl writes as
+	// a member of system:masters, which the server's own privileged-group
+	// authorizer allows everything: whoever can write etcd can do anything.
+	generic.Authorization.Authorizer = authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)
 	return &controlplane.Config{
 		ControlPlane: controlplaneapiserver.Config{
 			Generic: generic,

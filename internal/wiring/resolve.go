@@ -70,6 +70,16 @@ func (w *Wiring) ResolveKind(gvk schema.GroupVersionKind) (*Handle, error) {
 	return w.handleOf(m.Resource)
 }
 
+// Serves tells whether the map serves the group version gv.
+func (w *Wiring) Serves(gv schema.GroupVersion) bool {
+	for _, v := range w.versions {
+		if v.gv == gv {
+			return true
+		}
+	}
+	return false
+}
+
 // resourceFor is kubectl's resource.Builder.mappingFor: a fully specified
 // resource.version.group first, then resource.group, then a kind.
 func (w *Wiring) resourceFor(arg string) (schema.GroupVersionResource, error) {

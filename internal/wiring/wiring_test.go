@@ -313,7 +313,7 @@ func TestResolveListExpandsCategoriesAsKubectlDoes(t *testing.T) {
 	w := build(t)
 	for list, want := range map[string]string{
 		// Groups in the map's order, the server's provider order.
-		"all": "pods,replicationcontrollers,services,horizontalpodautoscalers.autoscaling,cronjobs.batch,jobs.batch,daemonsets.apps,deployments.apps,replicasets.apps,statefulsets.apps",
+		"all":                "pods,replicationcontrollers,services,horizontalpodautoscalers.autoscaling,cronjobs.batch,jobs.batch,daemonsets.apps,deployments.apps,replicasets.apps,statefulsets.apps",
 		"pods,svc,po":        "pods,services",
 		"cm,svc,all":         "configmaps,services,pods,replicationcontrollers,horizontalpodautoscalers.autoscaling,cronjobs.batch,jobs.batch,daemonsets.apps,deployments.apps,replicasets.apps,statefulsets.apps",
 		"Pod,ServiceAccount": "pods,serviceaccounts",

@@ -7,14 +7,18 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/storage/etcd3/testserver"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes"
+	featuregatetesting "k8s.io/component-base/featuregate/testing"
 	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
 	"k8s.io/kubernetes/test/integration/etcd"
 
@@ -44,106 +48,196 @@ func buildRegctl(t *testing.T, args ...string) *wiring.Wiring {
 	return w
 }
 
-// TestDiscoveryAgreesWithKubeAPIServer starts a default kube-apiserver on an
-// embedded etcd, reads its /api/v1 discovery, and compares every path with
-// regctl's route table built against the same etcd.
-func TestDiscoveryAgreesWithKubeAPIServer(t *testing.T) {
+// notYet are the groups of the aggregator and apiextensions servers of the
+// chain, whose stores regctl does not build yet.
+var notYet = map[string]bool{"apiextensions.k8s.io": true, "apiregistration.k8s.io": true}
+
+// startServer starts a kube-apiserver with flags on an embedded etcd.
+func startServer(t *testing.T, flags ...string) (*kubernetes.Clientset, string) {
+	t.Helper()
 	etcdClient := testserver.RunEtcd(t, nil)
 	endpoint := etcdClient.Endpoints()[0]
 	storageConfig := storagebackend.NewDefaultConfig("/registry", nil)
 	storageConfig.Transport.ServerList = []string{endpoint}
-	server := kubeapiservertesting.StartTestServerOrDie(t, nil, nil, storageConfig)
+	server := kubeapiservertesting.StartTestServerOrDie(t, nil, flags, storageConfig)
 	t.Cleanup(server.TearDownFn)
-
 	client, err := kubernetes.NewForConfig(server.ClientConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := client.Discovery().ServerResourcesForGroupVersion("v1")
-	if err != nil {
-		t.Fatalf("reading the server's /api/v1 discovery: %v", err)
-	}
+	return client, endpoint
+}
 
-	w := buildRegctl(t, "--etcd-servers="+endpoint)
+// TestDiscoveryAgreesWithKubeAPIServer starts a default kube-apiserver on an
+// embedded etcd, reads its discovery of every group and version, and
+// compares every path with regctl's route table built against the same etcd.
+func TestDiscoveryAgreesWithKubeAPIServer(t *testing.T) {
+	client, endpoint := startServer(t)
+	discoveryAgrees(t, client, buildRegctl(t, "--etcd-servers="+endpoint))
+}
+
+// TestDiscoveryAgreesWithEveryAPIOn does the same with every API group
+// version enabled, alpha and beta included.
+func TestDiscoveryAgreesWithEveryAPIOn(t *testing.T) {
+	client, endpoint := startServer(t, "--runtime-config=api/all=true")
+	discoveryAgrees(t, client, buildRegctl(t, "--etcd-servers="+endpoint, "--runtime-config=api/all=true"))
+}
+
+func discoveryAgrees(t *testing.T, client *kubernetes.Clientset, w *wiring.Wiring) {
+	t.Helper()
+	// Per group version, as the legacy discovery documents serve it: the
+	// aggregated document has no storage version hashes.
+	groups, err := client.Discovery().ServerGroups()
+	if err != nil {
+		t.Fatalf("reading the server's discovery: %v", err)
+	}
+	preferred := map[string]string{}
+	var lists []*metav1.APIResourceList
+	for _, g := range groups.Groups {
+		preferred[g.Name] = g.PreferredVersion.Version
+		for _, v := range g.Versions {
+			list, err := client.Discovery().ServerResourcesForGroupVersion(v.GroupVersion)
+			if err != nil {
+				t.Fatalf("reading the server's discovery of %s: %v", v.GroupVersion, err)
+			}
+			lists = append(lists, list)
+		}
+	}
 	routes := map[string]routetable.Route{}
 	for _, r := range w.Table.Routes {
-		routes[r.Path] = r
+		if !notYet[r.Group] {
+			routes[r.Path] = r
+		}
 	}
-	if len(list.APIResources) != len(routes) {
-		t.Errorf("server serves %d paths under /api/v1, regctl has %d", len(list.APIResources), len(routes))
-	}
-	for _, want := range list.APIResources {
-		got, ok := routes[want.Name]
-		if !ok {
-			t.Errorf("%s: served by kube-apiserver, missing from regctl", want.Name)
+	served := 0
+	for _, list := range lists {
+		gv, err := schema.ParseGroupVersion(list.GroupVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if notYet[gv.Group] {
 			continue
 		}
-		wantGroup, wantVersion := want.Group, want.Version
-		if wantGroup == "" && wantVersion == "" {
-			wantVersion = "v1"
-		}
-		checks := []struct{ field, got, want string }{
-			{"scope", got.Scope, scopeOf(want)},
-			{"kind", got.Kind, want.Kind},
-			{"group", got.Group, wantGroup},
-			{"version", got.Version, wantVersion},
-			{"verbs", js(got.Verbs), js([]string(want.Verbs))},
-			{"shortNames", js(got.ShortNames), js(want.ShortNames)},
-			{"categories", js(got.Categories), js(want.Categories)},
-			{"storageVersionHash", got.StorageVersionHash, want.StorageVersionHash},
-		}
-		for _, c := range checks {
-			if c.got != c.want {
-				t.Errorf("%s: %s = %s, kube-apiserver says %s", want.Name, c.field, c.got, c.want)
+		for _, want := range list.APIResources {
+			served++
+			path := kubectlName(gv, preferred[gv.Group] == gv.Version, want.Name)
+			got, ok := routes[path]
+			if !ok {
+				t.Errorf("%s: served by kube-apiserver at %s, missing from regctl", path, gv)
+				continue
+			}
+			kindGV := ""
+			if want.Group != "" || want.Version != "" {
+				if k := (schema.GroupVersion{Group: want.Group, Version: want.Version}); k != gv {
+					kindGV = k.String()
+				}
+			}
+			checks := []struct{ field, got, want string }{
+				{"scope", got.Scope, scopeOf(want)},
+				{"kind", got.Kind, want.Kind},
+				{"group", got.Group, gv.Group},
+				{"version", got.Version, gv.Version},
+				{"kindGroupVersion", got.KindGroupVersion, kindGV},
+				{"verbs", js(got.Verbs), js([]string(want.Verbs))},
+				{"shortNames", js(got.ShortNames), js(want.ShortNames)},
+				{"categories", js(got.Categories), js(want.Categories)},
+				{"storageVersionHash", got.StorageVersionHash, want.StorageVersionHash},
+			}
+			for _, c := range checks {
+				if c.got != c.want {
+					t.Errorf("%s: %s = %s, kube-apiserver says %s", path, c.field, c.got, c.want)
+				}
 			}
 		}
 	}
+	if served != len(routes) {
+		t.Errorf("server serves %d paths, regctl has %d", served, len(routes))
+	}
 }
 
-// TestKeysAgreeWithUpstreamStorageData checks every core v1 resource in
-// upstream's etcd storage-path data: the key regctl's store computes for the
-// object is the ExpectedEtcdPath, and lies under the route's key prefix.
+// kubectlName is how regctl names a path: resource.group for the preferred
+// version, resource.version.group for the others.
+func kubectlName(gv schema.GroupVersion, preferred bool, installerPath string) string {
+	resource, sub, isSub := strings.Cut(installerPath, "/")
+	if !preferred {
+		resource += "." + gv.Version
+	}
+	if gv.Group != "" {
+		resource += "." + gv.Group
+	}
+	if isSub {
+		resource += "/" + sub
+	}
+	return resource
+}
+
+// TestKeysAgreeWithUpstreamStorageData checks every entry of upstream's etcd
+// storage-path data, with every API on as upstream's own path test runs
+// (AllAlpha, AllBeta, api/all): the key regctl's store computes for the
+// stub object is the ExpectedEtcdPath, under the route's key prefix, and
+// the route's storage version is the ExpectedGVK's.
 func TestKeysAgreeWithUpstreamStorageData(t *testing.T) {
 	const namespace = "etcdstoragepathtestnamespace"
-	w := buildRegctl(t)
-	routes := map[string]routetable.Route{}
+	featuregatetesting.SetFeatureGatesDuringTest(t, utilfeature.DefaultFeatureGate, featuregatetesting.FeatureOverrides{
+		"AllAlpha": true,
+		"AllBeta":  true,
+	})
+	w := buildRegctl(t, "--runtime-config=api/all=true")
+	preferred := map[string]string{}
 	for _, r := range w.Table.Routes {
-		routes[r.Path] = r
+		if _, ok := preferred[r.Group]; !ok {
+			preferred[r.Group] = r.Version
+		}
+	}
+	// Upstream's data also holds the custom resources of the CRDs its test
+	// creates first: they are checked with those CRDs.
+	crdGroups := map[string]bool{}
+	for _, crd := range etcd.GetCustomResourceDefinitionData() {
+		crdGroups[crd.Spec.Group] = true
 	}
 	checked := 0
-	for gvr, data := range etcd.GetEtcdStorageDataForNamespace(namespace) {
-		if gvr.Group != "" || gvr.Version != "v1" {
+	data := etcd.GetEtcdStorageDataForNamespaceServedAt(namespace, "1.36", false)
+	for gvr, d := range data {
+		if notYet[gvr.Group] || crdGroups[gvr.Group] {
 			continue
 		}
 		checked++
-		route, ok := routes[gvr.Resource]
+		path := kubectlName(gvr.GroupVersion(), preferred[gvr.Group] == gvr.Version, gvr.Resource)
+		h, ok := w.Handles[path]
 		if !ok {
-			t.Errorf("%s: in upstream storage data, missing from regctl", gvr.Resource)
+			t.Errorf("%s: in upstream storage data, missing from regctl (no path %s)", gvr, path)
 			continue
 		}
 		var stub struct {
 			Metadata metav1.ObjectMeta `json:"metadata"`
 		}
-		if err := json.Unmarshal([]byte(data.Stub), &stub); err != nil {
-			t.Fatalf("%s: reading stub: %v", gvr.Resource, err)
+		if err := json.Unmarshal([]byte(d.Stub), &stub); err != nil {
+			t.Fatalf("%s: reading stub: %v", gvr, err)
 		}
 		ns := ""
-		if route.Scope == "Namespaced" {
+		if h.Route.Scope == "Namespaced" {
 			ns = namespace
 		}
-		key, err := w.Handles[gvr.Resource].Key(ns, stub.Metadata.Name)
+		key, err := h.Key(ns, stub.Metadata.Name)
 		if err != nil {
-			t.Fatalf("%s: computing key: %v", gvr.Resource, err)
+			t.Fatalf("%s: computing key: %v", gvr, err)
 		}
-		if key != data.ExpectedEtcdPath {
-			t.Errorf("%s: store key %q, upstream expects %q", gvr.Resource, key, data.ExpectedEtcdPath)
+		if key != d.ExpectedEtcdPath {
+			t.Errorf("%s: store key %q, upstream expects %q", gvr, key, d.ExpectedEtcdPath)
 		}
-		if len(key) <= len(route.KeyPrefix) || key[:len(route.KeyPrefix)] != route.KeyPrefix {
-			t.Errorf("%s: key %q is not under keyPrefix %q", gvr.Resource, key, route.KeyPrefix)
+		if !strings.HasPrefix(key, h.Route.KeyPrefix) {
+			t.Errorf("%s: key %q is not under keyPrefix %q", gvr, key, h.Route.KeyPrefix)
+		}
+		wantVersion := gvr.GroupVersion().String()
+		if d.ExpectedGVK != nil {
+			wantVersion = d.ExpectedGVK.GroupVersion().String()
+		}
+		if h.Route.StorageVersion != wantVersion {
+			t.Errorf("%s: storage version %s, upstream expects %s", gvr, h.Route.StorageVersion, wantVersion)
 		}
 	}
-	if checked != 15 {
-		t.Errorf("checked %d core v1 resources, want the 15 in upstream's data", checked)
+	if checked < 85 {
+		t.Errorf("checked %d entries of upstream's data, want every built-in one (85)", checked)
 	}
 }
 

@@ -1,6 +1,6 @@
 // Package apiserver runs a real kube-apiserver v1.36.3 in-process on an
 // embedded etcd for regctl's agreement tests, and fills it with one object of
-// every core v1 resource from upstream's storage test data.
+// every resource it serves from upstream's storage test data.
 package apiserver
 
 import (
@@ -55,38 +55,98 @@ func Start(t testing.TB, flags ...string) *Server {
 
 // Object is one object created from upstream's storage data.
 type Object struct {
-	Resource  string // plural core v1 resource
+	GVR       schema.GroupVersionResource
 	Namespace string // empty for cluster-scoped
 	Name      string
 	// ExpectedEtcdPath is where upstream says the object is stored.
 	ExpectedEtcdPath string
 }
 
-// CreateCoreObjects creates, through the apiserver, one object of every core
-// v1 resource in upstream's etcd storage data (with its prerequisites), in
-// namespace ns, and returns them sorted by resource.
-func CreateCoreObjects(t testing.TB, s *Server, ns string) []Object {
+// Arg names the object as kubectl's get takes it: resource.version.group/name,
+// or resource/name for the core group.
+func (o Object) Arg() string {
+	if o.GVR.Group == "" {
+		return o.GVR.Resource + "/" + o.Name
+	}
+	return o.GVR.Resource + "." + o.GVR.Version + "." + o.GVR.Group + "/" + o.Name
+}
+
+// Path is the object's path on the apiserver.
+func (o Object) Path() string {
+	p := "/apis/" + o.GVR.Group + "/" + o.GVR.Version
+	if o.GVR.Group == "" {
+		p = "/api/" + o.GVR.Version
+	}
+	if o.Namespace != "" {
+		p += "/namespaces/" + o.Namespace
+	}
+	return p + "/" + o.GVR.Resource + "/" + o.Name
+}
+
+// CreateObjects creates, through the apiserver, one object of every
+// resource in upstream's etcd storage data that the server serves and keep
+// accepts (with its prerequisites), in namespace ns, and returns them sorted
+// by group, version and resource.
+func CreateObjects(t testing.TB, s *Server, ns string, keep func(schema.GroupVersionResource) bool) []Object {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := s.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating namespace %s: %v", ns, err)
 	}
+	served := servedResources(t, s)
 	var out []Object
 	for gvr, data := range etcd.GetEtcdStorageDataForNamespace(ns) {
-		if gvr.Group != "" || gvr.Version != "v1" {
+		if _, ok := served[gvr]; !ok || !keep(gvr) {
 			continue
 		}
-		for _, pre := range data.Prerequisites {
-			create(t, s, pre.GvrData, ns, pre.Stub)
-		}
-		obj := create(t, s, gvr, ns, data.Stub)
-		out = append(out, Object{Resource: gvr.Resource, Namespace: obj.GetNamespace(), Name: obj.GetName(), ExpectedEtcdPath: data.ExpectedEtcdPath})
+		CreatePrerequisites(t, s, ns, data)
+		obj := create(t, s, served, gvr, ns, data.Stub)
+		out = append(out, Object{GVR: gvr, Namespace: obj.GetNamespace(), Name: obj.GetName(), ExpectedEtcdPath: data.ExpectedEtcdPath})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Resource < out[j].Resource })
+	sort.Slice(out, func(i, j int) bool { return out[i].GVR.String() < out[j].GVR.String() })
 	return out
 }
 
-func create(t testing.TB, s *Server, gvr schema.GroupVersionResource, ns, stub string) *unstructured.Unstructured {
+// CreatePrerequisites creates, through the apiserver, the objects upstream
+// says an object of its storage data needs first.
+func CreatePrerequisites(t testing.TB, s *Server, ns string, data etcd.StorageData) {
+	t.Helper()
+	if len(data.Prerequisites) == 0 {
+		return
+	}
+	served := servedResources(t, s)
+	for _, pre := range data.Prerequisites {
+		create(t, s, served, pre.GvrData, ns, pre.Stub)
+	}
+}
+
+// CreateCoreObjects is CreateObjects for the core v1 resources alone.
+func CreateCoreObjects(t testing.TB, s *Server, ns string) []Object {
+	return CreateObjects(t, s, ns, func(gvr schema.GroupVersionResource) bool { return gvr.Group == "" && gvr.Version == "v1" })
+}
+
+// servedResources is the server's discovery: every resource it serves, and
+// whether it is namespaced.
+func servedResources(t testing.TB, s *Server) map[schema.GroupVersionResource]bool {
+	t.Helper()
+	_, lists, err := s.Client.Discovery().ServerGroupsAndResources()
+	if err != nil {
+		t.Fatalf("reading the server's discovery: %v", err)
+	}
+	out := map[schema.GroupVersionResource]bool{}
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range l.APIResources {
+			out[gv.WithResource(r.Name)] = r.Namespaced
+		}
+	}
+	return out
+}
+
+func create(t testing.TB, s *Server, served map[schema.GroupVersionResource]bool, gvr schema.GroupVersionResource, ns, stub string) *unstructured.Unstructured {
 	t.Helper()
 	u := &unstructured.Unstructured{}
 	if err := json.Unmarshal([]byte(stub), &u.Object); err != nil {
@@ -94,27 +154,12 @@ func create(t testing.TB, s *Server, gvr schema.GroupVersionResource, ns, stub s
 	}
 	res := s.Dynamic.Resource(gvr)
 	var ri dynamic.ResourceInterface = res
-	if namespaced(t, s, gvr) {
+	if served[gvr] {
 		ri = res.Namespace(ns)
 	}
 	created, err := ri.Create(context.Background(), u, metav1.CreateOptions{})
 	if err != nil {
-		t.Fatalf("creating %s %s: %v", gvr.Resource, u.GetName(), err)
+		t.Fatalf("creating %s %s: %v", gvr, u.GetName(), err)
 	}
 	return created
-}
-
-func namespaced(t testing.TB, s *Server, gvr schema.GroupVersionResource) bool {
-	t.Helper()
-	list, err := s.Client.Discovery().ServerResourcesForGroupVersion(gvr.GroupVersion().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range list.APIResources {
-		if r.Name == gvr.Resource {
-			return r.Namespaced
-		}
-	}
-	t.Fatalf("%s is not served", gvr)
-	return false
 }

@@ -1,0 +1,118 @@
+// Package watchcache checks which resources regctl says kube-apiserver
+// watch-caches against a real server's own watch cache metrics. It is a
+// package of its own because the metrics are the process's: no other
+// server may run in the same test binary.
+package watchcache
+
+import (
+	"context"
+	"io"
+	"os"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/storage/etcd3/testserver"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/client-go/kubernetes"
+	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
+
+	"github.com/regctl/regctl/internal/logs"
+	"github.com/regctl/regctl/internal/routetable"
+	"github.com/regctl/regctl/internal/wiring"
+)
+
+func TestMain(m *testing.M) {
+	logs.Setup(0, io.Discard)
+	os.Exit(m.Run())
+}
+
+// notYet are the groups of the aggregator and apiextensions servers of the
+// chain, whose stores regctl does not build yet.
+var notYet = map[string]bool{"apiextensions.k8s.io": true, "apiregistration.k8s.io": true}
+
+// TestWatchCacheAgreesWithKubeAPIServer compares the resources the server
+// builds a watch cache for, from its own watch cache metrics, with the
+// stores regctl's table says are cacher-decorated, with a flag that turns
+// one cache off.
+func TestWatchCacheAgreesWithKubeAPIServer(t *testing.T) {
+	client, endpoint := startServer(t, "--watch-cache-sizes=secrets#0")
+	w := buildRegctl(t, "--etcd-servers="+endpoint, "--watch-cache-sizes=secrets#0")
+	regctl := map[string]bool{}
+	for _, r := range w.Table.Routes {
+		if r.Store == routetable.StoreOwn && r.Decorator == routetable.DecoratorCacher && !notYet[r.Group] {
+			regctl[schema.GroupResource{Group: r.Group, Resource: r.Resource}.String()] = true
+		}
+	}
+	// Watch caches initialize in the background once the server is up:
+	// wait for them, then compare both ways.
+	var cached map[string]bool
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		cached = watchCached(t, client)
+		if len(cached) >= len(regctl) {
+			break
+		}
+	}
+	for gr := range cached {
+		if !regctl[gr] && !notYet[schema.ParseGroupResource(gr).Group] {
+			t.Errorf("%s: the server watch-caches it, regctl's table does not say cacher", gr)
+		}
+	}
+	for gr := range regctl {
+		if !cached[gr] {
+			t.Errorf("%s: regctl's table says cacher, the server has no watch cache for it", gr)
+		}
+	}
+	if len(regctl) < 50 || cached["secrets"] || cached["events"] {
+		t.Errorf("regctl caches %d resources; the server caches secrets: %v, events: %v", len(regctl), cached["secrets"], cached["events"])
+	}
+}
+
+// watchCached is the resources the server has initialized a watch cache
+// for, from its own metrics.
+func watchCached(t *testing.T, client *kubernetes.Clientset) map[string]bool {
+	t.Helper()
+	raw, err := client.RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		t.Fatalf("reading the server's metrics: %v", err)
+	}
+	cached := map[string]bool{}
+	re := regexp.MustCompile(`(?m)^apiserver_watch_cache_initializations_total\{group="([^"]*)",resource="([^"]*)"\}`)
+	for _, m := range re.FindAllStringSubmatch(string(raw), -1) {
+		cached[schema.GroupResource{Group: m[1], Resource: m[2]}.String()] = true
+	}
+	return cached
+}
+
+func startServer(t *testing.T, flags ...string) (*kubernetes.Clientset, string) {
+	t.Helper()
+	etcdClient := testserver.RunEtcd(t, nil)
+	endpoint := etcdClient.Endpoints()[0]
+	storageConfig := storagebackend.NewDefaultConfig("/registry", nil)
+	storageConfig.Transport.ServerList = []string{endpoint}
+	server := kubeapiservertesting.StartTestServerOrDie(t, nil, flags, storageConfig)
+	t.Cleanup(server.TearDownFn)
+	client, err := kubernetes.NewForConfig(server.ClientConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client, endpoint
+}
+
+func buildRegctl(t *testing.T, args ...string) *wiring.Wiring {
+	t.Helper()
+	opts := wiring.NewOptions()
+	fs := pflag.NewFlagSet("regctl", pflag.ContinueOnError)
+	opts.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	w, err := wiring.Build(context.Background(), wiring.Config{Options: opts, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("building regctl's map: %v", err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
