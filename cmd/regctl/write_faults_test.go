@@ -128,8 +128,9 @@ func TestReplaceGivingAServiceAClusterIPNeedsAServiceCIDR(t *testing.T) {
 		t.Error("a refused replace wrote")
 	}
 
-	// With a ServiceCIDR, as the advice says, the service gets an IP from it.
-	s.putServiceCIDR(t, "10.0.0.0/24")
+	// With a ServiceCIDR, created as the advice says, the service gets an IP
+	// from it.
+	mustRun(t, "create", "-f", manifestFile(t, "apiVersion: networking.k8s.io/v1\nkind: ServiceCIDR\nmetadata: {name: kubernetes}\nspec: {cidrs: [10.0.0.0/24]}\n"), s.flag())
 	mustRun(t, "replace", "-f", replace, "--force", s.flag())
 	out := mustRun(t, "get", "services/ext", "-n", "shop", "-o", "jsonpath={.spec.clusterIP}", s.flag())
 	if !strings.HasPrefix(out, "10.0.0.") || s.rawValue(t, "/registry/ipaddresses/"+out) == nil {
