@@ -36,8 +36,9 @@ already exists, a namespace the same manifest creates) is checked as each object
 
 A resource whose stored values are encrypted is not written in plain text: pass the
 apiserver's --encryption-provider-config, or --allow-plaintext to write it anyway.
-Services that need a cluster IP cannot be created: cluster IPs are allocated through the
-IPAddress API of a running apiserver.`,
+A service gets its cluster IP and node ports from the server's own allocators: an
+IPAddress object in one of the cluster's ServiceCIDRs, ports from the node port range in
+etcd. With no ServiceCIDR in etcd (no apiserver ever ran on it) such a create is refused.`,
 		Example: `  # Create the objects of a file
   regctl create -f pods.yaml
 

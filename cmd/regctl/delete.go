@@ -36,9 +36,9 @@ goes to Terminating until its finalizers are done; other objects are removed.
 With -o, each deleted object is printed as it was when deleted (or, marked for deletion, as
 it remains); -o name prints kind/name.
 
-Services with a cluster IP cannot be deleted: the IP is held by an IPAddress object that only
-a running apiserver releases. Headless and ExternalName services are deleted as a server
-would.`,
+A service's cluster IP and node ports are released as the server releases them: its
+IPAddress object is deleted and its ports are freed in the node port range. That needs the
+ServiceCIDR the IP came from; with none in etcd the delete is refused, not left half done.`,
 		Example: `  # Delete one config map
   regctl delete configmaps/old-config -n shop
 

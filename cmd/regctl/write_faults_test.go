@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,6 +22,7 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	api "k8s.io/kubernetes/pkg/apis/core"
+	"k8s.io/kubernetes/pkg/apis/networking"
 
 	"github.com/regctl/regctl/internal/manifest"
 	"github.com/regctl/regctl/internal/stores"
@@ -42,8 +44,8 @@ func TestCreateChecksEveryDocumentBeforeWriting(t *testing.T) {
 		{"bad name", configMapDoc("Bad_Name"), []string{`document 2: ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name"`}},
 		{"pod without containers", "apiVersion: v1\nkind: Pod\nmetadata: {name: empty, namespace: shop}\nspec: {containers: []}\n",
 			[]string{`document 2: Pod "empty" is invalid: spec.containers: Required value`}},
-		{"service that needs a cluster IP", "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec: {ports: [{port: 80}]}\n",
-			[]string{"document 2: a service that needs a cluster IP cannot be created by regctl"}},
+		{"service with no ServiceCIDR to get a cluster IP from", "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec: {ports: [{port: 80}]}\n",
+			[]string{"document 2: " + noServiceCIDR}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := configMapDoc("first") + "---\n" + tc.second + "---\n" + configMapDoc("third")
@@ -103,18 +105,36 @@ func TestReplaceChecksEveryDocumentBeforeWriting(t *testing.T) {
 	}
 }
 
-func TestReplaceRefusesGivingAServiceAClusterIP(t *testing.T) {
+// noServiceCIDR is what a write that allocates or releases a cluster IP
+// says on an etcd where no apiserver ever created the default ServiceCIDR.
+const noServiceCIDR = "no IPv4 ServiceCIDR in etcd: the service store allocates and releases cluster IPs in ServiceCIDRs"
+
+func TestReplaceGivingAServiceAClusterIPNeedsAServiceCIDR(t *testing.T) {
 	s := newLiveEtcd(t)
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+"---\n"+configMapDoc("cfg")+"---\napiVersion: v1\nkind: Service\nmetadata: {name: ext, namespace: shop}\nspec: {type: ExternalName, externalName: db.example.com}\n"), s.flag())
 	current := mustRun(t, "get", "services/ext", "-n", "shop", "-o", "yaml", s.flag())
 	edited := strings.Replace(strings.Replace(current, "type: ExternalName", "type: ClusterIP\n  ports: [{port: 80}]", 1), "externalName: db.example.com", "", 1)
+	replace := manifestFile(t, configMapDoc("cfg")+"---\n"+edited)
 	before := s.revision(t)
-	_, stderr, code := run(t, "replace", "-f", manifestFile(t, configMapDoc("cfg")+"---\n"+edited), "--force", s.flag())
-	if code == 0 || strings.Count(stderr, "error: ") != 2 || !strings.Contains(stderr, "document 2: a service cannot be given a cluster IP by regctl") || !strings.Contains(stderr, "nothing was written") {
+	start := time.Now()
+	_, stderr, code := run(t, "replace", "-f", replace, "--force", s.flag())
+	if code == 0 || strings.Count(stderr, "error: ") != 2 || !strings.Contains(stderr, "document 2: "+noServiceCIDR) || !strings.Contains(stderr, "nothing was written") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the refusal took %s, longer than the request timeout", took)
 	}
 	if s.revision(t) != before {
 		t.Error("a refused replace wrote")
+	}
+
+	// With a ServiceCIDR, created as the advice says, the service gets an IP
+	// from it.
+	mustRun(t, "create", "-f", manifestFile(t, "apiVersion: networking.k8s.io/v1\nkind: ServiceCIDR\nmetadata: {name: kubernetes}\nspec: {cidrs: [10.0.0.0/24]}\n"), s.flag())
+	mustRun(t, "replace", "-f", replace, "--force", s.flag())
+	out := mustRun(t, "get", "services/ext", "-n", "shop", "-o", "jsonpath={.spec.clusterIP}", s.flag())
+	if !strings.HasPrefix(out, "10.0.0.") || s.rawValue(t, "/registry/ipaddresses/"+out) == nil {
+		t.Errorf("cluster IP %q: want one from 10.0.0.0/24, held by an IPAddress", out)
 	}
 }
 
@@ -158,8 +178,8 @@ func TestPlaintextWritesRefusedWhereValuesAreEncrypted(t *testing.T) {
 }
 
 // putService stores a service as the apiserver would have after allocating
-// its cluster IP: through the store's storage and codec, which regctl's
-// create refuses to do without an IPAddress API.
+// its cluster IP, but with no IPAddress: through the store's storage and
+// codec, past the store's allocation.
 func (s *liveEtcd) putService(t *testing.T, svc *api.Service) {
 	t.Helper()
 	w := s.wiring(t)
@@ -172,6 +192,19 @@ func (s *liveEtcd) putService(t *testing.T, svc *api.Service) {
 	}
 	rest.FillObjectMetaSystemFields(&svc.ObjectMeta)
 	if err := store.Storage.Create(ctx, key, svc, store.NewFunc(), 0, false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// putServiceCIDR creates the default ServiceCIDR, as a starting apiserver
+// does, through the map's store.
+func (s *liveEtcd) putServiceCIDR(t *testing.T, cidr string) {
+	t.Helper()
+	w := s.wiring(t)
+	defer w.Close()
+	sc := &networking.ServiceCIDR{ObjectMeta: metav1.ObjectMeta{Name: "kubernetes"}, Spec: networking.ServiceCIDRSpec{CIDRs: []string{cidr}}}
+	ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), "")
+	if _, err := w.Handles["servicecidrs.networking.k8s.io"].Storage.(rest.Creater).Create(ctx, sc, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -192,7 +225,10 @@ func clusterIPService(ns, name, ip string) *api.Service {
 	}
 }
 
-func TestDeleteRefusesServicesWithAClusterIP(t *testing.T) {
+// TestDeleteRefusesReleasingWithNoServiceCIDR deletes services on an etcd
+// with no ServiceCIDR: a cluster IP could not be released, its IPAddress
+// would stay behind, so that delete is refused; the others go through.
+func TestDeleteRefusesReleasingWithNoServiceCIDR(t *testing.T) {
 	s := newLiveEtcd(t)
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+`---
 apiVersion: v1
@@ -212,22 +248,23 @@ subsets: [{addresses: [{ip: 10.1.0.5}], ports: [{port: 80}]}]
 `), s.flag())
 	s.putService(t, clusterIPService("shop", "web", "10.0.0.10"))
 	const webKey, endpointsKey = "/registry/services/specs/shop/web", "/registry/services/endpoints/shop/web"
-	want := "service shop/web has cluster IP 10.0.0.10, which regctl cannot release"
 
 	before := s.revision(t)
-	for _, args := range [][]string{{"delete", "services/web"}, {"delete", "services/web", "--dry-run"}} {
-		_, stderr, code := run(t, append(args, "-n", "shop", s.flag())...)
-		if code != 1 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "delete it through the apiserver") || strings.Contains(stderr, "service/web deleted") {
-			t.Errorf("%v: exit %d, stderr %q: want %q", args, code, stderr, want)
-		}
+	_, stderr, code := run(t, "delete", "services/web", "-n", "shop", s.flag())
+	if code != 1 || !strings.Contains(stderr, "\nerror: "+noServiceCIDR) || strings.Contains(stderr, "service/web deleted") {
+		t.Errorf("exit %d, stderr %q: want %q", code, stderr, noServiceCIDR)
+	}
+	// A dry run releases nothing, and needs no ServiceCIDR.
+	if _, stderr, code := run(t, "delete", "services/web", "--dry-run", "-n", "shop", s.flag()); code != 0 || !strings.Contains(stderr, "service/web deleted") {
+		t.Errorf("--dry-run: exit %d, stderr %q", code, stderr)
 	}
 	if s.revision(t) != before {
 		t.Fatal("a refused delete wrote")
 	}
 
 	// With --all the others are deleted, the one with a cluster IP refused.
-	_, stderr, code := run(t, "delete", "services", "--all", "-n", "shop", s.flag())
-	for _, w := range []string{"service/headless deleted", "service/ext deleted", want, "1 of 3 objects were not deleted"} {
+	_, stderr, code = run(t, "delete", "services", "--all", "-n", "shop", s.flag())
+	for _, w := range []string{"service/headless deleted", "service/ext deleted", noServiceCIDR, "1 of 3 objects were not deleted"} {
 		if !strings.Contains(stderr, w) {
 			t.Errorf("delete --all: stderr %q: want %q", stderr, w)
 		}

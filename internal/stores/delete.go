@@ -3,13 +3,11 @@ package stores
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/rest"
-	api "k8s.io/kubernetes/pkg/apis/core"
 )
 
 // DeleteOptions apply to one delete.
@@ -31,10 +29,11 @@ type Deleted struct {
 
 // Delete deletes an object through the target's store, with the resource's
 // graceful deletion and finalizers: a pod on a node with a grace period gets
-// a deletionTimestamp, a namespace goes to Terminating. The object is
-// checked as the store reads it in the delete itself, so what is refused
-// (a service with a cluster IP) and what is returned are the object that
-// was deleted, not an earlier read of it.
+// a deletionTimestamp, a namespace goes to Terminating; a service's cluster
+// IP and node ports are released. The object is looked at as the store
+// reads it in the delete itself, so what is returned, and whether the
+// cluster IP allocator is readied, follow the object that was deleted, not
+// an earlier read of it.
 func Delete(ctx context.Context, t Target, name string, opts DeleteOptions) (Deleted, error) {
 	deleter, ok := t.Storage.(rest.GracefulDeleter)
 	if !ok {
@@ -42,8 +41,12 @@ func Delete(ctx context.Context, t Target, name string, opts DeleteOptions) (Del
 	}
 	var last runtime.Object
 	validate := func(ctx context.Context, obj runtime.Object) error {
-		if err := checkDeletable(obj); err != nil {
-			return err
+		// The store releases a service's cluster IP after the delete, and
+		// only through a ready allocator.
+		if usesClusterIP(obj) && !opts.DryRun {
+			if err := t.ReadyAllocators(ctx); err != nil {
+				return unwritten(err)
+			}
 		}
 		last = obj.DeepCopyObject()
 		return nil
@@ -62,27 +65,6 @@ func Delete(ctx context.Context, t Target, name string, opts DeleteOptions) (Del
 	}
 	ext, err := ToExternal(t, out)
 	return Deleted{Object: ext, Removed: removed}, err
-}
-
-// checkDeletable refuses the one delete regctl cannot finish: a service
-// with a cluster IP. The IP is held by a networking.k8s.io IPAddress object
-// that the service's store releases through a running apiserver; without
-// one the IPAddress would stay behind, the IP lost to new services.
-func checkDeletable(obj runtime.Object) error {
-	svc, ok := obj.(*api.Service)
-	if !ok || !hasClusterIP(svc) {
-		return nil
-	}
-	ips := svc.Spec.ClusterIPs
-	if len(ips) == 0 {
-		ips = []string{svc.Spec.ClusterIP}
-	}
-	return unwritten(fmt.Errorf("service %s/%s has cluster IP %s, which regctl cannot release: cluster IPs are held by networking.k8s.io IPAddress objects that only a running apiserver releases; delete it through the apiserver",
-		svc.Namespace, svc.Name, strings.Join(ips, ",")))
-}
-
-func hasClusterIP(svc *api.Service) bool {
-	return svc.Spec.Type != api.ServiceTypeExternalName && svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != api.ClusterIPNone
 }
 
 // Victim is an object to delete.

@@ -8,22 +8,25 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/rest"
-	api "k8s.io/kubernetes/pkg/apis/core"
 )
 
 // ValidateCreate runs on obj, which it changes, what the target's store runs
 // on a new object before it writes: system fields and generateName, the
 // store's BeginCreate in dry run (a service's IP family defaults), the
-// strategy's PrepareForCreate, Validate and metadata validation. It reads
-// and writes nothing, so a manifest can be checked whole before its first
-// write; what depends on etcd (AlreadyExists, the namespace) is left to
-// Create.
+// strategy's PrepareForCreate, Validate and metadata validation. It writes
+// nothing, so a manifest can be checked whole before its first write; what
+// depends on etcd (AlreadyExists, the namespace) is left to Create. It reads
+// nothing either, but for a service that gets a cluster IP: its dry-run
+// allocation needs the allocator, which reads ServiceCIDRs and IPAddresses.
 func ValidateCreate(ctx context.Context, t Target, obj runtime.Object) error {
 	if _, ok := t.Storage.(rest.Creater); !ok {
 		return fmt.Errorf("%s does not accept create", t.Path)
 	}
-	if svc, ok := obj.(*api.Service); ok && needsClusterIP(svc) {
-		return errClusterIP
+	if usesClusterIP(obj) {
+		// The dry-run allocation below needs the allocator ready.
+		if err := t.ReadyAllocators(ctx); err != nil {
+			return err
+		}
 	}
 	store := t.OwnStore()
 	if store == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -136,8 +137,10 @@ func Create(ctx context.Context, t Target, obj runtime.Object, opts WriteOptions
 	if err := checkNamespace(ctx, t, obj, true, opts.Namespaces); err != nil {
 		return nil, unwritten(err)
 	}
-	if svc, ok := obj.(*api.Service); ok && needsClusterIP(svc) {
-		return nil, unwritten(errClusterIP)
+	if usesClusterIP(obj) {
+		if err := t.ReadyAllocators(ctx); err != nil {
+			return nil, unwritten(err)
+		}
 	}
 	out, err := creater.Create(t.context(ctx), obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{DryRun: opts.dryRun()})
 	if err != nil {
@@ -146,29 +149,48 @@ func Create(ctx context.Context, t Target, obj runtime.Object, opts WriteOptions
 	return ToExternal(t, out)
 }
 
-// errClusterIP explains the one create regctl cannot do. Since Kubernetes
-// 1.33 cluster IPs are allocated by creating networking.k8s.io IPAddress
-// objects through a running apiserver, which regctl does not have.
-var errClusterIP = errors.New("a service that needs a cluster IP cannot be created by regctl: cluster IPs are allocated through the networking.k8s.io IPAddress API of a running apiserver; use `clusterIP: None` or `type: ExternalName`, or create it through the apiserver")
-
-func needsClusterIP(svc *api.Service) bool {
-	return svc.Spec.Type != api.ServiceTypeExternalName && svc.Spec.ClusterIP != api.ClusterIPNone
+// usesClusterIP tells whether obj is a service that has or gets a cluster
+// IP: writing or deleting it allocates or releases one through the
+// allocator its handle readies.
+func usesClusterIP(obj runtime.Object) bool {
+	svc, ok := obj.(*api.Service)
+	return ok && svc.Spec.Type != api.ServiceTypeExternalName && svc.Spec.ClusterIP != api.ClusterIPNone
 }
 
-// errClusterIPUpdate is errClusterIP for an update that would allocate one:
-// a headless or ExternalName service turned into one with a cluster IP.
-var errClusterIPUpdate = errors.New("a service cannot be given a cluster IP by regctl: cluster IPs are allocated through the networking.k8s.io IPAddress API of a running apiserver; keep `clusterIP: None` or `type: ExternalName`, or replace it through the apiserver")
+// readiesAllocators readies the target's allocators inside the store's
+// update, where the stored object is known, when the update may allocate or
+// release a cluster IP. Most updates keep the IPs they have, and need no
+// allocator, as on the server.
+func readiesAllocators(t Target) rest.TransformFunc {
+	return func(ctx context.Context, newObj, oldObj runtime.Object) (runtime.Object, error) {
+		if changesClusterIPs(newObj, oldObj) {
+			if err := t.ReadyAllocators(ctx); err != nil {
+				return nil, unwritten(err)
+			}
+		}
+		return newObj, nil
+	}
+}
 
-// keepsClusterIP refuses an update that would allocate a cluster IP, as
-// Create refuses a create that would. It runs on the stored object inside
-// the store's update, before the service store allocates anything.
-func keepsClusterIP(_ context.Context, newObj, oldObj runtime.Object) (runtime.Object, error) {
+// changesClusterIPs tells whether an update of oldObj to newObj may allocate
+// or release a cluster IP: when one has a cluster IP and the other not, or
+// when their IPs or IP families differ (a second family added or dropped).
+// A field the new object leaves empty counts as a change: the store fills it
+// in from the old one, but that is the store's to decide.
+func changesClusterIPs(newObj, oldObj runtime.Object) bool {
 	newSvc, ok := newObj.(*api.Service)
 	oldSvc, _ := oldObj.(*api.Service)
-	if ok && oldSvc != nil && !hasClusterIP(oldSvc) && needsClusterIP(newSvc) {
-		return nil, unwritten(errClusterIPUpdate)
+	switch {
+	case !ok || oldSvc == nil:
+		return ok && usesClusterIP(newSvc)
+	case usesClusterIP(newSvc) != usesClusterIP(oldSvc):
+		return true
+	case !usesClusterIP(newSvc):
+		return false
 	}
-	return newObj, nil
+	n, o := newSvc.Spec, oldSvc.Spec
+	return n.IPFamilyPolicy == nil || o.IPFamilyPolicy == nil || *n.IPFamilyPolicy != *o.IPFamilyPolicy ||
+		!slices.Equal(n.IPFamilies, o.IPFamilies) || !slices.Equal(n.ClusterIPs, o.ClusterIPs)
 }
 
 // Update replaces an object through the target's store (a subresource's
@@ -199,12 +221,7 @@ func Update(ctx context.Context, t Target, obj runtime.Object, opts WriteOptions
 		}
 		m.SetResourceVersion(cm.GetResourceVersion())
 	}
-	var transformers []rest.TransformFunc
-	if t.Path == "services" {
-		// A subresource store (services/status) keeps the stored spec.
-		transformers = append(transformers, keepsClusterIP)
-	}
-	out, _, err := updater.Update(t.context(ctx), m.GetName(), rest.DefaultUpdatedObjectInfo(obj, transformers...),
+	out, _, err := updater.Update(t.context(ctx), m.GetName(), rest.DefaultUpdatedObjectInfo(obj, readiesAllocators(t)),
 		rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{DryRun: opts.dryRun()})
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	serveroptions "k8s.io/apiserver/pkg/server/options"
@@ -63,6 +65,9 @@ type Wiring struct {
 	getter    *recordingGetter
 	transport storagebackend.TransportConfig
 	timeout   time.Duration
+
+	// clusterIPs readies the service store's cluster IP allocator.
+	clusterIPs *clusterIPs
 
 	mu      sync.Mutex
 	clients map[string]*clientv3.Client // by server list
@@ -225,7 +230,8 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 		decisions: map[schema.GroupResource]decision{},
 	}
 
-	providers, generic, err := storageProviders(s, factory)
+	lb := &loopback{timeout: cfg.Timeout}
+	providers, generic, informers, err := storageProviders(s, factory, lb.config())
 	if err != nil {
 		return err
 	}
@@ -254,6 +260,13 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 		}
 		versions = append(versions, all[i])
 	}
+	lb.bind(w.servingInstalled(in), generic)
+	if w.clusterIPs, err = newClusterIPs(informers, s.ServiceClusterIPRanges, cfg.Timeout); err != nil {
+		return err
+	}
+	// Registered after destroy, so it runs first: the informers stop before
+	// the stores they watch through.
+	w.onClose(w.clusterIPs.Stop)
 	w.getter = getter
 	w.container = in.container
 	w.owners = map[string]owner{}
@@ -273,6 +286,31 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	}
 	w.Handles = w.handles(versions)
 	return nil
+}
+
+// servingInstalled is the map's container for the loopback client, which
+// first installs the API version a request is for when the command did not
+// need it: the core stores call the server's own API (services allocate
+// through networking.k8s.io's IPAddresses and ServiceCIDRs).
+func (w *Wiring) servingInstalled(in *installer) http.Handler {
+	var mu sync.Mutex
+	return http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
+		if info, ok := genericapirequest.RequestInfoFrom(req.Context()); ok && info.IsResourceRequest {
+			gv := schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}
+			mu.Lock()
+			for i := range w.versions {
+				if v := &w.versions[i]; v.gv == gv && v.resources == nil {
+					if err := in.install(v); err != nil {
+						mu.Unlock()
+						http.Error(rw, err.Error(), http.StatusInternalServerError)
+						return
+					}
+				}
+			}
+			mu.Unlock()
+		}
+		in.container.ServeHTTP(rw, req)
+	})
 }
 
 // mergeWatchCacheSizes applies kube-apiserver's default watch cache sizes

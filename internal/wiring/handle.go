@@ -46,6 +46,19 @@ type Handle struct {
 	etcdPrefix  string
 	transformer value.Transformer
 	client      func(context.Context) (*clientv3.Client, error)
+	allocators  func(context.Context) error
+}
+
+// ReadyAllocators readies what the path's store allocates from beyond its
+// own etcd keys, for a write that allocates or releases: the services
+// store's cluster IP allocator, which reads ServiceCIDR and IPAddress
+// objects through informers that only this starts. Reads never call it.
+// For other paths it does nothing.
+func (h *Handle) ReadyAllocators(ctx context.Context) error {
+	if h.allocators == nil {
+		return nil
+	}
+	return h.allocators(ctx)
 }
 
 // GroupVersion is the external version the path's objects are served in:
@@ -139,6 +152,10 @@ func (w *Wiring) handles(versions []servedVersion) map[string]*Handle {
 					h.transformer = d.transformer
 					h.client = func(ctx context.Context) (*clientv3.Client, error) { return w.clientOn(ctx, tc) }
 				}
+			}
+			if path == "services" && w.clusterIPs != nil && h.Store != nil {
+				w.clusterIPs.store = h.Store
+				h.allocators = w.clusterIPs.Ready
 			}
 			out[path] = h
 		}

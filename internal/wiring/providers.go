@@ -26,24 +26,25 @@ import (
 // storageProviders is kube-apiserver's own list of REST storage providers,
 // from controlplane.CompletedConfig.StorageProviders: the legacy (core)
 // provider first, then every built-in group, in the server's order. The
-// config carries what the providers read from a server's; what only a
-// serving apiserver uses (the loopback client, informers, the endpoint
-// reconciler) is constructed but never started, and reaches nothing.
-func storageProviders(s *apiserveroptions.ServerRunOptions, factory serverstorage.StorageFactory) ([]controlplaneapiserver.RESTStorageProvider, *genericapiserver.Config, error) {
-	cfg, client, err := controlplaneConfig(s, factory)
+// config carries what the providers read from a server's. The loopback
+// client reaches regctl's own stores in-process (loopback.go); of the
+// informers on it only the cluster IP allocator's are ever started, by a
+// write that needs them (clusterips.go); the endpoint reconciler is none.
+func storageProviders(s *apiserveroptions.ServerRunOptions, factory serverstorage.StorageFactory, loopback *restclient.Config) ([]controlplaneapiserver.RESTStorageProvider, *genericapiserver.Config, informers.SharedInformerFactory, error) {
+	cfg, client, err := controlplaneConfig(s, factory, loopback)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	providers, err := cfg.Complete().StorageProviders(client)
 	if err != nil {
-		return nil, nil, fmt.Errorf("creating the storage providers: %w", err)
+		return nil, nil, nil, fmt.Errorf("creating the storage providers: %w", err)
 	}
-	return providers, cfg.ControlPlane.Generic, nil
+	return providers, cfg.ControlPlane.Generic, cfg.ControlPlane.Extra.VersionedInformers, nil
 }
 
 // controlplaneConfig is the part of kube-apiserver's controlplane.Config
 // the storage providers read, from the server's options.
-func controlplaneConfig(s *apiserveroptions.ServerRunOptions, factory serverstorage.StorageFactory) (*controlplane.Config, *kubernetes.Clientset, error) {
+func controlplaneConfig(s *apiserveroptions.ServerRunOptions, factory serverstorage.StorageFactory, loopback *restclient.Config) (*controlplane.Config, *kubernetes.Clientset, error) {
 	primary, secondary, err := serviceIPRanges(s.ServiceClusterIPRanges)
 	if err != nil {
 		return nil, nil, err
@@ -52,7 +53,6 @@ func controlplaneConfig(s *apiserveroptions.ServerRunOptions, factory serverstor
 	if err != nil {
 		return nil, nil, err
 	}
-	loopback := &restclient.Config{Host: "https://127.0.0.1:1"}
 	client, err := kubernetes.NewForConfig(loopback)
 	if err != nil {
 		return nil, nil, err
