@@ -35,20 +35,28 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// customResources builds the storage of every served version of every
-// established CRD stored in etcd, with the apiextensions server's own CRD
-// handler: its storages (customresource.NewStorage with the CRD's storage
-// version, structural schema, subresources and printer columns, behind the
-// server's custom resource RESTOptionsGetter and conversion codec) and its
-// request scopes (serializers that default and prune, converters). The CRDs
-// are read once through the CRD store of crdVersions; nothing is watched or
-// started.
+// customResources are the served versions of every established CRD stored
+// in etcd, with their names and discovery, derived from the CRDs alone. Each
+// builds its storage only when a command needs it (installer.install), with
+// the apiextensions server's own CRD handler: its storages
+// (customresource.NewStorage with the CRD's storage version, structural
+// schema, subresources and printer columns, behind the server's custom
+// resource RESTOptionsGetter and conversion codec) and its request scopes
+// (serializers that default and prune, converters). The CRDs are read once
+// through the CRD store of crdVersions; nothing is watched or started.
 func (c chain) customResources(ctx context.Context, crdVersions []servedVersion) ([]servedVersion, error) {
 	crds, err := readCRDs(ctx, crdVersions)
 	if err != nil || len(crds) == 0 {
 		return nil, err
 	}
 	storageVersions := map[schema.GroupResource]schema.GroupVersion{}
+	for _, crd := range crds {
+		storageVersion, err := apihelpers.GetCRDStorageVersion(crd)
+		if err != nil {
+			return nil, fmt.Errorf("reading customresourcedefinition %s: %w", crd.Name, err)
+		}
+		storageVersions[schema.GroupResource{Group: crd.Spec.Group, Resource: crd.Status.AcceptedNames.Plural}] = schema.GroupVersion{Group: crd.Spec.Group, Version: storageVersion}
+	}
 	getter := c.getter.forServer(apiextensionsoptions.NewCRDRESTOptionsGetter(c.etcd, c.transformers, nil), nil)
 	// A custom resource store asks for its options with no example: its
 	// storage version is its CRD's, and an object of it shows the media
@@ -68,26 +76,9 @@ func (c chain) customResources(ctx context.Context, crdVersions []servedVersion)
 	}
 	var out []servedVersion
 	for _, crd := range crds {
-		storageVersion, err := apihelpers.GetCRDStorageVersion(crd)
-		if err != nil {
-			return nil, fmt.Errorf("reading customresourcedefinition %s: %w", crd.Name, err)
-		}
-		storageVersions[schema.GroupResource{Group: crd.Spec.Group, Resource: crd.Status.AcceptedNames.Plural}] = schema.GroupVersion{Group: crd.Spec.Group, Version: storageVersion}
-		// Builds the CRD's serving info, every version's storage included,
-		// as the handler does on a CRD's first request. A CRD the handler
-		// cannot serve is left out, as the server serves the others; it
-		// says why with -v.
-		if _, err := handler.GetCustomResourceListerCollectionDeleter(crd); err != nil {
-			klog.Warningf("leaving out the custom resources of customresourcedefinition %s: %v", crd.Name, err)
-			continue
-		}
-		storages, scopes, err := servingInfo(handler, crd.UID)
-		if err != nil {
-			return nil, err
-		}
 		for _, v := range crd.Spec.Versions {
 			if v.Served {
-				out = append(out, crVersion(crd, v.Name, storages[v.Name], scopes[v.Name]))
+				out = append(out, crVersion(handler, crd, v.Name))
 			}
 		}
 	}
@@ -216,16 +207,37 @@ func fieldOf[T any](v reflect.Value, name string) (*T, error) {
 }
 
 // crVersion is one served version of a CRD as a version of the map: its
-// storages by installer path, their discovery, and the codec of its
-// request scope.
-func crVersion(crd *apiextensionsv1.CustomResourceDefinition, name string, s customresource.CustomResourceStorage, scope *handlers.RequestScope) servedVersion {
-	plural := crd.Status.AcceptedNames.Plural
-	stores := map[string]rest.Storage{plural: s.CustomResource}
-	if s.Status != nil {
-		stores[plural+"/status"] = &crStatus{s.Status}
+// discovery, and the build of its storages and codecs.
+func crVersion(handler crdServingInfo, crd *apiextensionsv1.CustomResourceDefinition, name string) servedVersion {
+	resources := crDiscovery(crd, name)
+	return servedVersion{
+		gv:        schema.GroupVersion{Group: crd.Spec.Group, Version: name},
+		stores:    map[string]rest.Storage{},
+		names:     resources,
+		resources: resources,
+		codecs:    map[string]Codec{},
+		builds: []func(*servedVersion) error{func(v *servedVersion) error {
+			return buildCR(handler, crd, name, v)
+		}},
 	}
-	if s.Scale != nil {
-		stores[plural+"/scale"] = &crScale{s.Scale}
+}
+
+// buildCR builds the CRD's serving info, every version's storage included,
+// as the handler does on a CRD's first request, and adds version name's
+// paths and codecs to v. A CRD the handler cannot serve is left out, as the
+// server serves the others; it says why with -v.
+func buildCR(handler crdServingInfo, crd *apiextensionsv1.CustomResourceDefinition, name string, v *servedVersion) error {
+	if _, err := handler.GetCustomResourceListerCollectionDeleter(crd); err != nil {
+		klog.Warningf("leaving out the custom resources of customresourcedefinition %s: %v", crd.Name, err)
+		return nil
+	}
+	storages, scopes, err := servingInfo(handler, crd.UID)
+	if err != nil {
+		return err
+	}
+	s, scope := storages[name], scopes[name]
+	if s.CustomResource == nil || scope == nil {
+		return fmt.Errorf("regctl bug: the CRD handler built no storage for %s of customresourcedefinition %s", name, crd.Name)
 	}
 	codec := Codec{
 		Serializer:      scope.Serializer,
@@ -233,20 +245,35 @@ func crVersion(crd *apiextensionsv1.CustomResourceDefinition, name string, s cus
 		UnsafeConvertor: scope.UnsafeConvertor,
 		Hub:             scope.HubGroupVersion,
 	}
-	resources := crDiscovery(crd, name)
-	return servedVersion{
-		gv:        schema.GroupVersion{Group: crd.Spec.Group, Version: name},
-		stores:    stores,
-		names:     resources,
-		resources: resources,
-		codecs:    map[string]Codec{plural: codec, plural + "/status": codec},
+	plural := crd.Status.AcceptedNames.Plural
+	v.stores[plural], v.codecs[plural] = s.CustomResource, codec
+	if s.Status != nil {
+		v.stores[plural+"/status"], v.codecs[plural+"/status"] = &crStatus{s.Status}, codec
 	}
+	if s.Scale != nil {
+		// Its Scale kind is kube-apiserver's autoscaling/v1 (codecFor).
+		v.stores[plural+"/scale"] = &crScale{s.Scale}
+	}
+	return nil
+}
+
+// build builds what a custom resource version defers until a command
+// needs it.
+func (v *servedVersion) build() error {
+	for _, b := range v.builds {
+		if err := b(v); err != nil {
+			return err
+		}
+	}
+	v.builds = nil
+	return nil
 }
 
 // crDiscovery is the discovery the apiextensions server serves for one
 // version of a CRD, as its DiscoveryController.sync writes it (which runs
-// only as a controller on a started informer). TestCustomResourceDiscovery
-// in test/agreement holds it to the server's.
+// only as a controller on a started informer).
+// TestExtensionServersAgreeWithKubeAPIServer in test/agreement holds it to
+// the server's.
 func crDiscovery(crd *apiextensionsv1.CustomResourceDefinition, name string) []metav1.APIResource {
 	names := crd.Status.AcceptedNames
 	namespaced := crd.Spec.Scope == apiextensionsv1.NamespaceScoped
@@ -291,12 +318,7 @@ func mergeCRVersions(in []servedVersion) []servedVersion {
 			byGV[v.gv] = m
 			gvs = append(gvs, v.gv)
 		}
-		for p, s := range v.stores {
-			m.stores[p] = s
-		}
-		for p, c := range v.codecs {
-			m.codecs[p] = c
-		}
+		m.builds = append(m.builds, v.builds...)
 		m.resources = append(m.resources, v.resources...)
 		m.names = m.resources
 	}

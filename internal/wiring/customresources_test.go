@@ -10,6 +10,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"sigs.k8s.io/yaml"
@@ -52,7 +53,8 @@ spec:
 // CRD, then its status), and builds the map again: the established CRDs'
 // served versions are paths, named as kubectl names them, the group's
 // preferred version being its highest; the others are not. Building reads
-// the CRDs and writes nothing.
+// the CRDs and writes nothing, and a map for other resources builds no
+// custom resource storage.
 func TestCustomResourcesFromTheCRDsInEtcd(t *testing.T) {
 	e, err := etcdview.StartEmbedded(nil)
 	if err != nil {
@@ -117,6 +119,21 @@ func TestCustomResourcesFromTheCRDsInEtcd(t *testing.T) {
 		if got := r.Scope + " " + r.StorageVersion; got != want {
 			t.Errorf("%s: %s, want %s", path, got, want)
 		}
+	}
+	// A command on pods builds no custom resource storage, but resolves
+	// custom resources' names all the same.
+	opts := NewOptions()
+	opts.Server.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
+	pods, err := Build(context.Background(), Config{Options: opts, Timeout: 5 * time.Second, Only: "pods"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pods.Close()
+	if _, built := pods.getter.decision(schema.GroupResource{Group: "example.com", Resource: "widgets"}); built {
+		t.Error("a map for pods built the widgets' storage")
+	}
+	if gvr, err := pods.resourceFor("wd"); err != nil || gvr.Resource != "widgets" {
+		t.Errorf("a map for pods resolves wd to %v, %v", gvr, err)
 	}
 	for _, path := range []string{"pendings.example.com", "pendings.v1.example.com", "widgets.v1.example.com", "widgets.example.com/scale",
 		// Subresources are per version: v1beta1 has none.

@@ -42,6 +42,10 @@ type servedVersion struct {
 	// codecs, when set, is the codec of each path instead: the custom
 	// resources of one version come from several CRDs, each with its own.
 	codecs map[string]Codec
+	// builds build a custom resource version's stores and codecs, one per
+	// CRD, when a command needs the version: a map of many CRDs costs
+	// little when a command reads pods.
+	builds []func(*servedVersion) error
 
 	// info is the group the version is installed from; nil for custom
 	// resources, which the installer does not install (the CRD handler
@@ -130,10 +134,11 @@ func namesOf(info *genericapiserver.APIGroupInfo, gv schema.GroupVersion) ([]met
 }
 
 // install installs v with the apiserver's installer and keeps the
-// discovery it serves. A custom resource version has its discovery already.
+// discovery it serves. A custom resource version has its discovery from its
+// CRDs already: it is built, not installed (the CRD handler serves it).
 func (in *installer) install(v *servedVersion) error {
 	if v.info == nil {
-		return nil
+		return v.build()
 	}
 	list, err := in.installVersion(v.info, v.gv, v.root)
 	if err != nil {
