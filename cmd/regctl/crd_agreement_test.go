@@ -157,6 +157,28 @@ func TestCustomResourcesAgreeWithKubeAPIServer(t *testing.T) {
 			}
 		}
 	})
+	t.Run("get -w follows custom resources through the store's watch", func(t *testing.T) {
+		r := startWatch(t, "get", "widgets.v1beta1.example.com", "-n", "shop", "-w", "-o", "json", "--output-watch-events", etcdFlag)
+		r.waitFor(t, "the listed widgets", func(out string) bool { return strings.Contains(out, `"name":"beta"`) })
+		created, err := s.Dynamic.Resource(widgetsV1).Namespace("shop").Create(ctx, widget("v1", "epsilon", map[string]any{"size": "large"}), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Dynamic.Resource(widgetsV1).Namespace("shop").Delete(ctx, "epsilon", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		r.waitFor(t, "the deletion of epsilon", func(out string) bool { return strings.Contains(out, `"type":"DELETED"`) })
+		r.interrupt(t)
+		want := []string{"ADDED@" + created.GetResourceVersion()}
+		got := eventsOf(jsonEvents(t, r.out.String()), "epsilon")
+		if len(got) != 2 || got[0] != want[0] || !strings.HasPrefix(got[1], "DELETED@") {
+			t.Errorf("regctl printed %v for epsilon, want %v and its deletion", got, want)
+		}
+		// Served in the version watched, as the server's watch serves it.
+		if !strings.Contains(r.out.String(), `"apiVersion":"example.com/v1beta1"`) || strings.Contains(r.out.String(), `"apiVersion":"example.com/v1"`) {
+			t.Errorf("events not in example.com/v1beta1:\n%s", r.out.String())
+		}
+	})
 	bad := widget("v1", "bad", map[string]any{"size": "huge", "replicas": int64(-1)})
 	_, serverErr := s.Dynamic.Resource(widgetsV1).Namespace("shop").Create(ctx, bad, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	if !apierrors.IsInvalid(serverErr) {
