@@ -9,6 +9,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +17,7 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/kubernetes/test/integration/etcd"
+	"k8s.io/utils/ptr"
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/stores"
@@ -119,15 +121,21 @@ func TestCustomResourceKeysAgreeWithUpstreamStorageData(t *testing.T) {
 }
 
 // establishCRDs writes upstream's storage-test CRDs through the map's CRD
-// store, then their status as the naming and establishing controllers set
-// it.
+// store, established.
 func establishCRDs(t *testing.T, w *wiring.Wiring) {
+	t.Helper()
+	establish(t, w, etcd.GetCustomResourceDefinitionData()...)
+}
+
+// establish writes CRDs through the map's CRD store, defaulted as the
+// server's decoder defaults a posted CRD, then their status as the naming
+// and establishing controllers set it.
+func establish(t *testing.T, w *wiring.Wiring, v1s ...*apiextensionsv1.CustomResourceDefinition) {
 	t.Helper()
 	crds := w.Handles["customresourcedefinitions.apiextensions.k8s.io"].Storage.(rest.Creater)
 	status := w.Handles["customresourcedefinitions.apiextensions.k8s.io/status"].Storage.(rest.Updater)
 	ctx := genericapirequest.WithNamespace(context.Background(), "")
-	for _, v1 := range etcd.GetCustomResourceDefinitionData() {
-		// Defaulted as the server's decoder defaults a posted CRD.
+	for _, v1 := range v1s {
 		apiextensionsapiserver.Scheme.Default(v1)
 		crd := &apiextensions.CustomResourceDefinition{}
 		if err := apiextensionsapiserver.Scheme.Convert(v1, crd, nil); err != nil {
@@ -145,5 +153,76 @@ func establishCRDs(t *testing.T, w *wiring.Wiring) {
 		if _, _, err := status.Update(ctx, crd.Name, rest.DefaultUpdatedObjectInfo(crd), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{}); err != nil {
 			t.Fatalf("establishing %s: %v", crd.Name, err)
 		}
+	}
+}
+
+// TestConversionWebhooksAreNotCalled reads and writes the custom resources
+// of a CRD whose conversion is a webhook: in the storage version nothing
+// converts; in another version regctl says it calls no webhooks, and
+// writes nothing.
+func TestConversionWebhooksAreNotCalled(t *testing.T) {
+	e, err := etcdview.StartEmbedded(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	etcdFlag := "--etcd-servers=" + e.ClientURL
+	anything := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}}
+	port := int32(443)
+	establish(t, buildRegctl(t, etcdFlag), &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "gadgets.example.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "example.com",
+			Scope: apiextensionsv1.ClusterScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "gadgets", Kind: "Gadget"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
+				{Name: "v1beta1", Served: true, Schema: anything},
+				{Name: "v1", Served: true, Storage: true, Schema: anything},
+			},
+			Conversion: &apiextensionsv1.CustomResourceConversion{
+				Strategy: apiextensionsv1.WebhookConverter,
+				Webhook: &apiextensionsv1.WebhookConversion{
+					ConversionReviewVersions: []string{"v1"},
+					ClientConfig:             &apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{Namespace: "tools", Name: "converter", Port: &port}},
+				},
+			},
+		},
+	})
+	w := buildRegctl(t, etcdFlag)
+	ctx := context.Background()
+	v1 := stores.Target{Handle: w.Handles["gadgets.example.com"]}
+	obj, err := stores.Decode(v1, []byte(`{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g1"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stores.Create(ctx, v1, obj, stores.WriteOptions{}); err != nil {
+		t.Fatalf("creating in the storage version: %v", err)
+	}
+	if _, err := stores.Get(ctx, v1, "g1"); err != nil {
+		t.Fatalf("reading in the storage version: %v", err)
+	}
+	v1beta1 := stores.Target{Handle: w.Handles["gadgets.v1beta1.example.com"]}
+	const refusal = "converting through the webhook of service tools/converter:443: regctl calls no webhooks"
+	if _, err := stores.Get(ctx, v1beta1, "g1"); err == nil || !strings.Contains(err.Error(), refusal) {
+		t.Errorf("reading in another version: %v, want %q", err, refusal)
+	}
+	client, err := clientv3.New(clientv3.Config{Endpoints: []string{e.ClientURL}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	before, err := etcdview.Revision(ctx, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err = stores.Decode(v1beta1, []byte(`{"apiVersion":"example.com/v1beta1","kind":"Gadget","metadata":{"name":"g2"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stores.Create(ctx, v1beta1, obj, stores.WriteOptions{}); err == nil || !strings.Contains(err.Error(), refusal) {
+		t.Errorf("creating in another version: %v, want %q", err, refusal)
+	}
+	if after, err := etcdview.Revision(ctx, client); err != nil || after != before {
+		t.Errorf("a refused create moved the revision from %d to %d (%v)", before, after, err)
 	}
 }
