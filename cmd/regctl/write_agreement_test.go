@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -182,10 +183,10 @@ func changedSince(t *testing.T, regctl, server []byte) bool {
 	t.Helper()
 	var a, b struct {
 		Metadata metav1.ObjectMeta `json:"metadata"`
-		Spec     json.RawMessage   `json:"spec"`
+		Spec     any               `json:"spec"`
 	}
 	if json.Unmarshal(regctl, &a) != nil || json.Unmarshal(server, &b) != nil {
 		return false
 	}
-	return a.Metadata.ResourceVersion != b.Metadata.ResourceVersion && a.Metadata.UID == b.Metadata.UID && string(a.Spec) == string(b.Spec)
+	return a.Metadata.ResourceVersion != b.Metadata.ResourceVersion && a.Metadata.UID == b.Metadata.UID && reflect.DeepEqual(a.Spec, b.Spec)
 }
