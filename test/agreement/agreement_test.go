@@ -79,6 +79,24 @@ func TestDiscoveryAgreesWithEveryAPIOn(t *testing.T) {
 	discoveryAgrees(t, client, buildRegctl(t, "--etcd-servers="+endpoint, "--runtime-config=api/all=true"))
 }
 
+// TestDiscoveryAgreesWithEveryAPIAndFeatureOn adds every alpha and beta
+// feature, as upstream's storage path test runs: feature-gated resources and
+// subresources appear in both. The gates are set in-process, where both the
+// server (which copies them) and regctl's providers read them; the
+// `--feature-gates` flag itself is regctl's next step.
+func TestDiscoveryAgreesWithEveryAPIAndFeatureOn(t *testing.T) {
+	featuregatetesting.SetFeatureGatesDuringTest(t, utilfeature.DefaultFeatureGate, featuregatetesting.FeatureOverrides{
+		"AllAlpha": true,
+		"AllBeta":  true,
+	})
+	client, endpoint := startServer(t, "--runtime-config=api/all=true")
+	w := buildRegctl(t, "--etcd-servers="+endpoint, "--runtime-config=api/all=true")
+	discoveryAgrees(t, client, w)
+	if len(w.Table.Routes) < 150 {
+		t.Errorf("%d routes with every API and feature on, want the alpha and beta ones too", len(w.Table.Routes))
+	}
+}
+
 func discoveryAgrees(t *testing.T, client *kubernetes.Clientset, w *wiring.Wiring) {
 	t.Helper()
 	// Per group version, as the legacy discovery documents serve it: the
