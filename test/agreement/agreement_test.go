@@ -3,28 +3,23 @@
 package agreement
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"os"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apiserver/pkg/storage/etcd3/testserver"
-	"k8s.io/apiserver/pkg/storage/storagebackend"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
-	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
 	"k8s.io/kubernetes/test/integration/etcd"
 
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/internal/wiring"
+	"github.com/regctl/regctl/test/apiserver"
 )
 
 func TestMain(m *testing.M) {
@@ -32,51 +27,21 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func buildRegctl(t *testing.T, args ...string) *wiring.Wiring {
-	t.Helper()
-	opts := wiring.NewOptions()
-	fs := pflag.NewFlagSet("regctl", pflag.ContinueOnError)
-	opts.AddFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		t.Fatal(err)
-	}
-	w, err := wiring.Build(context.Background(), wiring.Config{Options: opts, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatalf("building regctl's map: %v", err)
-	}
-	t.Cleanup(func() { w.Close() })
-	return w
-}
-
-// startServer starts a kube-apiserver with flags on an embedded etcd.
-func startServer(t *testing.T, flags ...string) (*kubernetes.Clientset, string) {
-	t.Helper()
-	etcdClient := testserver.RunEtcd(t, nil)
-	endpoint := etcdClient.Endpoints()[0]
-	storageConfig := storagebackend.NewDefaultConfig("/registry", nil)
-	storageConfig.Transport.ServerList = []string{endpoint}
-	server := kubeapiservertesting.StartTestServerOrDie(t, nil, flags, storageConfig)
-	t.Cleanup(server.TearDownFn)
-	client, err := kubernetes.NewForConfig(server.ClientConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return client, endpoint
-}
-
 // TestDiscoveryAgreesWithKubeAPIServer starts a default kube-apiserver on an
 // embedded etcd, reads its discovery of every group and version, and
 // compares every path with regctl's route table built against the same etcd.
 func TestDiscoveryAgreesWithKubeAPIServer(t *testing.T) {
-	client, endpoint := startServer(t)
-	discoveryAgrees(t, client, buildRegctl(t, "--etcd-servers="+endpoint))
+	server := apiserver.Start(t)
+	client, endpoint := server.Client, server.EtcdURL
+	discoveryAgrees(t, client, apiserver.Map(t, "--etcd-servers="+endpoint))
 }
 
 // TestDiscoveryAgreesWithEveryAPIOn does the same with every API group
 // version enabled, alpha and beta included.
 func TestDiscoveryAgreesWithEveryAPIOn(t *testing.T) {
-	client, endpoint := startServer(t, "--runtime-config=api/all=true")
-	discoveryAgrees(t, client, buildRegctl(t, "--etcd-servers="+endpoint, "--runtime-config=api/all=true"))
+	server := apiserver.Start(t, "--runtime-config=api/all=true")
+	client, endpoint := server.Client, server.EtcdURL
+	discoveryAgrees(t, client, apiserver.Map(t, "--etcd-servers="+endpoint, "--runtime-config=api/all=true"))
 }
 
 // TestDiscoveryAgreesWithEveryAPIAndFeatureOn adds every alpha and beta
@@ -89,15 +54,16 @@ func TestDiscoveryAgreesWithEveryAPIAndFeatureOn(t *testing.T) {
 		"AllAlpha": true,
 		"AllBeta":  true,
 	})
-	client, endpoint := startServer(t, "--runtime-config=api/all=true")
-	w := buildRegctl(t, "--etcd-servers="+endpoint, "--runtime-config=api/all=true")
+	server := apiserver.Start(t, "--runtime-config=api/all=true")
+	client, endpoint := server.Client, server.EtcdURL
+	w := apiserver.Map(t, "--etcd-servers="+endpoint, "--runtime-config=api/all=true")
 	discoveryAgrees(t, client, w)
 	if len(w.Table.Routes) < 150 {
 		t.Errorf("%d routes with every API and feature on, want the alpha and beta ones too", len(w.Table.Routes))
 	}
 }
 
-func discoveryAgrees(t *testing.T, client *kubernetes.Clientset, w *wiring.Wiring) {
+func discoveryAgrees(t *testing.T, client kubernetes.Interface, w *wiring.Wiring) {
 	t.Helper()
 	// Per group version, as the legacy discovery documents serve it: the
 	// aggregated document has no storage version hashes.
@@ -191,7 +157,7 @@ func TestKeysAgreeWithUpstreamStorageData(t *testing.T) {
 		"AllAlpha": true,
 		"AllBeta":  true,
 	})
-	w := buildRegctl(t, "--runtime-config=api/all=true")
+	w := apiserver.Map(t, "--runtime-config=api/all=true")
 	preferred := map[string]string{}
 	for _, r := range w.Table.Routes {
 		if _, ok := preferred[r.Group]; !ok {

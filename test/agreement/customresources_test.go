@@ -22,6 +22,7 @@ import (
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/stores"
 	"github.com/regctl/regctl/internal/wiring"
+	"github.com/regctl/regctl/test/apiserver"
 )
 
 // TestCustomResourceKeysAgreeWithUpstreamStorageData writes upstream's
@@ -39,8 +40,8 @@ func TestCustomResourceKeysAgreeWithUpstreamStorageData(t *testing.T) {
 	}
 	t.Cleanup(func() { e.Close() })
 	etcdFlag := "--etcd-servers=" + e.ClientURL
-	establishCRDs(t, buildRegctl(t, etcdFlag))
-	w := buildRegctl(t, etcdFlag)
+	establishCRDs(t, apiserver.Map(t, etcdFlag))
+	w := apiserver.Map(t, etcdFlag)
 	ctx := context.Background()
 	namespaces := stores.NewNamespaceCache(w.Handles["namespaces"])
 	nsObj, err := stores.Decode(stores.Target{Handle: w.Handles["namespaces"]}, []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"`+namespace+`"}}`))
@@ -169,7 +170,7 @@ func TestConversionWebhooksAreNotCalled(t *testing.T) {
 	etcdFlag := "--etcd-servers=" + e.ClientURL
 	anything := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}}
 	port := int32(443)
-	establish(t, buildRegctl(t, etcdFlag), &apiextensionsv1.CustomResourceDefinition{
+	establish(t, apiserver.Map(t, etcdFlag), &apiextensionsv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: "gadgets.example.com"},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
 			Group: "example.com",
@@ -188,7 +189,7 @@ func TestConversionWebhooksAreNotCalled(t *testing.T) {
 			},
 		},
 	})
-	w := buildRegctl(t, etcdFlag)
+	w := apiserver.Map(t, etcdFlag)
 	ctx := context.Background()
 	v1 := stores.Target{Handle: w.Handles["gadgets.example.com"]}
 	obj, err := stores.Decode(v1, []byte(`{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g1"}}`))

@@ -76,7 +76,7 @@ func TestExtensionServersAgreeWithKubeAPIServer(t *testing.T) {
 	}
 	t.Cleanup(func() { etcd.Close() })
 	before := revision(t, etcd)
-	w := buildRegctl(t, "--etcd-servers="+s.EtcdURL)
+	w := apiserver.Map(t, "--etcd-servers="+s.EtcdURL)
 	if after := revision(t, etcd); after != before {
 		t.Errorf("building the map moved the etcd revision from %d to %d", before, after)
 	}

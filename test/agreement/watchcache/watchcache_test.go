@@ -12,16 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apiserver/pkg/storage/etcd3/testserver"
-	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/client-go/kubernetes"
-	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
 
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/routetable"
-	"github.com/regctl/regctl/internal/wiring"
+	"github.com/regctl/regctl/test/apiserver"
 )
 
 func TestMain(m *testing.M) {
@@ -34,8 +30,9 @@ func TestMain(m *testing.M) {
 // stores regctl's table says are cacher-decorated, with a flag that turns
 // one cache off.
 func TestWatchCacheAgreesWithKubeAPIServer(t *testing.T) {
-	client, endpoint := startServer(t, "--watch-cache-sizes=secrets#0")
-	w := buildRegctl(t, "--etcd-servers="+endpoint, "--watch-cache-sizes=secrets#0")
+	server := apiserver.Start(t, "--watch-cache-sizes=secrets#0")
+	client, endpoint := server.Client, server.EtcdURL
+	w := apiserver.Map(t, "--etcd-servers="+endpoint, "--watch-cache-sizes=secrets#0")
 	regctl := map[string]bool{}
 	for _, r := range w.Table.Routes {
 		if r.Store == routetable.StoreOwn && r.Decorator == routetable.DecoratorCacher {
@@ -68,9 +65,9 @@ func TestWatchCacheAgreesWithKubeAPIServer(t *testing.T) {
 
 // watchCached is the resources the server has initialized a watch cache
 // for, from its own metrics.
-func watchCached(t *testing.T, client *kubernetes.Clientset) map[string]bool {
+func watchCached(t *testing.T, client kubernetes.Interface) map[string]bool {
 	t.Helper()
-	raw, err := client.RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	raw, err := client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
 	if err != nil {
 		t.Fatalf("reading the server's metrics: %v", err)
 	}
@@ -80,35 +77,4 @@ func watchCached(t *testing.T, client *kubernetes.Clientset) map[string]bool {
 		cached[schema.GroupResource{Group: m[1], Resource: m[2]}.String()] = true
 	}
 	return cached
-}
-
-func startServer(t *testing.T, flags ...string) (*kubernetes.Clientset, string) {
-	t.Helper()
-	etcdClient := testserver.RunEtcd(t, nil)
-	endpoint := etcdClient.Endpoints()[0]
-	storageConfig := storagebackend.NewDefaultConfig("/registry", nil)
-	storageConfig.Transport.ServerList = []string{endpoint}
-	server := kubeapiservertesting.StartTestServerOrDie(t, nil, flags, storageConfig)
-	t.Cleanup(server.TearDownFn)
-	client, err := kubernetes.NewForConfig(server.ClientConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return client, endpoint
-}
-
-func buildRegctl(t *testing.T, args ...string) *wiring.Wiring {
-	t.Helper()
-	opts := wiring.NewOptions()
-	fs := pflag.NewFlagSet("regctl", pflag.ContinueOnError)
-	opts.AddFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		t.Fatal(err)
-	}
-	w, err := wiring.Build(context.Background(), wiring.Config{Options: opts, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatalf("building regctl's map: %v", err)
-	}
-	t.Cleanup(func() { w.Close() })
-	return w
 }

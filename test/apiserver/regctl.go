@@ -1,0 +1,30 @@
+package apiserver
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/regctl/regctl/internal/wiring"
+)
+
+// Map builds regctl's storage map from kube-apiserver flags, as regctl's
+// commands do, to compare with a server started with the same flags. It is
+// closed when the test ends.
+func Map(t testing.TB, flags ...string) *wiring.Wiring {
+	t.Helper()
+	opts := wiring.NewOptions()
+	fs := pflag.NewFlagSet("regctl", pflag.ContinueOnError)
+	opts.AddFlags(fs)
+	if err := fs.Parse(flags); err != nil {
+		t.Fatal(err)
+	}
+	w, err := wiring.Build(context.Background(), wiring.Config{Options: opts, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("building regctl's map: %v", err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
