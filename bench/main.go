@@ -85,16 +85,31 @@ func run(benchmark string, n, pods int, profileDir string) error {
 		{name: "regctl routes", bin: bin, args: []string{"routes"}},
 		{name: "regctl routes -o yaml", bin: bin, args: []string{"routes", "-o", "yaml"}},
 	}
+	var all []stats
 	for _, c := range cmds {
-		if _, err := t.add(c, n, nil); err != nil {
+		st, err := t.add(c, n, nil)
+		if err != nil {
 			return err
 		}
+		all = append(all, st)
+	}
+	fmt.Println()
+	fmt.Println("targets:")
+	for i, st := range all {
+		verdict(fmt.Sprintf("%s: %s median", cmds[i].name, ms(st.median)), fmt.Sprintf("<= %d ms", routesWallTarget.Milliseconds()), st.median <= routesWallTarget)
+		verdict(fmt.Sprintf("%s: %.1f MiB peak RSS", cmds[i].name, st.mib()), fmt.Sprintf("<= %d MiB", routesRSSTarget), st.mib() <= routesRSSTarget)
 	}
 	if profile != nil {
 		return profile(cmds)
 	}
 	return nil
 }
+
+// The whole server's map, every built-in group, as one process.
+const (
+	routesWallTarget = 250 * time.Millisecond
+	routesRSSTarget  = 120 // MiB
+)
 
 // command is one process to measure.
 type command struct {
