@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	_ "github.com/regctl/regctl/internal/english"
 	"github.com/regctl/regctl/internal/etcdview"
 	_ "github.com/regctl/regctl/internal/gctune"
 	"github.com/regctl/regctl/internal/logs/early"
