@@ -252,10 +252,11 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	need := w.needed(cfg.Only)
 	var versions []servedVersion
 	for i := range all {
-		if !need[all[i].gv] {
+		resources, ok := need[all[i].gv]
+		if !ok {
 			continue
 		}
-		if err := in.install(&all[i]); err != nil {
+		if err := in.install(&all[i], resources); err != nil {
 			return err
 		}
 		versions = append(versions, all[i])
@@ -271,7 +272,7 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	w.container = in.container
 	w.owners = map[string]owner{}
 	for _, v := range versions {
-		for p, o := range findOwners(v.stores) {
+		for p, o := range findOwners(v.installed()) {
 			if o.sharesWith != "" {
 				o.sharesWith = routePath(v, o.sharesWith)
 			}
@@ -299,8 +300,8 @@ func (w *Wiring) servingInstalled(in *installer) http.Handler {
 			gv := schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}
 			mu.Lock()
 			for i := range w.versions {
-				if v := &w.versions[i]; v.gv == gv && v.resources == nil {
-					if err := in.install(v); err != nil {
+				if v := &w.versions[i]; v.gv == gv && (v.resources == nil || v.partial) {
+					if err := in.install(v, nil); err != nil {
 						mu.Unlock()
 						http.Error(rw, err.Error(), http.StatusInternalServerError)
 						return

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -50,6 +51,9 @@ type servedVersion struct {
 	// info is the group the version is installed from; nil for custom
 	// resources, which the installer does not install (the CRD handler
 	// serves them) and whose discovery is known from their CRD.
+	// partial says resources covers some of the version's resources only.
+	partial bool
+
 	info *genericapiserver.APIGroupInfo
 	root string
 }
@@ -134,32 +138,57 @@ func namesOf(info *genericapiserver.APIGroupInfo, gv schema.GroupVersion) ([]met
 }
 
 // install installs v with the apiserver's installer and keeps the
-// discovery it serves. A custom resource version has its discovery from its
-// CRDs already: it is built, not installed (the CRD handler serves it).
-func (in *installer) install(v *servedVersion) error {
+// discovery it serves: the whole version when resources is nil, else only
+// those resources and their subresources, into a container of their own
+// (the map's container takes whole versions only, as a server's does). A
+// custom resource version has its discovery from its CRDs already: it is
+// built, not installed (the CRD handler serves it).
+func (in *installer) install(v *servedVersion, resources []string) error {
 	if v.info == nil {
 		return v.build()
 	}
-	list, err := in.installVersion(v.info, v.gv, v.root)
+	stores, container := v.stores, in.container
+	if resources != nil {
+		stores = map[string]rest.Storage{}
+		for p, s := range v.stores {
+			if base, _, _ := strings.Cut(p, "/"); slices.Contains(resources, base) {
+				stores[p] = s
+			}
+		}
+		container = restful.NewContainer()
+	}
+	list, err := in.installVersion(v.info, v.gv, v.root, stores, container)
 	if err != nil {
 		return err
 	}
-	resources := make([]metav1.APIResource, len(list.APIResources))
+	installed := make([]metav1.APIResource, len(list.APIResources))
 	for j, r := range list.APIResources {
 		// Discovery leaves group and version empty when they are the
 		// list's.
 		if r.Group == "" && r.Version == "" {
 			r.Group, r.Version = v.gv.Group, v.gv.Version
 		}
-		resources[j] = r
+		installed[j] = r
 	}
-	v.resources = resources
+	v.resources, v.partial = installed, resources != nil
 	return nil
+}
+
+// installed is the part of v's storage map that is installed.
+func (v *servedVersion) installed() map[string]rest.Storage {
+	if !v.partial {
+		return v.stores
+	}
+	out := map[string]rest.Storage{}
+	for _, r := range v.resources {
+		out[r.Name] = v.stores[r.Name]
+	}
+	return out
 }
 
 // installVersion is GenericAPIServer.getAPIGroupVersion and InstallREST for
 // one version, with nothing a served request needs beyond discovery.
-func (in *installer) installVersion(info *genericapiserver.APIGroupInfo, gv schema.GroupVersion, root string) (*metav1.APIResourceList, error) {
+func (in *installer) installVersion(info *genericapiserver.APIGroupInfo, gv schema.GroupVersion, root string, stores map[string]rest.Storage, container *restful.Container) (*metav1.APIResourceList, error) {
 	served := map[string][]string{}
 	for version, resources := range info.VersionedResourcesStorageMap {
 		for resource := range resources {
@@ -170,7 +199,7 @@ func (in *installer) installVersion(info *genericapiserver.APIGroupInfo, gv sche
 		Root:                        root,
 		GroupVersion:                gv,
 		AllServedVersionsByResource: served,
-		Storage:                     info.VersionedResourcesStorageMap[gv.Version],
+		Storage:                     stores,
 		MetaGroupVersion:            info.MetaGroupVersion,
 		OptionsExternalVersion:      info.OptionsExternalVersion,
 
@@ -188,12 +217,12 @@ func (in *installer) installVersion(info *genericapiserver.APIGroupInfo, gv sche
 		EquivalentResourceRegistry: in.equivalent,
 		MinRequestTimeout:          time.Minute,
 	}
-	if _, _, err := group.InstallREST(in.container); err != nil {
+	if _, _, err := group.InstallREST(container); err != nil {
 		return nil, fmt.Errorf("installing %s: %w", gv, err)
 	}
 	path := root + "/" + gv.String()
 	rec := httptest.NewRecorder()
-	in.container.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	container.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
 	if rec.Code != http.StatusOK {
 		return nil, fmt.Errorf("reading %s discovery: status %d: %s", path, rec.Code, rec.Body.String())
 	}

@@ -136,7 +136,7 @@ func (w *Wiring) handles(versions []servedVersion) map[string]*Handle {
 		for _, r := range v.resources {
 			byPath[r.Name] = r
 		}
-		for p, s := range v.stores {
+		for p, s := range v.installed() {
 			res := byPath[p]
 			if base, _, isSub := strings.Cut(p, "/"); isSub {
 				// Discovery gives a subresource the kind it serves, but

@@ -2,6 +2,7 @@ package wiring
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -70,15 +71,16 @@ func (w *Wiring) ResolveKind(gvk schema.GroupVersionKind) (*Handle, error) {
 	return w.handleOf(m.Resource)
 }
 
-// needed is which versions of the map a command on the resources named in
-// only (a comma-separated list as `get` takes it) touches; every version
+// needed is what of the map a command on the resources named in only (a
+// comma-separated list as `get` takes it) touches: by version, the
+// resources to install, nil for a whole version. Every version is whole
 // when only is empty or a name does not resolve, so that errors and
 // suggestions are the full map's.
-func (w *Wiring) needed(only string) map[schema.GroupVersion]bool {
-	need := map[schema.GroupVersion]bool{}
+func (w *Wiring) needed(only string) map[schema.GroupVersion][]string {
+	need := map[schema.GroupVersion][]string{}
 	if only == "" {
 		for _, v := range w.versions {
-			need[v.gv] = true
+			need[v.gv] = nil
 		}
 		return need
 	}
@@ -95,7 +97,9 @@ func (w *Wiring) needed(only string) map[schema.GroupVersion]bool {
 			if err != nil {
 				return w.needed("")
 			}
-			need[gvr.GroupVersion()] = true
+			if !slices.Contains(need[gvr.GroupVersion()], gvr.Resource) {
+				need[gvr.GroupVersion()] = append(need[gvr.GroupVersion()], gvr.Resource)
+			}
 		}
 	}
 	return need

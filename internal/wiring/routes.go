@@ -52,7 +52,7 @@ func routes(versions []servedVersion, owners map[string]owner, getter *recording
 			byPath[r.Name] = r
 		}
 		var group []routetable.Route
-		for p, storage := range v.stores {
+		for p, storage := range v.installed() {
 			d := byPath[p]
 			resource, sub, _ := strings.Cut(p, "/")
 			r := routetable.Route{

@@ -437,10 +437,25 @@ func TestOnlyInstallsWhatACommandNeeds(t *testing.T) {
 		if err != nil || len(handles) == 0 {
 			t.Errorf("Only %q: resolving it: %v", only, err)
 		}
+		for _, h := range handles {
+			if h.Route.Path != h.Path || len(h.Route.Verbs) == 0 {
+				t.Errorf("Only %q: %s has no route of its own", only, h.Path)
+			}
+		}
+	}
+	// Of a version, only the resources named, with their subresources.
+	w := buildConfig(t, Config{Only: "pods"})
+	for _, r := range w.Table.Routes {
+		if r.Resource != "pods" {
+			t.Errorf("Only pods installs %s", r.Path)
+		}
+	}
+	if _, err := w.Subresource(w.Handles["pods"], "status"); err != nil || len(w.Table.Routes) != 11 {
+		t.Errorf("Only pods: %d routes, pods/status: %v; want pods and its 10 subresources", len(w.Table.Routes), err)
 	}
 	// A name that resolves to nothing builds the whole map, for the error
 	// and its suggestions.
-	w := buildConfig(t, Config{Only: "podz"})
+	w = buildConfig(t, Config{Only: "podz"})
 	if len(w.Table.Routes) < 100 {
 		t.Errorf("Only podz: %d routes, want the whole map", len(w.Table.Routes))
 	}
