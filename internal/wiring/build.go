@@ -240,7 +240,12 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	all, proxied, err := chain{server: s, etcd: etcd, transformers: enc.transformers, getter: getter}.extend(ctx, all)
+	// The CRDs and APIServices in etcd are read unless every resource a
+	// command names is a built-in one: kubectl resolves a name to a
+	// built-in resource before any custom one.
+	w.mapper, w.categories = newMapper(all)
+	readEtcd := cfg.Only == "" || !w.resolvesAll(cfg.Only)
+	all, proxied, err := chain{server: s, etcd: etcd, transformers: enc.transformers, getter: getter}.extend(ctx, all, readEtcd)
 	if err != nil {
 		return err
 	}

@@ -120,8 +120,8 @@ func TestCustomResourcesFromTheCRDsInEtcd(t *testing.T) {
 			t.Errorf("%s: %s, want %s", path, got, want)
 		}
 	}
-	// A command on pods builds no custom resource storage, but resolves
-	// custom resources' names all the same.
+	// A command on pods reads no CRD: it builds no custom resource storage
+	// and knows no custom resource's name.
 	opts := NewOptions()
 	opts.Server.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
 	pods, err := Build(context.Background(), Config{Options: opts, Timeout: 5 * time.Second, Only: "pods"})
@@ -132,14 +132,45 @@ func TestCustomResourcesFromTheCRDsInEtcd(t *testing.T) {
 	if _, built := pods.getter.decision(schema.GroupResource{Group: "example.com", Resource: "widgets"}); built {
 		t.Error("a map for pods built the widgets' storage")
 	}
-	if gvr, err := pods.resourceFor("wd"); err != nil || gvr.Resource != "widgets" {
-		t.Errorf("a map for pods resolves wd to %v, %v", gvr, err)
+	if _, err := pods.resourceFor("wd"); err == nil {
+		t.Errorf("a map for pods read the CRDs: it resolves wd")
 	}
 	for _, path := range []string{"pendings.example.com", "pendings.v1.example.com", "widgets.v1.example.com", "widgets.example.com/scale",
 		// Subresources are per version: v1beta1 has none.
 		"widgets.v1beta1.example.com/status"} {
 		if _, ok := routes[path]; ok {
 			t.Errorf("route %s: want none", path)
+		}
+	}
+}
+
+// TestBuiltInNamesReadNoCRDs checks that a command on built-in resources
+// does not read the CRDs and APIServices in etcd (a built-in resource wins
+// over a custom one of the same name, as in kubectl), so an unreadable CRD
+// fails only the commands that need CRDs.
+func TestBuiltInNamesReadNoCRDs(t *testing.T) {
+	e, err := etcdview.StartEmbedded(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	client, err := clientv3.New(clientv3.Config{Endpoints: []string{e.ClientURL}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	if _, err := client.Put(context.Background(), "/registry/apiextensions.k8s.io/customresourcedefinitions/broken.example.com", "not a CRD"); err != nil {
+		t.Fatal(err)
+	}
+	opts := NewOptions()
+	opts.Server.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
+	for only, wantErr := range map[string]bool{"pods": false, "deploy,po": false, "widgets": true, "all": true, "": true} {
+		w, err := Build(context.Background(), Config{Options: opts, Timeout: 5 * time.Second, Only: only})
+		if err == nil {
+			w.Close()
+		}
+		if (err != nil) != wantErr {
+			t.Errorf("Only %q: error %v, want one: %v", only, err, wantErr)
 		}
 	}
 }

@@ -127,11 +127,11 @@ func (c chain) versions() ([]servedVersion, error) {
 // extend adds the rest of kube-apiserver's chain to the versions of its own
 // groups: the apiextensions and aggregator groups, then the custom
 // resources of the CRDs in etcd; and the routes the aggregator proxies, from
-// the APIServices in etcd.
-func (c chain) extend(ctx context.Context, versions []servedVersion) ([]servedVersion, []routetable.Route, error) {
+// the APIServices in etcd. With readEtcd false it reads neither.
+func (c chain) extend(ctx context.Context, versions []servedVersion, readEtcd bool) ([]servedVersion, []routetable.Route, error) {
 	more, err := c.versions()
-	if err != nil {
-		return nil, nil, err
+	if err != nil || !readEtcd {
+		return append(versions, more...), nil, err
 	}
 	crs, err := c.customResources(ctx, more)
 	if err != nil {

@@ -105,6 +105,21 @@ func (w *Wiring) needed(only string) map[schema.GroupVersion][]string {
 	return need
 }
 
+// resolvesAll tells whether every name in only (comma-separated) resolves
+// to a resource of the map as built so far, none through a category (which
+// custom resources may join).
+func (w *Wiring) resolvesAll(only string) bool {
+	for _, name := range strings.Split(only, ",") {
+		if _, ok := w.categories.Expand(strings.ToLower(name)); ok {
+			return false
+		}
+		if _, err := w.resourceFor(name); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // Serves tells whether the map serves the group version gv.
 func (w *Wiring) Serves(gv schema.GroupVersion) bool {
 	for _, v := range w.versions {
