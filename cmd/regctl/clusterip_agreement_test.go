@@ -12,6 +12,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/regctl/regctl/test/apiserver"
@@ -41,6 +42,7 @@ func TestServiceAllocationsAgreeWithKubeAPIServer(t *testing.T) {
 	serverIP := ipAddress(t, s, byServer.Spec.ClusterIP)
 
 	web := createService(t, etcdFlag, ns, "web", "{ports: [{port: 80}], selector: {app: web}}")
+	webIP := ipAddress(t, s, web.Spec.ClusterIP)
 	t.Run("a cluster IP from the ServiceCIDR, held by an IPAddress like the server's", func(t *testing.T) {
 		served, err := s.Client.CoreV1().Services(ns).Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {
@@ -73,6 +75,7 @@ func TestServiceAllocationsAgreeWithKubeAPIServer(t *testing.T) {
 
 	np := createService(t, etcdFlag, ns, "np", "{type: NodePort, ports: [{port: 80}], selector: {app: np}}")
 	port := np.Spec.Ports[0].NodePort
+	npIP := ipAddress(t, s, np.Spec.ClusterIP)
 	t.Run("a node port in range, taken in the server's bitmap", func(t *testing.T) {
 		if port < 30000 || port > 32767 {
 			t.Fatalf("node port %d, want one in 30000-32767", port)
@@ -98,11 +101,21 @@ func TestServiceAllocationsAgreeWithKubeAPIServer(t *testing.T) {
 			// The server may repair its own kubernetes service, whose IP it
 			// allocates before its ServiceCIDR exists.
 			regctls := e.Regarding.Namespace == ns || e.Regarding.Kind == "IPAddress" && ours[e.Regarding.Name]
-			if regctls && (strings.Contains(e.Action, "Allocation") || strings.Contains(e.Action, "Validation")) {
+			// The repair loop watches services and IPAddresses apart: when
+			// a service's event reaches it before its IPAddress's, it says
+			// the IP is not allocated and tries to create the IPAddress,
+			// which exists. That is the server's race, whoever allocated;
+			// what counts is that regctl's IPAddress is left as it was.
+			raced := e.Reason == "ClusterIPNotAllocated" && strings.HasSuffix(e.Note, "is not allocated; repairing")
+			if regctls && !raced && (strings.Contains(e.Action, "Allocation") || strings.Contains(e.Action, "Validation")) {
 				t.Errorf("the server says %s: %s", e.Reason, e.Note)
 			}
 		}
-		ipAddress(t, s, web.Spec.ClusterIP)
+		for ip, uid := range map[string]types.UID{web.Spec.ClusterIP: webIP.UID, np.Spec.ClusterIP: npIP.UID} {
+			if got := ipAddress(t, s, ip); got.UID != uid {
+				t.Errorf("the server replaced regctl's IPAddress %s", ip)
+			}
+		}
 	})
 
 	t.Run("delete releases the cluster IP and the node port", func(t *testing.T) {
