@@ -149,16 +149,7 @@ func TestCustomResourcesFromTheCRDsInEtcd(t *testing.T) {
 // over a custom one of the same name, as in kubectl), so an unreadable CRD
 // fails only the commands that need CRDs.
 func TestBuiltInNamesReadNoCRDs(t *testing.T) {
-	e, err := etcdview.StartEmbedded(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	client, err := clientv3.New(clientv3.Config{Endpoints: []string{e.ClientURL}, DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	e, client := liveEtcd(t)
 	if _, err := client.Put(context.Background(), "/registry/apiextensions.k8s.io/customresourcedefinitions/broken.example.com", "not a CRD"); err != nil {
 		t.Fatal(err)
 	}

@@ -226,7 +226,10 @@ func TestEphemeralEtcdNeverAppears(t *testing.T) {
 	}
 }
 
-func TestBuildAgainstRealEtcdLeavesRevisionUnchanged(t *testing.T) {
+// liveEtcd starts an embedded etcd and a client of it, both stopped when
+// the test ends.
+func liveEtcd(t *testing.T) (*etcdview.Embedded, *clientv3.Client) {
+	t.Helper()
 	e, err := etcdview.StartEmbedded(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -236,7 +239,12 @@ func TestBuildAgainstRealEtcdLeavesRevisionUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer client.Close()
+	t.Cleanup(func() { client.Close() })
+	return e, client
+}
+
+func TestBuildAgainstRealEtcdLeavesRevisionUnchanged(t *testing.T) {
+	e, client := liveEtcd(t)
 	ctx := context.Background()
 	if _, err := client.Put(ctx, "/registry/namespaces/default", "x"); err != nil {
 		t.Fatal(err)
