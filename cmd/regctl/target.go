@@ -236,6 +236,8 @@ func resolveKind(w *wiring.Wiring, gvk schema.GroupVersionKind) (*wiring.Handle,
 	switch {
 	case err == nil:
 		return h, nil
+	case w.NotEstablished(gvk) != "":
+		return nil, fmt.Errorf("%s %s is not served: customresourcedefinition %s is not established, and a server serves only established CRDs (its apiextensions controllers establish them)", gvk.GroupVersion(), gvk.Kind, w.NotEstablished(gvk))
 	case !w.Serves(gvk.GroupVersion()):
 		return nil, fmt.Errorf("apiVersion %q is not served (see `regctl routes -o wide`)", gvk.GroupVersion())
 	}

@@ -168,6 +168,10 @@ func TestCreateExistingIsAlreadyExists(t *testing.T) {
 func TestMalformedManifestsWriteNothing(t *testing.T) {
 	s := newLiveEtcd(t)
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace), s.flag())
+	// A CRD no apiextensions controller has established: nothing serves it.
+	mustRun(t, "create", "-f", manifestFile(t, "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\n"+
+		"spec: {group: example.com, scope: Namespaced, names: {plural: widgets, singular: widget, kind: Widget},\n"+
+		"  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]}\n"), s.flag())
 	before := s.revision(t)
 	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: good, namespace: shop}\n"
 	for _, tc := range []struct {
@@ -176,7 +180,9 @@ func TestMalformedManifestsWriteNothing(t *testing.T) {
 	}{
 		{"not yaml", cm + "---\n{{{ not: yaml\n", []string{"document 2: not YAML or JSON"}},
 		{"unknown kind", cm + "---\napiVersion: v1\nkind: Gizmo\nmetadata: {name: g}\n", []string{`document 2: unknown kind "Gizmo" in v1`}},
-		{"a group no API serves", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: d}\n", []string{`document 1: apiVersion "example.com/v1" is not served`}},
+		{"a custom resource of a CRD not established", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n",
+			[]string{"document 1: example.com/v1 Widget is not served: customresourcedefinition widgets.example.com is not established"}},
+		{"a group no API serves", "apiVersion: example.org/v1\nkind: Widget\nmetadata: {name: d}\n", []string{`document 1: apiVersion "example.org/v1" is not served`}},
 		{"a version the group does not serve", "apiVersion: apps/v1beta1\nkind: Deployment\nmetadata: {name: d}\n", []string{`document 1: apiVersion "apps/v1beta1" is not served`}},
 		{"list mixing good and bad", "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(strings.TrimSpace(cm), "\n", "\n  ") + "\n- {apiVersion: v1, kind: Gizmo, metadata: {name: g}}\n- {kind: ConfigMap, metadata: {name: x}}\n",
 			[]string{`document 1, item 2: unknown kind "Gizmo"`, "document 1, item 3: no apiVersion set"}},

@@ -62,9 +62,12 @@ type Wiring struct {
 	versions  []servedVersion
 	container *restful.Container
 	owners    map[string]owner // by route path
-	getter    *recordingGetter
-	transport storagebackend.TransportConfig
-	timeout   time.Duration
+	// notEstablished are the CRDs in etcd not established yet, by the
+	// kinds they would serve.
+	notEstablished map[schema.GroupVersionKind]string
+	getter         *recordingGetter
+	transport      storagebackend.TransportConfig
+	timeout        time.Duration
 
 	// clusterIPs readies the service store's cluster IP allocator.
 	clusterIPs *clusterIPs
@@ -245,7 +248,8 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	// built-in resource before any custom one.
 	w.mapper, w.categories = newMapper(all)
 	readEtcd := cfg.Only == "" || !w.resolvesAll(cfg.Only)
-	all, proxied, err := chain{server: s, etcd: etcd, transformers: enc.transformers, getter: getter}.extend(ctx, all, readEtcd)
+	w.notEstablished = map[schema.GroupVersionKind]string{}
+	all, proxied, err := chain{server: s, etcd: etcd, transformers: enc.transformers, getter: getter, notEstablished: w.notEstablished}.extend(ctx, all, readEtcd)
 	if err != nil {
 		return err
 	}

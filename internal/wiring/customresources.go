@@ -45,7 +45,13 @@ import (
 // (serializers that default and prune, converters). The CRDs are read once
 // through the CRD store of crdVersions; nothing is watched or started.
 func (c chain) customResources(ctx context.Context, crdVersions []servedVersion) ([]servedVersion, error) {
-	crds, err := readCRDs(ctx, crdVersions)
+	crds, err := readCRDs(ctx, crdVersions, func(crd *apiextensionsv1.CustomResourceDefinition) {
+		for _, v := range crd.Spec.Versions {
+			if v.Served {
+				c.notEstablished[schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.Kind}] = crd.Name
+			}
+		}
+	})
 	if err != nil || len(crds) == 0 {
 		return nil, err
 	}
@@ -86,8 +92,8 @@ func (c chain) customResources(ctx context.Context, crdVersions []servedVersion)
 }
 
 // readCRDs lists the CRDs through the CRD store, in v1, the established
-// ones only: those the server serves.
-func readCRDs(ctx context.Context, crdVersions []servedVersion) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+// ones only: those the server serves. The others are told to pending.
+func readCRDs(ctx context.Context, crdVersions []servedVersion, pending func(*apiextensionsv1.CustomResourceDefinition)) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	var lister rest.Lister
 	for _, v := range crdVersions {
 		if l, ok := v.stores["customresourcedefinitions"].(rest.Lister); ok && v.gv.Group == apiextensions.GroupName {
@@ -115,6 +121,8 @@ func readCRDs(ctx context.Context, crdVersions []servedVersion) ([]*apiextension
 		}
 		if apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
 			out = append(out, crd)
+		} else {
+			pending(crd)
 		}
 	}
 	return out, nil

@@ -101,7 +101,14 @@ func TestCustomResourcesFromTheCRDsInEtcd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	routes := routeMap(build(t, "--etcd-servers="+e.ClientURL))
+	full := build(t, "--etcd-servers="+e.ClientURL)
+	routes := routeMap(full)
+	if got := full.NotEstablished(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Pending"}); got != "pendings.example.com" {
+		t.Errorf("NotEstablished(Pending) = %q, want the CRD not established", got)
+	}
+	if got := full.NotEstablished(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}); got != "" {
+		t.Errorf("NotEstablished(Widget) = %q, want none: it is established", got)
+	}
 	if after, err := etcdview.Revision(context.Background(), client); err != nil || after != before {
 		t.Errorf("building the map moved the etcd revision from %d to %d (%v)", before, after, err)
 	}

@@ -44,6 +44,9 @@ type chain struct {
 	etcd         serveroptions.EtcdOptions
 	transformers storagevalue.ResourceTransformers
 	getter       *recordingGetter
+	// notEstablished gets, by the kind they would serve, the CRDs in etcd
+	// that are not established, which the server does not serve.
+	notEstablished map[schema.GroupVersionKind]string
 }
 
 // restOptionsGetter is EtcdOptions.ApplyTo's getter on etcd (one storage

@@ -120,6 +120,13 @@ func (w *Wiring) resolvesAll(only string) bool {
 	return true
 }
 
+// NotEstablished names the CRD in etcd that would serve gvk but is not
+// established: the apiextensions server's controllers have not accepted its
+// names, so neither the server nor regctl serves it. Empty if there is none.
+func (w *Wiring) NotEstablished(gvk schema.GroupVersionKind) string {
+	return w.notEstablished[gvk]
+}
+
 // Serves tells whether the map serves the group version gv.
 func (w *Wiring) Serves(gv schema.GroupVersion) bool {
 	for _, v := range w.versions {
