@@ -255,20 +255,10 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	}
 	w.versions = all
 	w.mapper, w.categories = newMapper(all)
-	// A command on a few resources installs only their versions: the
-	// installer's routes are most of what building the map costs.
 	in := newInstaller()
-	need := w.needed(cfg.Only)
-	var versions []servedVersion
-	for i := range all {
-		resources, ok := need[all[i].gv]
-		if !ok {
-			continue
-		}
-		if err := in.install(&all[i], resources); err != nil {
-			return err
-		}
-		versions = append(versions, all[i])
+	versions, err := w.installNeeded(in, cfg.Only)
+	if err != nil {
+		return err
 	}
 	lb.bind(w.servingInstalled(in), generic)
 	if w.clusterIPs, err = newClusterIPs(informers, s.ServiceClusterIPRanges, cfg.Timeout); err != nil {
@@ -296,6 +286,26 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	}
 	w.Handles = w.handles(versions)
 	return nil
+}
+
+// installNeeded installs what a command on the resources named in only
+// touches (everything when only is empty), and returns the versions it
+// installed, whole or in part: the installer's routes are most of what
+// building the map costs.
+func (w *Wiring) installNeeded(in *installer, only string) ([]servedVersion, error) {
+	need := w.needed(only)
+	var out []servedVersion
+	for i := range w.versions {
+		resources, ok := need[w.versions[i].gv]
+		if !ok {
+			continue
+		}
+		if err := in.install(&w.versions[i], resources); err != nil {
+			return nil, err
+		}
+		out = append(out, w.versions[i])
+	}
+	return out, nil
 }
 
 // servingInstalled is the map's container for the loopback client, which
