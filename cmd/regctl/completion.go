@@ -21,7 +21,7 @@ import (
 // with the flags typed so far already parsed into g. Errors go to stderr,
 // which the shell scripts discard, and complete nothing.
 
-// completeResources completes a resource of the core storage map: its plural
+// completeResources completes a resource of the storage map: its plural
 // name or a short name. The map is built from the flags on the command line,
 // on an ephemeral etcd when no --etcd-servers is given, as `regctl routes`
 // builds it.

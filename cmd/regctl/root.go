@@ -104,9 +104,10 @@ func newRootCmd(streams IOStreams) *cobra.Command {
 	g := &globalOptions{IO: streams, Server: wiring.NewOptions(), RequestTimeout: 5 * time.Second}
 	cmd := &cobra.Command{
 		Use:   "regctl",
-		Short: "See and touch how kube-apiserver stores the core API in etcd",
-		Long: `regctl instantiates kube-apiserver's own storage map for the core API (/api/v1),
-with the server's code and flags, and shows how each path is stored in etcd.
+		Short: "See and touch how kube-apiserver stores its API in etcd",
+		Long: `regctl instantiates kube-apiserver's own storage map, every API group with the
+CRDs and APIServices in etcd, with the server's code and flags, and shows how each
+path is stored in etcd.
 
 Storage flags are kube-apiserver's (--etcd-servers, --etcd-prefix, --watch-cache,
 --watch-cache-sizes, --storage-media-type, --encryption-provider-config, ...),

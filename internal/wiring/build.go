@@ -45,7 +45,7 @@ type Config struct {
 	Timeout time.Duration
 }
 
-// Wiring is the instantiated core storage map.
+// Wiring is the instantiated storage map.
 type Wiring struct {
 	Table routetable.RouteTable
 	// Handles holds one handle per path, each with regctl's own storage for
@@ -153,7 +153,7 @@ func (w *Wiring) clientOn(ctx context.Context, tc storagebackend.TransportConfig
 	return c, nil
 }
 
-// Build instantiates the core storage map the way kube-apiserver does. With
+// Build instantiates the storage map the way kube-apiserver does. With
 // no --etcd-servers it starts an ephemeral embedded etcd for the purpose.
 func Build(ctx context.Context, cfg Config) (*Wiring, error) {
 	w := &Wiring{}

@@ -1,7 +1,9 @@
-// Package wiring builds kube-apiserver's core (/api/v1) storage map with the
-// server's own code: its option structs and defaults, its storage factory and
-// RESTOptionsGetter, and the legacy REST storage provider. The result is a
-// route per path and a store per path, ready for regctl's commands.
+// Package wiring builds kube-apiserver's storage map with the server's own
+// code: its option structs and defaults, its storage factory and
+// RESTOptionsGetter, its REST storage providers (every built-in group), and
+// the apiextensions and aggregator servers' stores with the custom resources
+// of the CRDs in etcd. The result is a route per path and a handle per path,
+// ready for regctl's commands.
 package wiring
 
 import (
@@ -12,7 +14,7 @@ import (
 )
 
 // Options are kube-apiserver's own server options. regctl exposes the subset
-// that decides how the core API is stored, under the server's flag names,
+// that decides how the API is stored, under the server's flag names,
 // with the server's defaults and help text.
 type Options struct {
 	Server *apiserveroptions.ServerRunOptions
@@ -24,7 +26,7 @@ func NewOptions() *Options {
 }
 
 // serverFlags are the kube-apiserver flags, outside the etcd flag set, that
-// change the core storage map.
+// change the storage map.
 var serverFlags = []string{
 	"runtime-config",
 	"service-cluster-ip-range",
@@ -47,7 +49,7 @@ var inertEtcdFlags = []string{
 }
 
 // AddFlags registers the server's etcd flags (EtcdOptions.AddFlags) and the
-// few other server flags that shape the core storage map.
+// few other server flags that shape the storage map.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Server.Etcd.AddFlags(fs)
 	for _, name := range inertEtcdFlags {
