@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
 
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/wiring"
@@ -111,6 +112,7 @@ path is stored in etcd.
 
 Storage flags are kube-apiserver's (--etcd-servers, --etcd-prefix, --watch-cache,
 --watch-cache-sizes, --storage-media-type, --encryption-provider-config, ...),
+and every other kube-apiserver flag is accepted and ignored (listed with -v 1),
 so a server's command line can be reused as is. etcdctl's environment
 (ETCDCTL_ENDPOINTS, ETCDCTL_CACERT, ETCDCTL_CERT, ETCDCTL_KEY) stands in for the
 etcd flags not given. Without an etcd, regctl builds the map on an ephemeral
@@ -119,6 +121,9 @@ in-process etcd.`,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			logs.Setup(g.Verbosity, streams.ErrOut)
+			if ignored := g.Server.Ignored(); len(ignored) > 0 {
+				klog.V(1).Infof("kube-apiserver flags accepted and ignored (they shape nothing regctl builds): %s", strings.Join(ignored, " "))
+			}
 			return wiring.FromEnvironment(cmd.Flags(), os.Getenv)
 		},
 	}

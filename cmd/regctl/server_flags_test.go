@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -238,5 +239,62 @@ func TestListAroundAnUnreadableValueKeepsItsRevision(t *testing.T) {
 	}
 	if n := strings.Count(out.String(), "\n"); n != 10 || !strings.Contains(out.String(), "pod/pod-00008\n") {
 		t.Errorf("stdout %q: want the 10 pods of the list's revision", out.String())
+	}
+}
+
+// kubeadmFlags are flags of a kubeadm control plane's kube-apiserver that
+// shape nothing regctl builds.
+var kubeadmFlags = []string{
+	"--advertise-address=192.168.0.10", "--authorization-mode=Node,RBAC", "--client-ca-file=/etc/kubernetes/pki/ca.crt",
+	"--enable-admission-plugins=NodeRestriction", "--enable-bootstrap-token-auth=true",
+	"--kubelet-client-certificate=/etc/kubernetes/pki/apiserver-kubelet-client.crt",
+	"--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname", "--proxy-client-cert-file=/etc/kubernetes/pki/front-proxy-client.crt",
+	"--requestheader-allowed-names=front-proxy-client", "--requestheader-group-headers=X-Remote-Group", "--secure-port=6443",
+	"--service-account-issuer=https://kubernetes.default.svc.cluster.local", "--service-account-key-file=/etc/kubernetes/pki/sa.pub",
+	"--tls-cert-file=/etc/kubernetes/pki/apiserver.crt", "--tls-private-key-file=/etc/kubernetes/pki/apiserver.key",
+}
+
+func TestTheServersWholeCommandLineIsAccepted(t *testing.T) {
+	want := mustRun(t, "routes", "-o", "yaml")
+	stdout, stderr, code := run(t, append([]string{"routes", "-o", "yaml"}, kubeadmFlags...)...)
+	if code != 0 || stderr != "" || stdout != want {
+		t.Fatalf("routes with a kubeadm server's flags: exit %d, stderr %q; same table as without: %v", code, stderr, stdout == want)
+	}
+	// -v 1 says which were ignored, in one line.
+	_, stderr, _ = run(t, append([]string{"routes", "-v", "1"}, kubeadmFlags...)...)
+	line := "kube-apiserver flags accepted and ignored (they shape nothing regctl builds): --advertise-address --authorization-mode --client-ca-file --enable-admission-plugins"
+	if !strings.Contains(stderr, line) {
+		t.Errorf("-v 1 stderr lacks %q:\n%s", line, stderr)
+	}
+	// Help shows regctl's and the storage flags only.
+	if help := mustRun(t, "routes", "--help"); strings.Contains(help, "--authorization-mode") || !strings.Contains(help, "--etcd-servers") {
+		t.Errorf("help lists the ignored flags or lacks the storage ones:\n%s", help)
+	}
+	// What would change the map but is not applied yet, and typos, are errors.
+	for flag, want := range map[string]string{
+		"--feature-gates=AllAlpha=true": "unknown flag: --feature-gates",
+		"--emulated-version=1.35":       "unknown flag: --emulated-version",
+		"--authorisation-mode=RBAC":     "unknown flag: --authorisation-mode",
+	} {
+		if _, stderr, code := run(t, "routes", flag); code == 0 || !strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d, stderr %q, want %q", flag, code, stderr, want)
+		}
+	}
+}
+
+// TestAllowPrivilegedActsAsOnTheServer runs the binary: the server's
+// privileged setting is once per process, as in kube-apiserver.
+func TestAllowPrivilegedActsAsOnTheServer(t *testing.T) {
+	bin := regctlBinary(t)
+	s := newLiveEtcd(t)
+	mustRun(t, "create", "-f", manifestFile(t, shopNamespace), s.flag())
+	pod := manifestFile(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: priv, namespace: shop}\n"+
+		"spec: {containers: [{name: c, image: busybox, securityContext: {privileged: true}}]}\n")
+	out, err := exec.Command(bin, "create", "-f", pod, s.flag()).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "Forbidden: disallowed by cluster policy") {
+		t.Errorf("a privileged pod without --allow-privileged: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "create", "-f", pod, s.flag(), "--allow-privileged=true").CombinedOutput(); err != nil {
+		t.Errorf("a privileged pod with --allow-privileged=true: %v\n%s", err, out)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	"k8s.io/kubernetes/pkg/capabilities"
 	"k8s.io/kubernetes/pkg/controlplane"
 	controlplaneapiserver "k8s.io/kubernetes/pkg/controlplane/apiserver"
 	cpoptions "k8s.io/kubernetes/pkg/controlplane/apiserver/options"
@@ -206,6 +207,11 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	etcd.StorageConfig.CompactionInterval = 0
 	etcd.StorageConfig.DBMetricPollInterval = 0
 	etcd.StorageConfig.CountMetricPollPeriod = 0
+
+	// Pod validation reads whether privileged containers are allowed from
+	// this process-wide setting, which kube-apiserver sets once from its
+	// flags too.
+	capabilities.Setup(s.AllowPrivileged, s.MaxConnectionBytesPerSec)
 
 	resourceConfig, err := resourceconfig.MergeAPIResourceConfigs(controlplane.DefaultAPIResourceConfigSource(), s.APIEnablement.RuntimeConfig, legacyscheme.Scheme)
 	if err != nil {

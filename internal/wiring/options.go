@@ -8,6 +8,7 @@ package wiring
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/spf13/pflag"
 	apiserveroptions "k8s.io/kubernetes/cmd/kube-apiserver/app/options"
@@ -18,6 +19,9 @@ import (
 // with the server's defaults and help text.
 type Options struct {
 	Server *apiserveroptions.ServerRunOptions
+
+	// inert are the accepted flags that shape nothing regctl builds.
+	inert []*pflag.Flag
 }
 
 // NewOptions returns the options of a default kube-apiserver.
@@ -28,6 +32,7 @@ func NewOptions() *Options {
 // serverFlags are the kube-apiserver flags, outside the etcd flag set, that
 // change the storage map.
 var serverFlags = []string{
+	"allow-privileged",
 	"runtime-config",
 	"service-cluster-ip-range",
 	"service-node-port-range",
@@ -48,13 +53,22 @@ var inertEtcdFlags = []string{
 	"encryption-provider-config-automatic-reload",
 }
 
+// withheldFlags are kube-apiserver flags that would change the map but that
+// regctl does not apply yet: refused as unknown rather than accepted and
+// ignored, which would build another server's map than the user's.
+var withheldFlags = []string{"feature-gates", "emulated-version", "min-compatibility-version"}
+
 // AddFlags registers the server's etcd flags (EtcdOptions.AddFlags) and the
-// few other server flags that shape the storage map.
+// few other server flags that shape the storage map, then every other flag
+// of kube-apiserver, hidden: those shape nothing regctl builds
+// (authentication, serving, admission, ...), and are accepted so that a
+// server's whole command line can be given as it is.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Server.Etcd.AddFlags(fs)
 	for _, name := range inertEtcdFlags {
 		if f := fs.Lookup(name); f != nil {
 			f.Hidden = true
+			o.inert = append(o.inert, f)
 		}
 	}
 	all := o.Server.Flags()
@@ -65,6 +79,30 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		}
 		fs.AddFlag(f)
 	}
+	for _, set := range all.Order {
+		all.FlagSets[set].VisitAll(func(f *pflag.Flag) {
+			taken := fs.Lookup(f.Name) != nil || (f.Shorthand != "" && fs.ShorthandLookup(f.Shorthand) != nil)
+			if taken || slices.Contains(withheldFlags, f.Name) {
+				return
+			}
+			f.Hidden = true
+			fs.AddFlag(f)
+			o.inert = append(o.inert, f)
+		})
+	}
+}
+
+// Ignored lists the accepted kube-apiserver flags given on the command line
+// that shape nothing regctl builds, sorted.
+func (o *Options) Ignored() []string {
+	var out []string
+	for _, f := range o.inert {
+		if f.Changed {
+			out = append(out, "--"+f.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func lookup(sets map[string]*pflag.FlagSet, name string) *pflag.Flag {

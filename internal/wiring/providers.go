@@ -20,6 +20,7 @@ import (
 	"k8s.io/kubernetes/pkg/controlplane"
 	controlplaneapiserver "k8s.io/kubernetes/pkg/controlplane/apiserver"
 	"k8s.io/kubernetes/pkg/controlplane/reconcilers"
+	kubeletclient "k8s.io/kubernetes/pkg/kubelet/client"
 	"k8s.io/kubernetes/pkg/serviceaccount"
 )
 
@@ -77,7 +78,7 @@ func controlplaneConfig(s *apiserveroptions.ServerRunOptions, factory serverstor
 			},
 		},
 		Extra: controlplane.Extra{
-			KubeletClientConfig:     s.KubeletConfig,
+			KubeletClientConfig:     kubeletConfig(s.KubeletConfig),
 			ServiceIPRange:          primary,
 			SecondaryServiceIPRange: secondary,
 			ServiceNodePortRange:    s.ServiceNodePortRange,
@@ -98,4 +99,14 @@ func throwawayIssuer() (serviceaccount.TokenGenerator, error) {
 		return nil, err
 	}
 	return serviceaccount.JWTTokenGenerator("https://kubernetes.default.svc", key)
+}
+
+// kubeletConfig is the server's kubelet client config without its TLS
+// files. The core provider loads them to build the transport of the paths
+// that reach kubelets (pods/log, pods/exec, nodes/proxy); regctl never
+// connects to a kubelet, so a server's command line must not need those
+// files where regctl runs.
+func kubeletConfig(c kubeletclient.KubeletClientConfig) kubeletclient.KubeletClientConfig {
+	c.TLSClientConfig = kubeletclient.KubeletTLSConfig{}
+	return c
 }
