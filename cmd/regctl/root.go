@@ -31,6 +31,9 @@ type globalOptions struct {
 	Server         *wiring.Options
 	Verbosity      int
 	RequestTimeout time.Duration
+	// Manifest is a kube-apiserver static Pod manifest to take the
+	// server's flags from, ManifestRoot where the files it names are.
+	Manifest, ManifestRoot string
 }
 
 // wiringConfig is what a command hands to wiring.Build.
@@ -113,7 +116,8 @@ path is stored in etcd.
 Storage flags are kube-apiserver's (--etcd-servers, --etcd-prefix, --watch-cache,
 --watch-cache-sizes, --storage-media-type, --encryption-provider-config, ...),
 and every other kube-apiserver flag is accepted and ignored (listed with -v 1),
-so a server's command line can be reused as is. etcdctl's environment
+so a server's command line can be reused as is, or read from its static Pod
+manifest (--apiserver-manifest, flags given here win). etcdctl's environment
 (ETCDCTL_ENDPOINTS, ETCDCTL_CACERT, ETCDCTL_CERT, ETCDCTL_KEY) stands in for the
 etcd flags not given. Without an etcd, regctl builds the map on an ephemeral
 in-process etcd.`,
@@ -121,6 +125,13 @@ in-process etcd.`,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			logs.Setup(g.Verbosity, streams.ErrOut)
+			if g.Manifest != "" {
+				if err := g.Server.ApplyManifest(cmd.Flags(), g.Manifest, g.ManifestRoot); err != nil {
+					return err
+				}
+			} else if g.ManifestRoot != "" {
+				return errors.New("`--manifest-root` resolves the files of `--apiserver-manifest`: give the manifest too")
+			}
 			if ignored := g.Server.Ignored(); len(ignored) > 0 {
 				klog.V(1).Infof("kube-apiserver flags accepted and ignored (they shape nothing regctl builds): %s", strings.Join(ignored, " "))
 			}
@@ -134,6 +145,8 @@ in-process etcd.`,
 	fs := cmd.PersistentFlags()
 	fs.IntVarP(&g.Verbosity, "v", "v", 0, "Log level for klog, grpc and etcd; 0 is silent")
 	fs.DurationVar(&g.RequestTimeout, "request-timeout", g.RequestTimeout, "How long to wait for etcd to answer a request, including dialing it")
+	fs.StringVar(&g.Manifest, "apiserver-manifest", "", "A kube-apiserver static Pod manifest (kubeadm's /etc/kubernetes/manifests/kube-apiserver.yaml): take the server's flags from it; flags given here win")
+	fs.StringVar(&g.ManifestRoot, "manifest-root", "", "Read the files the manifest names under this directory (a copy of the node's filesystem, e.g. its /etc/kubernetes as DIR/etc/kubernetes)")
 	g.Server.AddFlags(fs)
 
 	cmd.AddCommand(

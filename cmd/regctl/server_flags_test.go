@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -296,5 +297,70 @@ func TestAllowPrivilegedActsAsOnTheServer(t *testing.T) {
 	}
 	if out, err := exec.Command(bin, "create", "-f", pod, s.flag(), "--allow-privileged=true").CombinedOutput(); err != nil {
 		t.Errorf("a privileged pod with --allow-privileged=true: %v\n%s", err, out)
+	}
+}
+
+// apiserverManifest writes a kubeadm-style static Pod manifest of a
+// kube-apiserver with flags, and returns its path.
+func apiserverManifest(t *testing.T, flags ...string) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: Pod\nmetadata: {name: kube-apiserver, namespace: kube-system}\nspec:\n  containers:\n  - name: kube-apiserver\n    image: registry.k8s.io/kube-apiserver:v1.36.3\n    command:\n    - kube-apiserver\n")
+	for _, f := range flags {
+		fmt.Fprintf(&b, "    - %s\n", f)
+	}
+	path := filepath.Join(t.TempDir(), "kube-apiserver.yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestApiserverManifestIsTheServersCommandLine(t *testing.T) {
+	s := newLiveEtcd(t)
+	// The node's /etc/kubernetes, copied under root.
+	root := t.TempDir()
+	enc := filepath.Join(root, "etc", "kubernetes", "enc", "encryption.yaml")
+	if err := os.MkdirAll(filepath.Dir(enc), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(encryptionConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(enc, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	storage := []string{s.flag(), "--watch-cache-sizes=secrets#0", "--runtime-config=api/all=true", "--encryption-provider-config=/etc/kubernetes/enc/encryption.yaml"}
+	manifest := apiserverManifest(t, append(storage, kubeadmFlags...)...)
+
+	byHand := mustRun(t, "routes", "-o", "yaml", s.flag(), "--watch-cache-sizes=secrets#0", "--runtime-config=api/all=true", "--encryption-provider-config="+enc)
+	fromManifest := mustRun(t, "routes", "-o", "yaml", "--apiserver-manifest", manifest, "--manifest-root", root)
+	if fromManifest != byHand {
+		t.Errorf("the manifest's map differs from the same flags by hand")
+	}
+	if !strings.Contains(fromManifest, "encryption: aescbc:v1:key1") {
+		t.Errorf("the manifest's encryption config was not read under --manifest-root")
+	}
+	// A flag given to regctl wins over the manifest's.
+	if out := mustRun(t, "routes", "-o", "yaml", "--apiserver-manifest", manifest, "--manifest-root", root, "--watch-cache-sizes=secrets#100"); out == fromManifest || !strings.Contains(out, "path: secrets\n  resource: secrets\n") {
+		t.Errorf("--watch-cache-sizes on regctl's command line did not win")
+	}
+
+	for name, tc := range map[string]struct{ manifest, want string }{
+		"not a pod":            {writeFile(t, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"), `it is a "ConfigMap" of "v1", not a v1 Pod`},
+		"no kube-apiserver":    {writeFile(t, "etcd.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: etcd}\nspec: {containers: [{name: etcd, command: [etcd, --data-dir=/var/lib/etcd]}]}\n"), "no container of Pod etcd runs kube-apiserver"},
+		"a gate not applied":   {apiserverManifest(t, "--feature-gates=AllAlpha=true"), "sets --feature-gates, which regctl does not apply yet"},
+		"not a server flag":    {apiserverManifest(t, "--no-such-flag=1"), "sets --no-such-flag, which is not a flag of kube-apiserver v1.36.3"},
+		"missing file":         {filepath.Join(t.TempDir(), "none.yaml"), "reading the apiserver manifest: open"},
+		"files not under root": {manifest, "encryption.yaml"},
+	} {
+		args := []string{"routes", "--apiserver-manifest", tc.manifest}
+		if name == "files not under root" {
+			args = append(args, "--manifest-root", t.TempDir())
+		}
+		if _, stderr, code := run(t, args...); code == 0 || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%s: exit %d, stderr %q, want one line with %q", name, code, stderr, tc.want)
+		}
 	}
 }

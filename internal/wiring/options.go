@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/pflag"
 	apiserveroptions "k8s.io/kubernetes/cmd/kube-apiserver/app/options"
+
+	"github.com/regctl/regctl/internal/servermanifest"
 )
 
 // Options are kube-apiserver's own server options. regctl exposes the subset
@@ -134,6 +136,42 @@ func FromEnvironment(fs *pflag.FlagSet, getenv func(string) string) error {
 		}
 		if err := fs.Set(e.flag, v); err != nil {
 			return fmt.Errorf("reading %s for `--%s`: %w", e.env, e.flag, err)
+		}
+	}
+	return nil
+}
+
+// manifestFileFlags are the storage flags that name files: a manifest names
+// them as they are on its node, which --manifest-root relocates.
+var manifestFileFlags = []string{"etcd-cafile", "etcd-certfile", "etcd-keyfile", "encryption-provider-config"}
+
+// ApplyManifest sets the flags of fs from the kube-apiserver command line
+// in the static Pod manifest file, but for those given on regctl's command
+// line, which win. Files the storage flags name are read under root when it
+// is set (the node's /etc/kubernetes copied to root/etc/kubernetes).
+func (o *Options) ApplyManifest(fs *pflag.FlagSet, file, root string) error {
+	flags, err := servermanifest.Read(file)
+	if err != nil {
+		return err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *pflag.Flag) { given[f.Name] = true })
+	for _, m := range flags {
+		f := fs.Lookup(m.Name)
+		switch {
+		case f == nil && slices.Contains(withheldFlags, m.Name):
+			return fmt.Errorf("the apiserver manifest %s sets --%s, which regctl does not apply yet: its map would not be that server's", file, m.Name)
+		case f == nil:
+			return fmt.Errorf("the apiserver manifest %s sets --%s, which is not a flag of kube-apiserver %s", file, m.Name, KubernetesVersion())
+		case given[m.Name]:
+			continue
+		}
+		value := m.Value
+		if slices.Contains(manifestFileFlags, m.Name) {
+			value = servermanifest.Under(root, value)
+		}
+		if err := fs.Set(m.Name, value); err != nil {
+			return fmt.Errorf("the apiserver manifest %s: --%s: %w", file, m.Name, err)
 		}
 	}
 	return nil
