@@ -6,9 +6,6 @@ import (
 	"sort"
 	"strconv"
 
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/kube-aggregator/pkg/apis/apiregistration"
 
 	"github.com/regctl/regctl/internal/routetable"
@@ -21,18 +18,9 @@ import (
 // APIServices (no service) are the groups of the map already. The
 // APIServices are read once through the APIService store of versions.
 func proxiedRoutes(ctx context.Context, versions []servedVersion) ([]routetable.Route, error) {
-	var lister rest.Lister
-	for _, v := range versions {
-		if l, ok := v.stores["apiservices"].(rest.Lister); ok && v.gv.Group == apiregistration.GroupName {
-			lister = l
-		}
-	}
-	if lister == nil {
-		return nil, nil
-	}
-	list, err := lister.List(genericapirequest.WithNamespace(ctx, ""), &metainternalversion.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("reading the apiservices: %w", err)
+	list, err := listStore(ctx, versions, apiregistration.GroupName, "apiservices")
+	if err != nil || list == nil {
+		return nil, err
 	}
 	services, ok := list.(*apiregistration.APIServiceList)
 	if !ok {

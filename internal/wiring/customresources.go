@@ -20,7 +20,6 @@ import (
 	apiextensionsoptions "k8s.io/apiextensions-apiserver/pkg/cmd/server/options"
 	"k8s.io/apiextensions-apiserver/pkg/controller/finalizer"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -29,7 +28,6 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/endpoints/discovery"
 	"k8s.io/apiserver/pkg/endpoints/handlers"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	restclient "k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -94,20 +92,9 @@ func (c chain) customResources(ctx context.Context, crdVersions []servedVersion)
 // readCRDs lists the CRDs through the CRD store, in v1, the established
 // ones only: those the server serves. The others are told to pending.
 func readCRDs(ctx context.Context, crdVersions []servedVersion, pending func(*apiextensionsv1.CustomResourceDefinition)) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	var lister rest.Lister
-	for _, v := range crdVersions {
-		if l, ok := v.stores["customresourcedefinitions"].(rest.Lister); ok && v.gv.Group == apiextensions.GroupName {
-			lister = l
-		}
-	}
-	if lister == nil {
-		// --runtime-config turned CRDs off: the server serves no custom
-		// resources either.
-		return nil, nil
-	}
-	list, err := lister.List(genericapirequest.WithNamespace(ctx, ""), &metainternalversion.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("reading the customresourcedefinitions: %w", err)
+	list, err := listStore(ctx, crdVersions, apiextensions.GroupName, "customresourcedefinitions")
+	if err != nil || list == nil {
+		return nil, err
 	}
 	internal, ok := list.(*apiextensions.CustomResourceDefinitionList)
 	if !ok {

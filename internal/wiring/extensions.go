@@ -9,9 +9,11 @@ import (
 	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	serveroptions "k8s.io/apiserver/pkg/server/options"
@@ -145,4 +147,20 @@ func (c chain) extend(ctx context.Context, versions []servedVersion, readEtcd bo
 		return nil, nil, err
 	}
 	return append(append(versions, more...), crs...), proxied, nil
+}
+
+// listStore lists every object of resource through its store among
+// versions, in the group's internal version; nil when --runtime-config left
+// the resource out, and so the server serves none.
+func listStore(ctx context.Context, versions []servedVersion, group, resource string) (runtime.Object, error) {
+	for _, v := range versions {
+		if l, ok := v.stores[resource].(rest.Lister); ok && v.gv.Group == group {
+			list, err := l.List(genericapirequest.WithNamespace(ctx, ""), &metainternalversion.ListOptions{})
+			if err != nil {
+				return nil, fmt.Errorf("reading the %s: %w", resource, err)
+			}
+			return list, nil
+		}
+	}
+	return nil, nil
 }

@@ -36,16 +36,9 @@ func (w *Wiring) ResolveList(names string) ([]*Handle, error) {
 			return nil, fmt.Errorf("%q: an empty resource name in the list", names)
 		}
 		var handles []*Handle
-		if grs, ok := w.categories.Expand(strings.ToLower(name)); ok {
-			for _, gr := range grs {
-				h, err := w.Resolve(gr.String())
-				if err != nil {
-					return nil, err
-				}
-				handles = append(handles, h)
-			}
-		} else {
-			h, err := w.Resolve(name)
+		names, _ := w.expand(name)
+		for _, n := range names {
+			h, err := w.Resolve(n)
 			if err != nil {
 				return nil, err
 			}
@@ -85,13 +78,7 @@ func (w *Wiring) needed(only string) map[schema.GroupVersion][]string {
 		return need
 	}
 	for _, name := range strings.Split(only, ",") {
-		names := []string{name}
-		if grs, ok := w.categories.Expand(strings.ToLower(name)); ok {
-			names = names[:0]
-			for _, gr := range grs {
-				names = append(names, gr.String())
-			}
-		}
+		names, _ := w.expand(name)
 		for _, n := range names {
 			gvr, err := w.resourceFor(n)
 			if err != nil {
@@ -110,7 +97,7 @@ func (w *Wiring) needed(only string) map[schema.GroupVersion][]string {
 // custom resources may join).
 func (w *Wiring) resolvesAll(only string) bool {
 	for _, name := range strings.Split(only, ",") {
-		if _, ok := w.categories.Expand(strings.ToLower(name)); ok {
+		if _, category := w.expand(name); category {
 			return false
 		}
 		if _, err := w.resourceFor(name); err != nil {
@@ -118,6 +105,19 @@ func (w *Wiring) resolvesAll(only string) bool {
 		}
 	}
 	return true
+}
+
+// expand is name as one or more resource names: a category's resources
+// (`all`), in kubectl's order, or name itself.
+func (w *Wiring) expand(name string) (names []string, category bool) {
+	grs, ok := w.categories.Expand(strings.ToLower(name))
+	if !ok {
+		return []string{name}, false
+	}
+	for _, gr := range grs {
+		names = append(names, gr.String())
+	}
+	return names, true
 }
 
 // NotEstablished names the CRD in etcd that would serve gvk but is not
