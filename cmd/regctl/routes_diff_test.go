@@ -163,6 +163,11 @@ func TestRoutesDiffEveryField(t *testing.T) {
 				v.SetString(v.String() + "x")
 			case reflect.Slice:
 				v.Set(reflect.Append(v, reflect.ValueOf("x")))
+			case reflect.Map:
+				if v.IsNil() {
+					v.Set(reflect.MakeMap(v.Type()))
+				}
+				v.SetMapIndex(reflect.ValueOf("x"), reflect.ValueOf(true))
 			default:
 				t.Fatalf("field %q is a %s: extend this test", name, v.Kind())
 			}
@@ -266,7 +271,7 @@ func TestRoutesDiffErrors(t *testing.T) {
 		{"newer format", []string{newer, diffOld}, "reading " + newer + ": the table was written by a newer regctl (format version 3, this regctl reads up to 2): upgrade regctl"},
 		{"no format version", []string{diffOld, noVersion}, "reading " + noVersion + `: not a route table: it has no "formatVersion"`},
 		{"missing file", []string{missing, diffOld}, "reading route table: open " + missing + ": no such file or directory"},
-		{"unknown field", []string{diffOld, diffNew, "--only", "keyPrefix,colour"}, "unknown field \"colour\" in `--only`: valid fields are kubernetesVersion,etcdPrefix,resource,"},
+		{"unknown field", []string{diffOld, diffNew, "--only", "keyPrefix,colour"}, "unknown field \"colour\" in `--only`: valid fields are kubernetesVersion,emulatedVersion,featureGates,etcdPrefix,resource,"},
 		{"unknown ignored field", []string{diffOld, diffNew, "--ignore", "path"}, "unknown field \"path\" in `--ignore`: valid fields are "},
 		{"one argument", []string{diffOld}, "want two route tables, OLD and NEW, got 1"},
 		{"three arguments", []string{diffOld, diffNew, diffOld}, "want two route tables, OLD and NEW, got 3"},

@@ -271,11 +271,11 @@ func TestTheServersWholeCommandLineIsAccepted(t *testing.T) {
 	if help := mustRun(t, "routes", "--help"); strings.Contains(help, "--authorization-mode") || !strings.Contains(help, "--etcd-servers") {
 		t.Errorf("help lists the ignored flags or lacks the storage ones:\n%s", help)
 	}
-	// What would change the map but is not applied yet, and typos, are errors.
+	// Typos and bad values are errors.
 	for flag, want := range map[string]string{
-		"--feature-gates=AllAlpha=true": "unknown flag: --feature-gates",
-		"--emulated-version=1.35":       "unknown flag: --emulated-version",
-		"--authorisation-mode=RBAC":     "unknown flag: --authorisation-mode",
+		"--authorisation-mode=RBAC":       "unknown flag: --authorisation-mode",
+		"--feature-gates=NoSuchGate=true": "reading `--feature-gates`: unrecognized feature gate: NoSuchGate",
+		"--emulated-version=1.20":         "emulation version 1.20 is not between [1.33, 1.36.0]",
 	} {
 		if _, stderr, code := run(t, "routes", flag); code == 0 || !strings.Contains(stderr, want) {
 			t.Errorf("%s: exit %d, stderr %q, want %q", flag, code, stderr, want)
@@ -331,16 +331,19 @@ func TestApiserverManifestIsTheServersCommandLine(t *testing.T) {
 	if err := os.WriteFile(enc, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	storage := []string{s.flag(), "--watch-cache-sizes=secrets#0", "--runtime-config=api/all=true", "--encryption-provider-config=/etc/kubernetes/enc/encryption.yaml"}
+	storage := []string{s.flag(), "--watch-cache-sizes=secrets#0", "--runtime-config=api/all=true", "--feature-gates=AllAlpha=true,AllBeta=true", "--encryption-provider-config=/etc/kubernetes/enc/encryption.yaml"}
 	manifest := apiserverManifest(t, append(storage, kubeadmFlags...)...)
 
-	byHand := mustRun(t, "routes", "-o", "yaml", s.flag(), "--watch-cache-sizes=secrets#0", "--runtime-config=api/all=true", "--encryption-provider-config="+enc)
+	byHand := mustRun(t, "routes", "-o", "yaml", s.flag(), "--watch-cache-sizes=secrets#0", "--runtime-config=api/all=true", "--feature-gates=AllAlpha=true,AllBeta=true", "--encryption-provider-config="+enc)
 	fromManifest := mustRun(t, "routes", "-o", "yaml", "--apiserver-manifest", manifest, "--manifest-root", root)
 	if fromManifest != byHand {
 		t.Errorf("the manifest's map differs from the same flags by hand")
 	}
 	if !strings.Contains(fromManifest, "encryption: aescbc:v1:key1") {
 		t.Errorf("the manifest's encryption config was not read under --manifest-root")
+	}
+	if !strings.Contains(fromManifest, "\n  AllAlpha: true\n") || !strings.Contains(fromManifest, "path: podgroups.v1alpha2.scheduling.k8s.io\n") {
+		t.Errorf("the manifest's feature gates do not act: no AllAlpha gate or alpha path in its table")
 	}
 	// A flag given to regctl wins over the manifest's.
 	if out := mustRun(t, "routes", "-o", "yaml", "--apiserver-manifest", manifest, "--manifest-root", root, "--watch-cache-sizes=secrets#100"); out == fromManifest || !strings.Contains(out, "path: secrets\n  resource: secrets\n") {
@@ -350,7 +353,7 @@ func TestApiserverManifestIsTheServersCommandLine(t *testing.T) {
 	for name, tc := range map[string]struct{ manifest, want string }{
 		"not a pod":            {writeFile(t, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"), `it is a "ConfigMap" of "v1", not a v1 Pod`},
 		"no kube-apiserver":    {writeFile(t, "etcd.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: etcd}\nspec: {containers: [{name: etcd, command: [etcd, --data-dir=/var/lib/etcd]}]}\n"), "no container of Pod etcd runs kube-apiserver"},
-		"a gate not applied":   {apiserverManifest(t, "--feature-gates=AllAlpha=true"), "sets --feature-gates, which regctl does not apply yet"},
+		"an unknown gate":      {apiserverManifest(t, "--feature-gates=NoSuchGate=true"), "unrecognized feature gate: NoSuchGate"},
 		"not a server flag":    {apiserverManifest(t, "--no-such-flag=1"), "sets --no-such-flag, which is not a flag of kube-apiserver v1.36.3"},
 		"missing file":         {filepath.Join(t.TempDir(), "none.yaml"), "reading the apiserver manifest: open"},
 		"files not under root": {manifest, "encryption.yaml"},

@@ -98,11 +98,14 @@ func changes(from, to reflect.Value, fields []field, filter Filter) []Change {
 	return out
 }
 
-// normalize makes a missing list and an empty one the same value: the
-// document omits empty lists, and a hand-written table may spell them [].
+// normalize makes a missing list or map and an empty one the same value:
+// the document omits empty ones, and a hand-written table may spell them [].
 func normalize(v reflect.Value) any {
 	if v.Kind() == reflect.Slice && v.Len() == 0 {
 		return reflect.MakeSlice(v.Type(), 0, 0).Interface()
+	}
+	if v.Kind() == reflect.Map && v.Len() == 0 {
+		return reflect.MakeMap(v.Type()).Interface()
 	}
 	return v.Interface()
 }
@@ -183,14 +186,22 @@ func writeChange(b *strings.Builder, indent string, c Change) {
 }
 
 // show prints a value as the wide route table does: lists comma-separated,
-// nothing as <none>.
+// maps as the flags that set them (name=value, sorted), nothing as <none>.
 func show(v any) string {
 	s := fmt.Sprint(v)
-	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice {
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Slice:
 		parts := make([]string, rv.Len())
 		for i := range parts {
 			parts[i] = fmt.Sprint(rv.Index(i).Interface())
 		}
+		s = strings.Join(parts, ",")
+	case reflect.Map:
+		var parts []string
+		for it := rv.MapRange(); it.Next(); {
+			parts = append(parts, fmt.Sprintf("%v=%v", it.Key(), it.Value()))
+		}
+		sort.Strings(parts)
 		s = strings.Join(parts, ",")
 	}
 	if s == "" {

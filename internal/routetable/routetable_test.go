@@ -14,6 +14,8 @@ func sample() RouteTable {
 	return RouteTable{
 		FormatVersion:     FormatVersion,
 		KubernetesVersion: "v1.36.3",
+		EmulatedVersion:   "1.36",
+		FeatureGates:      map[string]bool{"AllAlpha": true},
 		EtcdPrefix:        "/registry",
 		Routes: []Route{
 			{
@@ -86,7 +88,7 @@ func TestYAMLAndJSONInAnyOrderCompareEqual(t *testing.T) {
 	slices.Reverse(routes)
 	var b strings.Builder
 	b.WriteString("{\n")
-	keys := []string{"routes", "kubernetesVersion", "formatVersion", "etcdPrefix"}
+	keys := []string{"routes", "featureGates", "kubernetesVersion", "formatVersion", "emulatedVersion", "etcdPrefix"}
 	for i, k := range keys {
 		v, _ := json.Marshal(generic[k])
 		b.WriteString("  " + `"` + k + `": ` + string(v))
@@ -191,7 +193,7 @@ func TestFieldsAreTheDocumentKeys(t *testing.T) {
 	if !slices.Equal(got, keys) {
 		t.Errorf("Fields() = %v, want the document's keys %v", got, keys)
 	}
-	if f := Fields(); f[0] != "kubernetesVersion" || f[1] != "etcdPrefix" || f[2] != "resource" {
+	if f := Fields(); f[0] != "kubernetesVersion" || f[3] != "etcdPrefix" || f[4] != "resource" {
 		t.Errorf("Fields() = %v: want table fields first, then route fields in declaration order", f)
 	}
 }
@@ -209,6 +211,12 @@ func changed(t *testing.T, v reflect.Value) reflect.Value {
 		out.SetInt(v.Int() + 1)
 	case reflect.Bool:
 		out.SetBool(!v.Bool())
+	case reflect.Map:
+		out.Set(reflect.MakeMap(v.Type()))
+		for it := v.MapRange(); it.Next(); {
+			out.SetMapIndex(it.Key(), it.Value())
+		}
+		out.SetMapIndex(reflect.ValueOf("Changed"), reflect.ValueOf(true))
 	default:
 		t.Fatalf("no way to change a %s field: extend this test", v.Kind())
 	}
@@ -346,7 +354,7 @@ func TestFilterRejectsUnknownFields(t *testing.T) {
 		only, ignore []string
 		want         string
 	}{
-		{[]string{"keyprefix"}, nil, "unknown field \"keyprefix\" in `--only`: valid fields are kubernetesVersion,etcdPrefix,resource,"},
+		{[]string{"keyprefix"}, nil, "unknown field \"keyprefix\" in `--only`: valid fields are kubernetesVersion,emulatedVersion,featureGates,etcdPrefix,resource,"},
 		{nil, []string{"decorator", "path"}, "unknown field \"path\" in `--ignore`: valid fields are "},
 		{[]string{""}, nil, "unknown field \"\" in `--only`"},
 	} {
@@ -363,6 +371,7 @@ func TestFilterRejectsUnknownFields(t *testing.T) {
 func TestWriteText(t *testing.T) {
 	old, new := sample(), sample()
 	new.EtcdPrefix = "/kube"
+	new.FeatureGates = map[string]bool{"B": false, "A": true}
 	new.Routes[1].Decorator = "undecorated"
 	new.Routes[1].Verbs = []string{"get"}
 	new.Routes[2].EtcdServers = nil
@@ -377,6 +386,7 @@ func TestWriteText(t *testing.T) {
 	}
 	want := `--- a.yaml
 +++ live
+featureGates: AllAlpha=true -> A=true,B=false
 etcdPrefix: /registry -> /kube
 changed: pods
   verbs: create,get,list -> get (informational)

@@ -23,10 +23,15 @@ const (
 
 // RouteTable is the document `regctl routes -o yaml|json` prints.
 type RouteTable struct {
-	FormatVersion     int     `json:"formatVersion"`
-	KubernetesVersion string  `json:"kubernetesVersion"`
-	EtcdPrefix        string  `json:"etcdPrefix"`
-	Routes            []Route `json:"routes"`
+	FormatVersion     int    `json:"formatVersion"`
+	KubernetesVersion string `json:"kubernetesVersion"`
+	// EmulatedVersion is the Kubernetes version the server emulates
+	// (major.minor, its --emulated-version); FeatureGates the gates whose
+	// value differs from their default, by name.
+	EmulatedVersion string          `json:"emulatedVersion,omitempty"`
+	FeatureGates    map[string]bool `json:"featureGates,omitempty"`
+	EtcdPrefix      string          `json:"etcdPrefix"`
+	Routes          []Route         `json:"routes"`
 }
 
 // Route is one path of the storage map and how it is stored.

@@ -19,13 +19,10 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	serveroptions "k8s.io/apiserver/pkg/server/options"
-	"k8s.io/apiserver/pkg/server/resourceconfig"
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/client-go/restmapper"
-	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"k8s.io/kubernetes/pkg/capabilities"
-	"k8s.io/kubernetes/pkg/controlplane"
 	controlplaneapiserver "k8s.io/kubernetes/pkg/controlplane/apiserver"
 	cpoptions "k8s.io/kubernetes/pkg/controlplane/apiserver/options"
 	"k8s.io/kubernetes/pkg/kubeapiserver"
@@ -176,9 +173,17 @@ func Build(ctx context.Context, cfg Config) (*Wiring, error) {
 
 func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	s := cfg.Options.Server
+	if err := cfg.Options.versions.set(); err != nil {
+		return err
+	}
 	if err := validate(s); err != nil {
 		return err
 	}
+	restore, err := cfg.Options.versions.apply()
+	if err != nil {
+		return err
+	}
+	w.onClose(restore)
 	etcd := *s.Etcd
 	etcd.StorageConfig.Transport.ServerList = append([]string(nil), etcd.StorageConfig.Transport.ServerList...)
 	if len(etcd.StorageConfig.Transport.ServerList) == 0 {
@@ -213,12 +218,15 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	// flags too.
 	capabilities.Setup(s.AllowPrivileged, s.MaxConnectionBytesPerSec)
 
-	resourceConfig, err := resourceconfig.MergeAPIResourceConfigs(controlplane.DefaultAPIResourceConfigSource(), s.APIEnablement.RuntimeConfig, legacyscheme.Scheme)
+	generic, err := genericConfig(s)
 	if err != nil {
-		return fmt.Errorf("reading `--runtime-config`: %w", err)
+		return err
 	}
-	factoryConfig := kubeapiserver.NewStorageFactoryConfig()
+	resourceConfig := generic.MergedResourceConfig
+	// As BuildGenericConfig: storage versions follow the effective version.
+	factoryConfig := kubeapiserver.NewStorageFactoryConfigEffectiveVersion(generic.EffectiveVersion)
 	factoryConfig.APIResourceConfig = resourceConfig
+	factoryConfig.DefaultResourceEncoding.SetEffectiveVersion(generic.EffectiveVersion)
 	factory, err := factoryConfig.Complete(&etcd).New()
 	if err != nil {
 		return fmt.Errorf("building the storage factory: %w", err)
@@ -240,7 +248,7 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	}
 
 	lb := &loopback{timeout: cfg.Timeout}
-	providers, generic, informers, err := storageProviders(s, factory, lb.config())
+	providers, informers, err := storageProviders(s, generic, factory, lb.config())
 	if err != nil {
 		return err
 	}
@@ -284,9 +292,12 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 			w.owners[routePath(v, p)] = o
 		}
 	}
+	emulated, gates := cfg.Options.versions.effective()
 	w.Table = routetable.RouteTable{
 		FormatVersion:     routetable.FormatVersion,
 		KubernetesVersion: KubernetesVersion(),
+		EmulatedVersion:   emulated,
+		FeatureGates:      gates,
 		EtcdPrefix:        etcd.StorageConfig.Prefix,
 		Routes:            append(routes(versions, w.owners, getter), proxied...),
 	}

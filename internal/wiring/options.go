@@ -22,13 +22,23 @@ import (
 type Options struct {
 	Server *apiserveroptions.ServerRunOptions
 
+	// versions holds --emulated-version, --min-compatibility-version and
+	// --feature-gates, parsed and checked by the server's own component
+	// registry. It is regctl's, not the process-wide one the server uses,
+	// so that it only acts while a map built with it lives (see
+	// versions.go).
+	versions *versions
+
 	// inert are the accepted flags that shape nothing regctl builds.
 	inert []*pflag.Flag
 }
 
 // NewOptions returns the options of a default kube-apiserver.
 func NewOptions() *Options {
-	return &Options{Server: apiserveroptions.NewServerRunOptions()}
+	s := apiserveroptions.NewServerRunOptions()
+	v := newVersions()
+	s.GenericServerRunOptions.ComponentGlobalsRegistry = v.registry
+	return &Options{Server: s, versions: v}
 }
 
 // serverFlags are the kube-apiserver flags, outside the etcd flag set, that
@@ -39,6 +49,11 @@ var serverFlags = []string{
 	"service-cluster-ip-range",
 	"service-node-port-range",
 	"event-ttl",
+	"feature-gates",
+	"emulated-version",
+	"min-compatibility-version",
+	"emulation-forward-compatible",
+	"runtime-config-emulation-forward-compatible",
 }
 
 // inertEtcdFlags are etcd flags that tune background work regctl never runs
@@ -54,11 +69,6 @@ var inertEtcdFlags = []string{
 	"default-watch-cache-size",
 	"encryption-provider-config-automatic-reload",
 }
-
-// withheldFlags are kube-apiserver flags that would change the map but that
-// regctl does not apply yet: refused as unknown rather than accepted and
-// ignored, which would build another server's map than the user's.
-var withheldFlags = []string{"feature-gates", "emulated-version", "min-compatibility-version"}
 
 // AddFlags registers the server's etcd flags (EtcdOptions.AddFlags) and the
 // few other server flags that shape the storage map, then every other flag
@@ -81,10 +91,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		}
 		fs.AddFlag(f)
 	}
+	shortenFeatureGatesUsage(fs.Lookup("feature-gates"))
+	o.versions.watch(fs)
 	for _, set := range all.Order {
 		all.FlagSets[set].VisitAll(func(f *pflag.Flag) {
 			taken := fs.Lookup(f.Name) != nil || (f.Shorthand != "" && fs.ShorthandLookup(f.Shorthand) != nil)
-			if taken || slices.Contains(withheldFlags, f.Name) {
+			if taken {
 				return
 			}
 			f.Hidden = true
@@ -159,8 +171,6 @@ func (o *Options) ApplyManifest(fs *pflag.FlagSet, file, root string) error {
 	for _, m := range flags {
 		f := fs.Lookup(m.Name)
 		switch {
-		case f == nil && slices.Contains(withheldFlags, m.Name):
-			return fmt.Errorf("the apiserver manifest %s sets --%s, which regctl does not apply yet: its map would not be that server's", file, m.Name)
 		case f == nil:
 			return fmt.Errorf("the apiserver manifest %s sets --%s, which is not a flag of kube-apiserver %s", file, m.Name, KubernetesVersion())
 		case given[m.Name]:

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
-	"k8s.io/apiserver/pkg/util/compatibility"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
@@ -31,21 +30,36 @@ import (
 // client reaches regctl's own stores in-process (loopback.go); of the
 // informers on it only the cluster IP allocator's are ever started, by a
 // write that needs them (clusterips.go); the endpoint reconciler is none.
-func storageProviders(s *apiserveroptions.ServerRunOptions, factory serverstorage.StorageFactory, loopback *restclient.Config) ([]controlplaneapiserver.RESTStorageProvider, *genericapiserver.Config, informers.SharedInformerFactory, error) {
-	cfg, client, err := controlplaneConfig(s, factory, loopback)
+func storageProviders(s *apiserveroptions.ServerRunOptions, generic *genericapiserver.Config, factory serverstorage.StorageFactory, loopback *restclient.Config) ([]controlplaneapiserver.RESTStorageProvider, informers.SharedInformerFactory, error) {
+	cfg, client, err := controlplaneConfig(s, generic, factory, loopback)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	providers, err := cfg.Complete().StorageProviders(client)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("creating the storage providers: %w", err)
+		return nil, nil, fmt.Errorf("creating the storage providers: %w", err)
 	}
-	return providers, cfg.ControlPlane.Generic, cfg.ControlPlane.Extra.VersionedInformers, nil
+	return providers, cfg.ControlPlane.Extra.VersionedInformers, nil
+}
+
+// genericConfig is the part of the server's generic config that decides
+// what it serves, from its options as BuildGenericConfig applies them: the
+// effective (emulated) version and the resource config of --runtime-config
+// over the server's defaults.
+func genericConfig(s *apiserveroptions.ServerRunOptions) (*genericapiserver.Config, error) {
+	generic := genericapiserver.NewConfig(legacyscheme.Codecs)
+	if err := s.GenericServerRunOptions.ApplyTo(generic); err != nil {
+		return nil, err
+	}
+	if err := s.APIEnablement.ApplyTo(generic, controlplane.DefaultAPIResourceConfigSource(), legacyscheme.Scheme); err != nil {
+		return nil, fmt.Errorf("reading `--runtime-config`: %w", err)
+	}
+	return generic, nil
 }
 
 // controlplaneConfig is the part of kube-apiserver's controlplane.Config
 // the storage providers read, from the server's options.
-func controlplaneConfig(s *apiserveroptions.ServerRunOptions, factory serverstorage.StorageFactory, loopback *restclient.Config) (*controlplane.Config, *kubernetes.Clientset, error) {
+func controlplaneConfig(s *apiserveroptions.ServerRunOptions, generic *genericapiserver.Config, factory serverstorage.StorageFactory, loopback *restclient.Config) (*controlplane.Config, *kubernetes.Clientset, error) {
 	primary, secondary, err := serviceIPRanges(s.ServiceClusterIPRanges)
 	if err != nil {
 		return nil, nil, err
@@ -58,8 +72,6 @@ func controlplaneConfig(s *apiserveroptions.ServerRunOptions, factory serverstor
 	if err != nil {
 		return nil, nil, err
 	}
-	generic := genericapiserver.NewConfig(legacyscheme.Codecs)
-	generic.EffectiveVersion = compatibility.DefaultBuildEffectiveVersion()
 	generic.LoopbackClientConfig = loopback
 	generic.ExternalAddress = "127.0.0.1:443"
 	// The stores ask the authorizer when a write would grant or reach

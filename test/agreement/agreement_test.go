@@ -11,9 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes"
-	featuregatetesting "k8s.io/component-base/featuregate/testing"
 	"k8s.io/kubernetes/test/integration/etcd"
 
 	"github.com/regctl/regctl/internal/logs"
@@ -44,22 +42,46 @@ func TestDiscoveryAgreesWithEveryAPIOn(t *testing.T) {
 	discoveryAgrees(t, client, apiserver.Map(t, "--etcd-servers="+endpoint, "--runtime-config=api/all=true"))
 }
 
+// everyAPIAndFeature are the flags of upstream's storage path test at the
+// binary's version: every alpha and beta feature, every API version.
+var everyAPIAndFeature = []string{"--feature-gates=AllAlpha=true,AllBeta=true", "--runtime-config=api/all=true"}
+
 // TestDiscoveryAgreesWithEveryAPIAndFeatureOn adds every alpha and beta
-// feature, as upstream's storage path test runs: feature-gated resources and
-// subresources appear in both. The gates are set in-process, where both the
-// server (which copies them) and regctl's providers read them; the
-// `--feature-gates` flag itself is regctl's next step.
+// feature with --feature-gates: feature-gated resources and subresources
+// appear in both. regctl's map is built first, so that what it serves comes
+// from its own flags, not from gates the test server sets in this process.
 func TestDiscoveryAgreesWithEveryAPIAndFeatureOn(t *testing.T) {
-	featuregatetesting.SetFeatureGatesDuringTest(t, utilfeature.DefaultFeatureGate, featuregatetesting.FeatureOverrides{
-		"AllAlpha": true,
-		"AllBeta":  true,
-	})
-	server := apiserver.Start(t, "--runtime-config=api/all=true")
-	client, endpoint := server.Client, server.EtcdURL
-	w := apiserver.Map(t, "--etcd-servers="+endpoint, "--runtime-config=api/all=true")
-	discoveryAgrees(t, client, w)
+	w := apiserver.Map(t, everyAPIAndFeature...)
+	w.Close()
 	if len(w.Table.Routes) < 150 {
 		t.Errorf("%d routes with every API and feature on, want the alpha and beta ones too", len(w.Table.Routes))
+	}
+	if !w.Table.FeatureGates["AllAlpha"] || !w.Table.FeatureGates["AllBeta"] {
+		t.Errorf("the route table's featureGates lack the flags' gates: %v", w.Table.FeatureGates)
+	}
+	server := apiserver.Start(t, everyAPIAndFeature...)
+	discoveryAgrees(t, server.Client, w)
+}
+
+// TestEmulatedVersionAgreesWithKubeAPIServer builds the map of a server
+// emulating earlier minor versions, as upstream's storage path test runs
+// it (beta features and APIs on, alpha APIs off, later APIs forward
+// compatible): its discovery and upstream's storage versions at that
+// version agree with regctl's. At 1.34, resource.k8s.io and
+// volumeattributesclasses are stored at beta versions, not v1.
+func TestEmulatedVersionAgreesWithKubeAPIServer(t *testing.T) {
+	for _, emulated := range []string{"1.35", "1.34"} {
+		t.Run(emulated, func(t *testing.T) {
+			flags := []string{"--emulated-version=" + emulated, "--feature-gates=AllBeta=true", "--emulation-forward-compatible", "--runtime-config=api/all=true,api/alpha=false"}
+			w := apiserver.Map(t, flags...)
+			w.Close()
+			if w.Table.EmulatedVersion != emulated {
+				t.Errorf("route table emulatedVersion %q, want %s", w.Table.EmulatedVersion, emulated)
+			}
+			storageDataAgrees(t, w, etcd.GetEtcdStorageDataForNamespaceServedAt(storageDataNamespace, emulated, true), 70)
+			server := apiserver.Start(t, flags...)
+			discoveryAgrees(t, server.Client, w)
+		})
 	}
 }
 
@@ -146,18 +168,22 @@ func kubectlName(gv schema.GroupVersion, preferred bool, installerPath string) s
 	return resource
 }
 
-// TestKeysAgreeWithUpstreamStorageData checks every entry of upstream's etcd
-// storage-path data, with every API on as upstream's own path test runs
-// (AllAlpha, AllBeta, api/all): the key regctl's store computes for the
-// stub object is the ExpectedEtcdPath, under the route's key prefix, and
-// the route's storage version is the ExpectedGVK's.
+const storageDataNamespace = "etcdstoragepathtestnamespace"
+
+// TestKeysAgreeWithUpstreamStorageData checks upstream's etcd storage-path
+// data with every API on, as upstream's own path test runs.
 func TestKeysAgreeWithUpstreamStorageData(t *testing.T) {
-	const namespace = "etcdstoragepathtestnamespace"
-	featuregatetesting.SetFeatureGatesDuringTest(t, utilfeature.DefaultFeatureGate, featuregatetesting.FeatureOverrides{
-		"AllAlpha": true,
-		"AllBeta":  true,
-	})
-	w := apiserver.Map(t, "--runtime-config=api/all=true")
+	w := apiserver.Map(t, everyAPIAndFeature...)
+	storageDataAgrees(t, w, etcd.GetEtcdStorageDataForNamespaceServedAt(storageDataNamespace, "1.36", false), 85)
+}
+
+// storageDataAgrees checks every built-in entry of upstream's storage data:
+// the key regctl's store computes for the stub object is the
+// ExpectedEtcdPath, under the route's key prefix, and the route's storage
+// version is the ExpectedGVK's. want is how many built-in entries there
+// are at least.
+func storageDataAgrees(t *testing.T, w *wiring.Wiring, data map[schema.GroupVersionResource]etcd.StorageData, want int) {
+	t.Helper()
 	preferred := map[string]string{}
 	for _, r := range w.Table.Routes {
 		if _, ok := preferred[r.Group]; !ok {
@@ -171,7 +197,6 @@ func TestKeysAgreeWithUpstreamStorageData(t *testing.T) {
 		crdGroups[crd.Spec.Group] = true
 	}
 	checked := 0
-	data := etcd.GetEtcdStorageDataForNamespaceServedAt(namespace, "1.36", false)
 	for gvr, d := range data {
 		if crdGroups[gvr.Group] {
 			continue
@@ -191,7 +216,7 @@ func TestKeysAgreeWithUpstreamStorageData(t *testing.T) {
 		}
 		ns := ""
 		if h.Route.Scope == "Namespaced" {
-			ns = namespace
+			ns = storageDataNamespace
 		}
 		key, err := h.Key(ns, stub.Metadata.Name)
 		if err != nil {
@@ -211,8 +236,8 @@ func TestKeysAgreeWithUpstreamStorageData(t *testing.T) {
 			t.Errorf("%s: storage version %s, upstream expects %s", gvr, h.Route.StorageVersion, wantVersion)
 		}
 	}
-	if checked < 85 {
-		t.Errorf("checked %d entries of upstream's data, want every built-in one (85)", checked)
+	if checked < want {
+		t.Errorf("checked %d entries of upstream's data, want every built-in one (%d)", checked, want)
 	}
 }
 
