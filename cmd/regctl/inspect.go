@@ -30,7 +30,8 @@ func newInspectCmd(g *globalOptions, runF func(context.Context, *inspectOptions)
 		Long: `Show the storage view of one object: its etcd key (from the store's key function), create
 and mod revisions, version, lease and the TTL left on it, the value's size, its encoding
 (protobuf, JSON, YAML or CBOR), the apiVersion and kind it was stored as (the storage
-version), and whether it is encrypted (provider and key name from the value's envelope).
+version), and whether it is encrypted (provider and key name from the value's envelope,
+and for KMS v2 the plugin's key ID, read without calling the plugin).
 Encrypted values are decoded when --encryption-provider-config holds their key.`,
 		Example: `  # How a pod is stored
   regctl inspect pods/web -n shop

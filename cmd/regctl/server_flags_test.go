@@ -147,50 +147,6 @@ func TestEventTTLMustNotBeNegative(t *testing.T) {
 	}
 }
 
-func TestKMSv2ConfigIsReadNotProbed(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "kms.yaml")
-	config := `apiVersion: apiserver.config.k8s.io/v1
-kind: EncryptionConfiguration
-resources:
-- resources: [secrets]
-  providers:
-  - kms:
-      apiVersion: v2
-      name: vault
-      endpoint: unix:///nonexistent/kms.sock
-      timeout: 1s
-  - identity: {}
-- resources: ['*.*']
-  providers:
-  - aesgcm:
-      keys:
-      - name: gcm1
-        secret: MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=
-`
-	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	stdout, stderr, code := runWithin(t, 30e9, "routes", "-o", "json", "--encryption-provider-config="+path)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	var table struct {
-		Routes []struct {
-			Path       string `json:"path"`
-			Encryption string `json:"encryption"`
-		} `json:"routes"`
-	}
-	if err := json.Unmarshal([]byte(stdout), &table); err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]string{"secrets": "kms:v2:vault", "configmaps": "aesgcm:v1:gcm1", "pods": "aesgcm:v1:gcm1"}
-	for _, r := range table.Routes {
-		if w, ok := want[r.Path]; ok && r.Encryption != w {
-			t.Errorf("%s: encryption %q, want %q", r.Path, r.Encryption, w)
-		}
-	}
-}
-
 // panicWriter fails the way a bug in regctl would.
 type panicWriter struct{}
 

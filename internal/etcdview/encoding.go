@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/recognizer"
+	"k8s.io/apiserver/pkg/storage/value/encrypt/envelope/kmsv2"
+	kmstypes "k8s.io/apiserver/pkg/storage/value/encrypt/envelope/kmsv2/v2"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"sigs.k8s.io/yaml"
 )
@@ -41,6 +44,9 @@ type Envelope struct {
 	Provider string // aescbc, aesgcm, secretbox, kms
 	Version  string // v1, v2
 	Key      string // the key or KMS plugin name from the encryption config
+	// KeyID is the KMS v2 plugin's key ID the value's DEK was encrypted
+	// with, stored in clear after the header; empty for other providers.
+	KeyID string
 }
 
 func (e Envelope) String() string {
@@ -57,5 +63,24 @@ func ParseEnvelope(data []byte) (Envelope, bool) {
 	if len(parts) < 4 {
 		return Envelope{}, false
 	}
-	return Envelope{Provider: parts[0], Version: parts[1], Key: parts[2]}, true
+	env := Envelope{Provider: parts[0], Version: parts[1], Key: parts[2]}
+	if env.Provider == "kms" && env.Version == "v2" {
+		body := data[len(envelopePrefix)+len(parts[0])+len(parts[1])+len(parts[2])+3:]
+		env.KeyID = kmsv2KeyID(body)
+	}
+	return env, true
+}
+
+// kmsv2KeyID reads the key ID of a KMS v2 value's EncryptedObject, the
+// server's own type, without decrypting anything; empty when the object is
+// not one the server would read.
+func kmsv2KeyID(body []byte) string {
+	o := &kmstypes.EncryptedObject{}
+	if err := proto.Unmarshal(body, o); err != nil {
+		return ""
+	}
+	if err := kmsv2.ValidateEncryptedObject(o); err != nil {
+		return ""
+	}
+	return o.KeyID
 }

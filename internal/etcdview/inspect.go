@@ -25,6 +25,9 @@ type ValueInfo struct {
 	// Encryption is provider:version:key from the value's envelope, or
 	// "identity" when the value is stored in plain encoding.
 	Encryption string `json:"encryption"`
+	// KMSKeyID is the key ID a KMS v2 plugin encrypted the value's DEK
+	// with, read from the value without calling the plugin.
+	KMSKeyID string `json:"kmsKeyID,omitempty"`
 	// Encoding is the media type of the (decrypted) value, "unknown" when it
 	// is encrypted and no transformer could decrypt it.
 	Encoding string `json:"encoding"`
@@ -63,6 +66,7 @@ func Inspect(ctx context.Context, c *clientv3.Client, key string, transformer va
 	data := kv.Value
 	if env, ok := ParseEnvelope(data); ok {
 		info.Encryption = env.String()
+		info.KMSKeyID = env.KeyID
 		if transformer == nil {
 			info.Encoding = "unknown"
 			info.Problem = fmt.Sprintf("encrypted with %s: pass the `--encryption-provider-config` that holds that key to decode it", env)

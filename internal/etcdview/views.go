@@ -95,9 +95,14 @@ func (v *ValueInfo) Fields() [][2]string {
 		{"Lease", lease},
 		{"Value size", strconv.Itoa(v.ValueSize) + " bytes"},
 		{"Encryption", v.Encryption},
-		{"Encoding", v.Encoding},
-		{"Stored as", orNone(joinNonEmpty(v.StoredAPIVersion, v.StoredKind))},
 	}
+	if v.KMSKeyID != "" {
+		f = append(f, [2]string{"KMS key ID", v.KMSKeyID})
+	}
+	f = append(f,
+		[2]string{"Encoding", v.Encoding},
+		[2]string{"Stored as", orNone(joinNonEmpty(v.StoredAPIVersion, v.StoredKind))},
+	)
 	if v.Problem != "" {
 		f = append(f, [2]string{"Problem", v.Problem})
 	}

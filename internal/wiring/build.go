@@ -231,10 +231,11 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("building the storage factory: %w", err)
 	}
-	enc, err := loadEncryption(ctx, &etcd)
+	enc, err := loadEncryption(ctx, &etcd, cfg.Timeout)
 	if err != nil {
 		return err
 	}
+	w.onClose(enc.stop)
 	getter := &recordingGetter{
 		delegate:    etcd.CreateRESTOptionsGetter(factory, enc.transformers),
 		mainServers: w.transport.ServerList,

@@ -2,8 +2,14 @@ package wiring
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
+	"strconv"
+	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -11,9 +17,11 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	apiserverconfig "k8s.io/apiserver/pkg/apis/apiserver"
 	apiserverconfigv1 "k8s.io/apiserver/pkg/apis/apiserver/v1"
+	"k8s.io/apiserver/pkg/server/healthz"
 	serveroptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/server/options/encryptionconfig"
 	"k8s.io/apiserver/pkg/storage/value"
+	kmsutil "k8s.io/kms/pkg/util"
 )
 
 // encryption is what --encryption-provider-config says: the transformers the
@@ -21,25 +29,162 @@ import (
 type encryption struct {
 	transformers value.ResourceTransformers
 	writers      encryptionconfig.StaticTransformers
+	// stop ends what loading started for KMS plugins: their connections and
+	// the server's probes that keep their key IDs current.
+	stop context.CancelFunc
 }
 
 // loadEncryption loads the encryption config as the server does. The write
 // provider of each resource is read from the configuration, never learnt by
 // encrypting a probe: a KMS provider would call its plugin for that.
-func loadEncryption(ctx context.Context, etcd *serveroptions.EtcdOptions) (*encryption, error) {
+//
+// The server starts with a KMS plugin it cannot reach (only its health check
+// fails, and every read and write of the resources it encrypts), waiting
+// for the plugin to come up. A command has nothing to wait for: it stops at
+// once, naming the plugin, rather than failing each value after the plugin's
+// timeout.
+func loadEncryption(ctx context.Context, etcd *serveroptions.EtcdOptions, timeout time.Duration) (*encryption, error) {
 	path := etcd.EncryptionProviderConfigFilepath
 	if path == "" {
-		return &encryption{}, nil
+		return &encryption{stop: func() {}}, nil
 	}
-	enc, err := encryptionconfig.LoadEncryptionConfig(ctx, path, false, "regctl")
+	enc, err := loadEncryptionFile(ctx, path, timeout)
 	if err != nil {
 		return nil, fmt.Errorf("loading `--encryption-provider-config`: %w", err)
 	}
-	writers, err := writeProviders(path)
+	return enc, nil
+}
+
+func loadEncryptionFile(ctx context.Context, path string, timeout time.Duration) (*encryption, error) {
+	config, err := readEncryptionConfig(path)
 	if err != nil {
-		return nil, fmt.Errorf("loading `--encryption-provider-config`: %w", err)
+		return nil, err
 	}
-	return &encryption{transformers: encryptionconfig.StaticTransformers(enc.Transformers), writers: writers}, nil
+	// Dialing the socket first fails in an instant where the server's
+	// first status call would wait for the plugin's whole timeout.
+	if err := dialKMSPlugins(ctx, config, timeout); err != nil {
+		return nil, err
+	}
+	// The server's KMS v2 probes run until this context ends: Close ends it.
+	ctx, stop := context.WithCancel(ctx)
+	loaded, err := loadWithin(ctx, stop, path, timeout)
+	if err != nil {
+		stop()
+		if errors.Is(err, errNoAnswer) {
+			return nil, fmt.Errorf("%s did not answer within %s", kmsPlugins(config), timeout)
+		}
+		return nil, err
+	}
+	// Loading asked each KMS v2 plugin for its status and key ID once; the
+	// server's health checks report that answer (they keep it a few
+	// seconds), so a plugin that answers but is not healthy is named too.
+	if err := checkKMSPlugins(ctx, loaded.HealthChecks, timeout); err != nil {
+		stop()
+		return nil, fmt.Errorf("%s not healthy: %w", kmsPlugins(config), err)
+	}
+	return &encryption{
+		transformers: encryptionconfig.StaticTransformers(loaded.Transformers),
+		writers:      writeProviders(config),
+		stop:         stop,
+	}, nil
+}
+
+// kmsv2Providers are the config's KMS v2 providers, in order.
+func kmsv2Providers(config *apiserverconfig.EncryptionConfiguration) []*apiserverconfig.KMSConfiguration {
+	var out []*apiserverconfig.KMSConfiguration
+	for _, rc := range config.Resources {
+		for _, p := range rc.Providers {
+			if p.KMS != nil && p.KMS.APIVersion == "v2" {
+				out = append(out, p.KMS)
+			}
+		}
+	}
+	return out
+}
+
+// dialKMSPlugins connects to the socket of each KMS v2 plugin and hangs up.
+// Endpoints the server would refuse are left to its own validation.
+func dialKMSPlugins(ctx context.Context, config *apiserverconfig.EncryptionConfiguration, timeout time.Duration) error {
+	for _, kms := range kmsv2Providers(config) {
+		addr, err := kmsutil.ParseEndpoint(kms.Endpoint)
+		if err != nil {
+			continue
+		}
+		dialer := net.Dialer{Timeout: timeout}
+		conn, err := dialer.DialContext(ctx, "unix", addr)
+		if err != nil {
+			return fmt.Errorf("kms provider %q: plugin %s unreachable: %w", kms.Name, kms.Endpoint, err)
+		}
+		conn.Close()
+	}
+	return nil
+}
+
+// errNoAnswer is a KMS plugin that accepted the connection but did not
+// answer within the request timeout.
+var errNoAnswer = errors.New("no answer")
+
+// loadWithin is the server's LoadEncryptionConfig, which waits as long as
+// each plugin's own timeout for its first answer, bounded by the request
+// timeout. Past it, stop ends the plugin calls under way.
+func loadWithin(ctx context.Context, stop context.CancelFunc, path string, timeout time.Duration) (*encryptionconfig.EncryptionConfiguration, error) {
+	type result struct {
+		loaded *encryptionconfig.EncryptionConfiguration
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		loaded, err := encryptionconfig.LoadEncryptionConfig(ctx, path, false, "regctl")
+		done <- result{loaded, err}
+	}()
+	var expired <-chan time.Time
+	if timeout > 0 {
+		timer := time.NewTimer(timeout)
+		defer timer.Stop()
+		expired = timer.C
+	}
+	select {
+	case r := <-done:
+		return r.loaded, r.err
+	case <-expired:
+		stop()
+		<-done
+		return nil, errNoAnswer
+	}
+}
+
+// checkKMSPlugins runs the server's KMS health checks (its /healthz
+// kms-providers check).
+func checkKMSPlugins(ctx context.Context, checks []healthz.HealthChecker, timeout time.Duration) error {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "/healthz", nil)
+	if err != nil {
+		return err
+	}
+	for _, check := range checks {
+		if err := check.Check(req); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// kmsPlugins names the config's KMS v2 plugins in an error: the server's
+// health checks number them rather than name them.
+func kmsPlugins(config *apiserverconfig.EncryptionConfiguration) string {
+	plugins := kmsv2Providers(config)
+	if len(plugins) == 1 {
+		return fmt.Sprintf("kms provider %q: plugin %s", plugins[0].Name, plugins[0].Endpoint)
+	}
+	names := make([]string, len(plugins))
+	for i, p := range plugins {
+		names[i] = strconv.Quote(p.Name)
+	}
+	return fmt.Sprintf("kms providers %s: plugins", strings.Join(names, ", "))
 }
 
 // writerOf names the provider that writes new values of a resource
@@ -62,10 +207,9 @@ func (e *encryption) writerOf(gr schema.GroupResource) string {
 	return string(name)
 }
 
-// writeProviders reads the config's resources in order; as in the server,
-// the first provider listed for a resource (or wildcard) writes, and later
-// entries for it only read.
-func writeProviders(path string) (encryptionconfig.StaticTransformers, error) {
+// readEncryptionConfig decodes the config file into the server's internal
+// type, defaults applied.
+func readEncryptionConfig(path string) (*apiserverconfig.EncryptionConfiguration, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -81,6 +225,13 @@ func writeProviders(path string) (encryptionconfig.StaticTransformers, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s is not an EncryptionConfiguration", path)
 	}
+	return config, nil
+}
+
+// writeProviders reads the config's resources in order; as in the server,
+// the first provider listed for a resource (or wildcard) writes, and later
+// entries for it only read.
+func writeProviders(config *apiserverconfig.EncryptionConfiguration) encryptionconfig.StaticTransformers {
 	out := encryptionconfig.StaticTransformers{}
 	for _, rc := range config.Resources {
 		if len(rc.Providers) == 0 {
@@ -93,7 +244,7 @@ func writeProviders(path string) (encryptionconfig.StaticTransformers, error) {
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // providerOf is provider:version:key as the provider writes it in a value's
