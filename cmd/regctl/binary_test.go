@@ -136,3 +136,17 @@ func startBinary(t *testing.T, bin string, args ...string) (*exec.Cmd, io.ReadCl
 	}
 	return cmd, stdout, &stderr
 }
+
+// mustRunBinary runs the regctl binary, a process of its own: process-wide
+// settings (feature gates) are its flags' alone, not what an in-process
+// test server set. It fails the test unless regctl exits 0.
+func mustRunBinary(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(regctlBinary(t), args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("regctl %s: %v: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.String()
+}

@@ -6,6 +6,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/runtime/serializer/cbor"
 	"k8s.io/apimachinery/pkg/runtime/serializer/recognizer"
 	"k8s.io/apiserver/pkg/storage/value/encrypt/envelope/kmsv2"
 	kmstypes "k8s.io/apiserver/pkg/storage/value/encrypt/envelope/kmsv2/v2"
@@ -13,13 +15,18 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
+// storedCodecs are the apiserver's serializers for what etcd may hold: its
+// own, and CBOR, which custom resources are stored as when the
+// CBORServingAndStorage gate is on (and which the server always reads).
+var storedCodecs = serializer.NewCodecFactory(legacyscheme.Scheme, serializer.WithSerializer(cbor.NewSerializerInfo))
+
 // MediaType names the encoding of a stored value by asking each of the
 // apiserver's serializers whether it recognizes the bytes (protobuf by its
 // "k8s\x00" magic, CBOR by its self-describing tag, JSON by shape). YAML has
 // no marker, so it is the answer only when the bytes parse as a YAML object
 // with a kind. Encrypted values are opaque: check ParseEnvelope first.
 func MediaType(data []byte) string {
-	for _, info := range legacyscheme.Codecs.SupportedMediaTypes() {
+	for _, info := range storedCodecs.SupportedMediaTypes() {
 		rd, ok := info.Serializer.(recognizer.RecognizingDecoder)
 		if !ok {
 			continue

@@ -7,7 +7,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/storage/value"
-	"k8s.io/kubernetes/pkg/api/legacyscheme"
 )
 
 // ValueInfo is the storage view of one key: etcd's metadata, and what the
@@ -82,7 +81,7 @@ func Inspect(ctx context.Context, c *clientv3.Client, key string, transformer va
 		data = plain
 	}
 	info.Encoding = MediaType(data)
-	_, gvk, err := legacyscheme.Codecs.UniversalDeserializer().Decode(data, nil, nil)
+	_, gvk, err := storedCodecs.UniversalDeserializer().Decode(data, nil, nil)
 	if gvk != nil {
 		info.StoredAPIVersion, info.StoredKind = gvk.GroupVersion().String(), gvk.Kind
 	}
