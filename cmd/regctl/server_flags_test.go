@@ -310,6 +310,8 @@ func TestApiserverManifestIsTheServersCommandLine(t *testing.T) {
 		"not a pod":            {writeFile(t, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"), `it is a "ConfigMap" of "v1", not a v1 Pod`},
 		"no kube-apiserver":    {writeFile(t, "etcd.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: etcd}\nspec: {containers: [{name: etcd, command: [etcd, --data-dir=/var/lib/etcd]}]}\n"), "no container of Pod etcd runs kube-apiserver"},
 		"an unknown gate":      {apiserverManifest(t, "--feature-gates=NoSuchGate=true"), "unrecognized feature gate: NoSuchGate"},
+		"a bad value":          {apiserverManifest(t, "--event-ttl=forever"), "the apiserver manifest"},
+		"malformed":            {writeFile(t, "bad.yaml", "apiVersion: v1\nkind: Pod\nspec: {containers: [\n"), "bad.yaml"},
 		"not a server flag":    {apiserverManifest(t, "--no-such-flag=1"), "sets --no-such-flag, which is not a flag of kube-apiserver v1.36.3"},
 		"missing file":         {filepath.Join(t.TempDir(), "none.yaml"), "reading the apiserver manifest: open"},
 		"files not under root": {manifest, "encryption.yaml"},

@@ -43,9 +43,17 @@ func (s *Server) Stop() { s.stop() }
 func Start(t testing.TB, flags ...string) *Server {
 	t.Helper()
 	etcdClient := testserver.RunEtcd(t, nil)
-	endpoint := etcdClient.Endpoints()[0]
 	storageConfig := storagebackend.NewDefaultConfig("/registry", nil)
-	storageConfig.Transport.ServerList = []string{endpoint}
+	storageConfig.Transport.ServerList = []string{etcdClient.Endpoints()[0]}
+	return StartOn(t, storageConfig, flags...)
+}
+
+// StartOn runs a kube-apiserver on the etcd storage names (its first
+// server, with its TLS files), which the caller runs; the server stops when
+// the test ends.
+func StartOn(t testing.TB, storageConfig *storagebackend.Config, flags ...string) *Server {
+	t.Helper()
+	endpoint := storageConfig.Transport.ServerList[0]
 	flags = append([]string{"--disable-admission-plugins=ServiceAccount"}, flags...)
 	server := kubeapiservertesting.StartTestServerOrDie(t, nil, flags, storageConfig)
 	stop := sync.OnceFunc(server.TearDownFn)
