@@ -16,6 +16,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kmsv1mock "k8s.io/apiserver/pkg/storage/value/encrypt/envelope/testing/v1beta1"
 	kmsv2mock "k8s.io/apiserver/pkg/storage/value/encrypt/envelope/testing/v2"
 
 	"github.com/regctl/regctl/internal/etcdview"
@@ -268,5 +269,61 @@ func TestKMSv2UnhealthyPluginIsOneLine(t *testing.T) {
 	want := "error: loading `--encryption-provider-config`: kms provider \"testkms\": plugin unix://" + socket + " not healthy: "
 	if code == 0 || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, "key disabled") {
 		t.Errorf("exit %d, stderr %q: want one line starting %q with the plugin's answer", code, stderr, want)
+	}
+}
+
+// TestKMSv1AgreesWithKubeAPIServerBehindItsGate: KMS v1 is deprecated and
+// the server takes it only with --feature-gates=KMSv1=true; so does regctl,
+// which then reads and writes secrets as the server does. regctl runs as
+// its own process, where the gate is its flag's alone.
+func TestKMSv1AgreesWithKubeAPIServerBehindItsGate(t *testing.T) {
+	dir := socketDir(t)
+	socket := filepath.Join(dir, "kms.sock")
+	kmsv1mock.NewBase64Plugin(t, socket)
+	config := filepath.Join(dir, "encryption.yaml")
+	if err := os.WriteFile(config, []byte(`apiVersion: apiserver.config.k8s.io/v1
+kind: EncryptionConfiguration
+resources:
+- resources: [secrets]
+  providers:
+  - kms:
+      name: oldkms
+      endpoint: unix://`+socket+`
+      cachesize: 10
+      timeout: 3s
+  - identity: {}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const gate = "--feature-gates=KMSv1=true"
+	enc := "--encryption-provider-config=" + config
+	s := apiserver.Start(t, enc, gate)
+	etcdFlag := "--etcd-servers=" + s.EtcdURL
+	ctx := context.Background()
+	if _, err := s.Client.CoreV1().Secrets("default").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db"}, StringData: map[string]string{"password": "hunter2"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	stderr, code := runBinaryWithin(t, time.Minute, "get", "secret", "db", etcdFlag, enc)
+	if code == 0 || !strings.Contains(stderr, "Set --feature-gates=KMSv1=true to use the deprecated KMSv1 feature") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("KMS v1 without its gate: exit %d, stderr %q; want the server's refusal in one line", code, stderr)
+	}
+
+	got := mustRunBinary(t, "get", "secret", "db", "-o", "json", "--show-managed-fields", etcdFlag, enc, gate)
+	if want := serverGET(t, s, "/api/v1/namespaces/default/secrets/db"); normalize(t, []byte(got)) != normalize(t, want) {
+		t.Errorf("regctl and the apiserver differ\nregctl:    %s\napiserver: %s", got, want)
+	}
+	var info etcdview.ValueInfo
+	if err := json.Unmarshal([]byte(mustRunBinary(t, "inspect", "secrets/db", "-o", "json", etcdFlag, enc, gate)), &info); err != nil {
+		t.Fatal(err)
+	}
+	if info.Encryption != "kms:v1:oldkms" || info.StoredKind != "Secret" || info.Problem != "" {
+		t.Errorf("inspect: %+v", info)
+	}
+
+	mustRunBinary(t, "create", "-f", manifestFile(t, "apiVersion: v1\nkind: Secret\nmetadata: {name: api, namespace: default}\nstringData: {token: s3cret}\n"), etcdFlag, enc, gate)
+	served, err := s.Client.CoreV1().Secrets("default").Get(ctx, "api", metav1.GetOptions{})
+	if err != nil || string(served.Data["token"]) != "s3cret" {
+		t.Errorf("the server reads what regctl wrote as %v, %v", served, err)
 	}
 }

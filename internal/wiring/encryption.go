@@ -65,7 +65,7 @@ func loadEncryptionFile(ctx context.Context, path string, timeout time.Duration)
 	if err := dialKMSPlugins(ctx, config, timeout); err != nil {
 		return nil, err
 	}
-	// The server's KMS v2 probes run until this context ends: Close ends it.
+	// The server's KMS probes run until this context ends: Close ends it.
 	ctx, stop := context.WithCancel(ctx)
 	loaded, err := loadWithin(ctx, stop, path, timeout)
 	if err != nil {
@@ -75,7 +75,7 @@ func loadEncryptionFile(ctx context.Context, path string, timeout time.Duration)
 		}
 		return nil, err
 	}
-	// Loading asked each KMS v2 plugin for its status and key ID once; the
+	// Loading asked each KMS plugin for its status and key ID once; the
 	// server's health checks report that answer (they keep it a few
 	// seconds), so a plugin that answers but is not healthy is named too.
 	if err := checkKMSPlugins(ctx, loaded.HealthChecks, timeout); err != nil {
@@ -89,12 +89,13 @@ func loadEncryptionFile(ctx context.Context, path string, timeout time.Duration)
 	}, nil
 }
 
-// kmsv2Providers are the config's KMS v2 providers, in order.
-func kmsv2Providers(config *apiserverconfig.EncryptionConfiguration) []*apiserverconfig.KMSConfiguration {
+// kmsProviders are the config's KMS providers (v2, and v1 where its gate
+// is on), in order.
+func kmsProviders(config *apiserverconfig.EncryptionConfiguration) []*apiserverconfig.KMSConfiguration {
 	var out []*apiserverconfig.KMSConfiguration
 	for _, rc := range config.Resources {
 		for _, p := range rc.Providers {
-			if p.KMS != nil && p.KMS.APIVersion == "v2" {
+			if p.KMS != nil {
 				out = append(out, p.KMS)
 			}
 		}
@@ -102,10 +103,10 @@ func kmsv2Providers(config *apiserverconfig.EncryptionConfiguration) []*apiserve
 	return out
 }
 
-// dialKMSPlugins connects to the socket of each KMS v2 plugin and hangs up.
+// dialKMSPlugins connects to the socket of each KMS plugin and hangs up.
 // Endpoints the server would refuse are left to its own validation.
 func dialKMSPlugins(ctx context.Context, config *apiserverconfig.EncryptionConfiguration, timeout time.Duration) error {
-	for _, kms := range kmsv2Providers(config) {
+	for _, kms := range kmsProviders(config) {
 		addr, err := kmsutil.ParseEndpoint(kms.Endpoint)
 		if err != nil {
 			continue
@@ -173,10 +174,10 @@ func checkKMSPlugins(ctx context.Context, checks []healthz.HealthChecker, timeou
 	return nil
 }
 
-// kmsPlugins names the config's KMS v2 plugins in an error: the server's
+// kmsPlugins names the config's KMS plugins in an error: the server's
 // health checks number them rather than name them.
 func kmsPlugins(config *apiserverconfig.EncryptionConfiguration) string {
-	plugins := kmsv2Providers(config)
+	plugins := kmsProviders(config)
 	if len(plugins) == 1 {
 		return fmt.Sprintf("kms provider %q: plugin %s", plugins[0].Name, plugins[0].Endpoint)
 	}
