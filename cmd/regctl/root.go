@@ -161,5 +161,18 @@ in-process etcd.`,
 		newDeleteCmd(g, nil),
 	)
 	requireSubcommands(cmd)
+	cmd.SetUsageTemplate(withIgnoredFlagsLine(cmd.UsageTemplate()))
 	return cmd
+}
+
+// ignoredFlagsLine stands for the kube-apiserver flags help leaves out.
+const ignoredFlagsLine = "Every other kube-apiserver flag is accepted and ignored, so a server's command line can be given as it is (-v 1 lists those given)."
+
+// withIgnoredFlagsLine adds ignoredFlagsLine under the flags of cobra's
+// usage template, where a reader looks for a flag.
+func withIgnoredFlagsLine(template string) string {
+	for _, block := range []string{"{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}", "{{.InheritedFlags.FlagUsages | trimTrailingWhitespaces}}"} {
+		template = strings.Replace(template, block, block+"\n\n"+ignoredFlagsLine, 1)
+	}
+	return template
 }

@@ -224,8 +224,8 @@ func TestTheServersWholeCommandLineIsAccepted(t *testing.T) {
 		t.Errorf("-v 1 stderr lacks %q:\n%s", line, stderr)
 	}
 	// Help shows regctl's and the storage flags only.
-	if help := mustRun(t, "routes", "--help"); strings.Contains(help, "--authorization-mode") || !strings.Contains(help, "--etcd-servers") {
-		t.Errorf("help lists the ignored flags or lacks the storage ones:\n%s", help)
+	if help := mustRun(t, "routes", "--help"); strings.Contains(help, "--authorization-mode") || !strings.Contains(help, "--etcd-servers") || !strings.Contains(help, "--feature-gates") || !strings.Contains(help, "\n\n"+ignoredFlagsLine+"\n") {
+		t.Errorf("help lists the ignored flags, lacks the storage ones or the line that stands for the others:\n%s", help)
 	}
 	// Typos and bad values are errors.
 	for flag, want := range map[string]string{
