@@ -84,6 +84,9 @@ func runDelete(ctx context.Context, opts *deleteOptions) error {
 	case len(ref.Names) == 0 && !opts.All && opts.LabelSelector == "":
 		return fmt.Errorf("name the %s to delete, or pass `-l SELECTOR` or `--all`", ref.Resource)
 	}
+	if err := opts.writable(); err != nil {
+		return err
+	}
 	w, t, err := opts.openLive(ctx, ref, opts.scopeOptions, "delete")
 	if err != nil {
 		return err

@@ -102,6 +102,9 @@ the changes since. A watch writes nothing to etcd.
 			if err := checkChunkSize(opts.ChunkSize); err != nil {
 				return err
 			}
+			if opts.watching() && g.Snapshot != "" {
+				return fmt.Errorf("%s is an etcd snapshot, where nothing changes: get without `-w`", g.Snapshot)
+			}
 			return opts.watchFlags.check()
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {

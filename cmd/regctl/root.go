@@ -34,11 +34,13 @@ type globalOptions struct {
 	// Manifest is a kube-apiserver static Pod manifest to take the
 	// server's flags from, ManifestRoot where the files it names are.
 	Manifest, ManifestRoot string
+	// Snapshot is an etcd snapshot file read instead of a live etcd.
+	Snapshot string
 }
 
 // wiringConfig is what a command hands to wiring.Build.
 func (g *globalOptions) wiringConfig() wiring.Config {
-	return wiring.Config{Options: g.Server, Timeout: g.RequestTimeout}
+	return wiring.Config{Options: g.Server, Timeout: g.RequestTimeout, Snapshot: g.Snapshot}
 }
 
 // exitError carries an exit code other than 1.
@@ -125,6 +127,9 @@ in-process etcd.`,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			logs.Setup(g.Verbosity, streams.ErrOut)
+			if g.Snapshot != "" && cmd.Flags().Changed("etcd-servers") {
+				return errors.New("`--snapshot` and `--etcd-servers` both name an etcd to read: give one")
+			}
 			if g.Manifest != "" {
 				if err := g.Server.ApplyManifest(cmd.Flags(), g.Manifest, g.ManifestRoot); err != nil {
 					return err
@@ -134,6 +139,10 @@ in-process etcd.`,
 			}
 			if ignored := g.Server.Ignored(); len(ignored) > 0 {
 				klog.V(1).Infof("kube-apiserver flags accepted and ignored (they shape nothing regctl builds): %s", strings.Join(ignored, " "))
+			}
+			if g.Snapshot != "" {
+				// The snapshot is the etcd read, whatever the shell names.
+				return nil
 			}
 			return wiring.FromEnvironment(cmd.Flags(), os.Getenv)
 		},
@@ -146,6 +155,7 @@ in-process etcd.`,
 	fs.IntVarP(&g.Verbosity, "v", "v", 0, "Log level for klog, grpc and etcd; 0 is silent")
 	fs.DurationVar(&g.RequestTimeout, "request-timeout", g.RequestTimeout, "How long to wait for etcd, or a KMS plugin, to answer a request, including dialing it")
 	fs.StringVar(&g.Manifest, "apiserver-manifest", "", "A kube-apiserver static Pod manifest (kubeadm's /etc/kubernetes/manifests/kube-apiserver.yaml): take the server's flags from it; flags given here win")
+	fs.StringVar(&g.Snapshot, "snapshot", "", "Read an etcd snapshot file (etcdctl snapshot save, or a stopped member's member/snap/db) instead of a live etcd; it is opened read-only")
 	fs.StringVar(&g.ManifestRoot, "manifest-root", "", "Read the files the manifest names under this directory (a copy of the node's filesystem, e.g. its /etc/kubernetes as DIR/etc/kubernetes)")
 	g.Server.AddFlags(fs)
 

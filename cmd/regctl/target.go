@@ -21,6 +21,14 @@ import (
 // it must not dial a default address and hang.
 var errNoEtcd = errors.New("no etcd given: set `--etcd-servers` (and the TLS flags), or etcdctl's ETCDCTL_ENDPOINTS (and ETCDCTL_CACERT, ETCDCTL_CERT, ETCDCTL_KEY), to the etcd to read; `regctl routes` works without one")
 
+// writable refuses a write to a snapshot, before anything is read.
+func (g *globalOptions) writable() error {
+	if g.Snapshot != "" {
+		return fmt.Errorf("%s is an etcd snapshot, which regctl only reads: write to a live etcd (`--etcd-servers`)", g.Snapshot)
+	}
+	return nil
+}
+
 // buildLive builds the map against the user's etcd, refusing to run on the
 // ephemeral one.
 func (g *globalOptions) buildLive(ctx context.Context) (*wiring.Wiring, error) {
@@ -30,7 +38,7 @@ func (g *globalOptions) buildLive(ctx context.Context) (*wiring.Wiring, error) {
 // buildLiveFor is buildLive for a command on the resources named in only
 // (as `get` takes them): the map installs only their API versions.
 func (g *globalOptions) buildLiveFor(ctx context.Context, only string) (*wiring.Wiring, error) {
-	if len(g.Server.Server.Etcd.StorageConfig.Transport.ServerList) == 0 {
+	if len(g.Server.Server.Etcd.StorageConfig.Transport.ServerList) == 0 && g.Snapshot == "" {
 		return nil, errNoEtcd
 	}
 	cfg := g.wiringConfig()

@@ -199,6 +199,9 @@ func (o *writeOptions) writeManifest(ctx context.Context, filename, subresource 
 	// A manifest is held in memory while it is written; pace the collector
 	// for that from the start.
 	gctune.Steady()
+	if err := o.writable(); err != nil {
+		return err
+	}
 	objs, readErrs := readManifest(o.IO.In, filename)
 	if len(objs) == 0 {
 		return refuse(o.IO.ErrOut, readErrs)

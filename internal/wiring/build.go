@@ -41,6 +41,8 @@ type Config struct {
 	Only string
 	// Timeout bounds dialing etcd and each request regctl makes.
 	Timeout time.Duration
+	// Snapshot is an etcd snapshot file to read instead of a live etcd.
+	Snapshot string
 }
 
 // Wiring is the instantiated storage map.
@@ -53,6 +55,8 @@ type Wiring struct {
 	// Embedded is the ephemeral etcd the map was built on when no
 	// --etcd-servers was given, nil otherwise.
 	Embedded *etcdview.Embedded
+	// Snapshot is the snapshot the map reads, nil on a live etcd.
+	Snapshot *etcdview.Snapshot
 
 	mapper     meta.RESTMapper
 	categories restmapper.CategoryExpander
@@ -186,6 +190,20 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	w.onClose(restore)
 	etcd := *s.Etcd
 	etcd.StorageConfig.Transport.ServerList = append([]string(nil), etcd.StorageConfig.Transport.ServerList...)
+	if cfg.Snapshot != "" {
+		// The snapshot is the one etcd read: the servers a manifest or
+		// the environment name, and per-resource overrides, whose keys
+		// are in other etcds and not in this snapshot, do not apply.
+		etcd.EtcdServersOverrides = nil
+		snap, err := etcdview.OpenSnapshot(cfg.Snapshot)
+		if err != nil {
+			return err
+		}
+		w.Snapshot = snap
+		w.onClose(func() { snap.Close() })
+		// The snapshot is served in this process, in plain text.
+		etcd.StorageConfig.Transport = storagebackend.TransportConfig{ServerList: []string{snap.ClientURL}}
+	}
 	if len(etcd.StorageConfig.Transport.ServerList) == 0 {
 		e, err := etcdview.StartEmbedded(nil)
 		if err != nil {

@@ -1,0 +1,347 @@
+package etcdview
+
+import (
+	"bytes"
+	"encoding/binary"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	"go.etcd.io/etcd/server/v3/lease/leasepb"
+	"go.etcd.io/etcd/server/v3/storage/mvcc"
+	"go.etcd.io/etcd/server/v3/storage/schema"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Snapshot serves an etcd snapshot file (`etcdctl snapshot save`, or a
+// member's member/snap/db) read-only, through etcd's own gRPC KV API on a
+// loopback port, so that every reader (the apiserver's stores, regctl's
+// key listings) reads it as it reads a live etcd.
+//
+// The file is opened read-only and mapped, never copied or written: opening
+// reads its header pages alone. The first read indexes the keys (the
+// revisions of each, not their values), as etcd does when it starts; values
+// are read from the file as they are asked for.
+type Snapshot struct {
+	// ClientURL is where the snapshot is served.
+	ClientURL string
+
+	db       *bolt.DB
+	server   *grpc.Server
+	listener net.Listener
+
+	indexOnce sync.Once
+	index     *snapshotIndex
+	indexErr  error
+}
+
+// ErrReadOnly is what a write to a snapshot gets.
+var ErrReadOnly = errors.New("an etcd snapshot is read-only")
+
+// OpenSnapshot opens the snapshot at path and starts serving it.
+func OpenSnapshot(path string) (*Snapshot, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening the snapshot: %w", err)
+	}
+	if info.IsDir() {
+		return nil, fmt.Errorf("opening the snapshot %s: it is a directory, not a snapshot file (a member's is member/snap/db in its data dir)", path)
+	}
+	// A member's db is locked by its etcd while it runs; bbolt's shared lock
+	// waits for it, briefly.
+	db, err := bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("opening the snapshot %s: a running etcd holds it; read a copy made with `etcdctl snapshot save`", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening the snapshot %s: not an etcd snapshot: %w", path, err)
+	}
+	if err := checkSnapshot(db, info.Size()); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening the snapshot %s: %w", path, err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("serving the snapshot: %w", err)
+	}
+	s := &Snapshot{ClientURL: "http://" + lis.Addr().String(), db: db, listener: lis, server: grpc.NewServer()}
+	etcdserverpb.RegisterKVServer(s.server, snapshotKV{s})
+	etcdserverpb.RegisterLeaseServer(s.server, &snapshotLeases{s: s})
+	go s.server.Serve(lis)
+	return s, nil
+}
+
+// checkSnapshot refuses a file that is not an etcd backend, or one cut
+// short: its pages past the end would be read from a mapping they are not
+// in.
+func checkSnapshot(db *bolt.DB, fileSize int64) error {
+	return db.View(func(tx *bolt.Tx) error {
+		if tx.Size() > fileSize {
+			return fmt.Errorf("it is truncated: %d bytes of %d", fileSize, tx.Size())
+		}
+		for _, b := range []interface{ Name() []byte }{schema.Key, schema.Meta} {
+			if tx.Bucket(b.Name()) == nil {
+				return fmt.Errorf("not an etcd snapshot: it has no %q bucket", b.Name())
+			}
+		}
+		return nil
+	})
+}
+
+// Close stops serving and closes the file.
+func (s *Snapshot) Close() error {
+	s.server.Stop()
+	return s.db.Close()
+}
+
+// snapshotIndex is etcd's key index of a snapshot: every key, sorted, with
+// the revisions it was written (and deleted) at.
+type snapshotIndex struct {
+	keys      []string
+	revisions map[string][]storedRevision
+	// current is the snapshot's revision, compacted the oldest one readable.
+	current, compacted int64
+}
+
+func (s *Snapshot) indexed() (*snapshotIndex, error) {
+	s.indexOnce.Do(func() { s.index, s.indexErr = s.buildIndex() })
+	return s.index, s.indexErr
+}
+
+// storedRevision is one revision of a key: its key in the bucket, and
+// whether it deleted the key.
+type storedRevision struct {
+	main      int64
+	bucketKey []byte
+	tombstone bool
+}
+
+func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
+	idx := &snapshotIndex{revisions: map[string][]storedRevision{}}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(schema.Meta.Name()).Get(schema.FinishedCompactKeyName); len(v) > 0 {
+			idx.compacted = mvcc.BytesToRev(v).Main
+		}
+		// The key bucket is ordered by revision: each key's revisions come
+		// in order, and the last entry is the snapshot's revision.
+		return tx.Bucket(schema.Key.Name()).ForEach(func(k, v []byte) error {
+			if len(k) < 17 {
+				return fmt.Errorf("a revision key of %d bytes", len(k))
+			}
+			rev := mvcc.BytesToRev(k)
+			key, err := keyOf(v)
+			if err != nil {
+				return fmt.Errorf("reading revision %d: %w", rev.Main, err)
+			}
+			revs, seen := idx.revisions[key]
+			if !seen {
+				idx.keys = append(idx.keys, key)
+			}
+			idx.revisions[key] = append(revs, storedRevision{main: rev.Main, bucketKey: bytes.Clone(k), tombstone: mvcc.IsTombstone(k)})
+			idx.current = rev.Main
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("indexing the snapshot: %w", err)
+	}
+	idx.current = max(idx.current, idx.compacted)
+	sort.Strings(idx.keys)
+	return idx, nil
+}
+
+// keyOf reads the key of a stored mvccpb.KeyValue (its field 1) without
+// unmarshalling the value.
+func keyOf(kv []byte) (string, error) {
+	for len(kv) > 0 {
+		num, typ, n := protowire.ConsumeTag(kv)
+		if n < 0 {
+			return "", protowire.ParseError(n)
+		}
+		kv = kv[n:]
+		if num == 1 && typ == protowire.BytesType {
+			key, n := protowire.ConsumeBytes(kv)
+			if n < 0 {
+				return "", protowire.ParseError(n)
+			}
+			return string(key), nil
+		}
+		n = protowire.ConsumeFieldValue(num, typ, kv)
+		if n < 0 {
+			return "", protowire.ParseError(n)
+		}
+		kv = kv[n:]
+	}
+	return "", errors.New("a stored value has no key")
+}
+
+// at is the revision of key live at rev, false when the key did not exist
+// then or was deleted.
+func (idx *snapshotIndex) at(key string, rev int64) (storedRevision, bool) {
+	revs := idx.revisions[key]
+	i := sort.Search(len(revs), func(i int) bool { return revs[i].main > rev }) - 1
+	if i < 0 || revs[i].tombstone {
+		return storedRevision{}, false
+	}
+	return revs[i], true
+}
+
+// between are the indexed keys in [key, end), as etcd reads a range: end
+// empty is key alone, "\x00" every key from key on.
+func (idx *snapshotIndex) between(key, end []byte) []string {
+	from := sort.SearchStrings(idx.keys, string(key))
+	switch {
+	case len(end) == 0:
+		if from < len(idx.keys) && idx.keys[from] == string(key) {
+			return idx.keys[from : from+1]
+		}
+		return nil
+	case bytes.Equal(end, []byte{0}):
+		return idx.keys[from:]
+	}
+	to := sort.SearchStrings(idx.keys, string(end))
+	if to < from {
+		return nil
+	}
+	return idx.keys[from:to]
+}
+
+type snapshotKV struct{ s *Snapshot }
+
+func (kv snapshotKV) Range(_ context.Context, r *etcdserverpb.RangeRequest) (*etcdserverpb.RangeResponse, error) {
+	idx, err := kv.s.indexed()
+	if err != nil {
+		return nil, status.Error(codes.DataLoss, err.Error())
+	}
+	rev := r.Revision
+	switch {
+	case rev <= 0:
+		rev = idx.current
+	case rev > idx.current:
+		return nil, rpctypes.ErrGRPCFutureRev
+	case rev < idx.compacted:
+		return nil, rpctypes.ErrGRPCCompacted
+	}
+	if r.SortOrder != etcdserverpb.RangeRequest_NONE && !(r.SortOrder == etcdserverpb.RangeRequest_ASCEND && r.SortTarget == etcdserverpb.RangeRequest_KEY) {
+		return nil, status.Error(codes.Unimplemented, "a snapshot is read in key order only")
+	}
+	resp := &etcdserverpb.RangeResponse{Header: &etcdserverpb.ResponseHeader{Revision: idx.current}}
+	var live []storedRevision
+	for _, key := range idx.between(r.Key, r.RangeEnd) {
+		if at, ok := idx.at(key, rev); ok {
+			live = append(live, at)
+		}
+	}
+	// As etcd answers: the count is of every key in the range, the
+	// revision filters apply to the values, then the limit, one more value
+	// read telling whether there are more.
+	resp.Count = int64(len(live))
+	if r.CountOnly {
+		return resp, nil
+	}
+	err = kv.s.db.View(func(tx *bolt.Tx) error {
+		values := tx.Bucket(schema.Key.Name())
+		for _, at := range live {
+			var item mvccpb.KeyValue
+			if err := item.Unmarshal(values.Get(at.bucketKey)); err != nil {
+				return fmt.Errorf("reading revision %d: %w", at.main, err)
+			}
+			if !inModRange(r, &item) {
+				continue
+			}
+			if r.Limit > 0 && int64(len(resp.Kvs)) == r.Limit {
+				resp.More = true
+				return nil
+			}
+			if r.KeysOnly {
+				item.Value = nil
+			}
+			resp.Kvs = append(resp.Kvs, &item)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, status.Error(codes.DataLoss, err.Error())
+	}
+	return resp, nil
+}
+
+// inModRange applies a range request's revision filters.
+func inModRange(r *etcdserverpb.RangeRequest, kv *mvccpb.KeyValue) bool {
+	return (r.MinModRevision == 0 || kv.ModRevision >= r.MinModRevision) &&
+		(r.MaxModRevision == 0 || kv.ModRevision <= r.MaxModRevision) &&
+		(r.MinCreateRevision == 0 || kv.CreateRevision >= r.MinCreateRevision) &&
+		(r.MaxCreateRevision == 0 || kv.CreateRevision <= r.MaxCreateRevision)
+}
+
+func (snapshotKV) Put(context.Context, *etcdserverpb.PutRequest) (*etcdserverpb.PutResponse, error) {
+	return nil, status.Error(codes.PermissionDenied, ErrReadOnly.Error())
+}
+
+func (snapshotKV) DeleteRange(context.Context, *etcdserverpb.DeleteRangeRequest) (*etcdserverpb.DeleteRangeResponse, error) {
+	return nil, status.Error(codes.PermissionDenied, ErrReadOnly.Error())
+}
+
+func (snapshotKV) Txn(context.Context, *etcdserverpb.TxnRequest) (*etcdserverpb.TxnResponse, error) {
+	return nil, status.Error(codes.PermissionDenied, ErrReadOnly.Error())
+}
+
+func (snapshotKV) Compact(context.Context, *etcdserverpb.CompactionRequest) (*etcdserverpb.CompactionResponse, error) {
+	return nil, status.Error(codes.PermissionDenied, ErrReadOnly.Error())
+}
+
+// snapshotLeases answers what a lease was granted for. No lease runs in a
+// snapshot: each has expired as far as a reader can tell.
+type snapshotLeases struct {
+	etcdserverpb.UnimplementedLeaseServer
+	s *Snapshot
+}
+
+func (l *snapshotLeases) LeaseTimeToLive(_ context.Context, r *etcdserverpb.LeaseTimeToLiveRequest) (*etcdserverpb.LeaseTimeToLiveResponse, error) {
+	idx, err := l.s.indexed()
+	if err != nil {
+		return nil, status.Error(codes.DataLoss, err.Error())
+	}
+	resp := &etcdserverpb.LeaseTimeToLiveResponse{Header: &etcdserverpb.ResponseHeader{Revision: idx.current}, ID: r.ID, TTL: -1}
+	err = l.s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(schema.Lease.Name())
+		if b == nil {
+			return nil
+		}
+		var lease leasepb.Lease
+		if stored := b.Get(leaseKey(r.ID)); stored != nil {
+			if err := lease.Unmarshal(stored); err != nil {
+				return err
+			}
+			resp.GrantedTTL = lease.TTL
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, status.Error(codes.DataLoss, err.Error())
+	}
+	return resp, nil
+}
+
+func (*snapshotLeases) LeaseGrant(context.Context, *etcdserverpb.LeaseGrantRequest) (*etcdserverpb.LeaseGrantResponse, error) {
+	return nil, status.Error(codes.PermissionDenied, ErrReadOnly.Error())
+}
+
+// leaseKey is the lease bucket's key of a lease ID: big-endian, as etcd's
+// lessor writes it (schema's leaseIDToBytes, unexported).
+func leaseKey(id int64) []byte {
+	return binary.BigEndian.AppendUint64(nil, uint64(id))
+}

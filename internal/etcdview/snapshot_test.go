@@ -1,0 +1,216 @@
+package etcdview
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+func client(t *testing.T, url string) *clientv3.Client {
+	t.Helper()
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{url}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// saveSnapshot writes what `etcdctl snapshot save` writes: the etcd
+// client's Snapshot stream.
+func saveSnapshot(t *testing.T, c *clientv3.Client, path string) {
+	t.Helper()
+	r, err := c.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func sum(t *testing.T, path string) [32]byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(data)
+}
+
+// describe prints a range response's keys, values, revisions and counts,
+// and its error, for comparing two etcds' answers.
+func describe(resp *clientv3.GetResponse, err error) string {
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "count=%d more=%t\n", resp.Count, resp.More)
+	for _, kv := range resp.Kvs {
+		fmt.Fprintf(&b, "%s=%q create=%d mod=%d version=%d lease=%d\n", kv.Key, kv.Value, kv.CreateRevision, kv.ModRevision, kv.Version, kv.Lease)
+	}
+	return b.String()
+}
+
+// TestSnapshotReadsAsTheLiveEtcd writes keys with a history (updates,
+// deletions, a lease, a compaction), saves a snapshot, and asks the same
+// range requests of the live etcd and of the snapshot: the answers are
+// the same, and the file is the same bytes after.
+func TestSnapshotReadsAsTheLiveEtcd(t *testing.T) {
+	e, err := StartEmbedded(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	live := client(t, e.ClientURL)
+	ctx := context.Background()
+	put := func(k, v string, opts ...clientv3.OpOption) int64 {
+		resp, err := live.Put(ctx, k, v, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Header.Revision
+	}
+	for i := range 30 {
+		put(fmt.Sprintf("/registry/pods/ns%d/pod%02d", i%3, i), fmt.Sprintf("v1-%d", i))
+	}
+	compactAt := put("/registry/configmaps/a/x", "old")
+	put("/registry/configmaps/a/x", "new")
+	if _, err := live.Compact(ctx, compactAt); err != nil {
+		t.Fatal(err)
+	}
+	afterCompact := put("/registry/pods/ns0/pod00", "v2")
+	if _, err := live.Delete(ctx, "/registry/pods/ns1/pod01"); err != nil {
+		t.Fatal(err)
+	}
+	lease, err := live.Grant(ctx, 3600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put("/registry/events/ns0/e1", "event", clientv3.WithLease(lease.ID))
+	put("/registry/pods/ns1/pod01", "recreated")
+
+	path := filepath.Join(t.TempDir(), "snapshot.db")
+	saveSnapshot(t, live, path)
+	before := sum(t, path)
+	snap, err := OpenSnapshot(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromSnap := client(t, snap.ClientURL)
+
+	requests := []struct {
+		key  string
+		opts []clientv3.OpOption
+	}{
+		{"/registry/pods/", []clientv3.OpOption{clientv3.WithPrefix()}},
+		{"/registry/pods/", []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithLimit(7)}},
+		{"/registry/pods/ns1/", []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithKeysOnly()}},
+		{"/registry/", []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithCountOnly()}},
+		{"\x00", []clientv3.OpOption{clientv3.WithFromKey(), clientv3.WithCountOnly()}},
+		{"/registry/pods/ns0/pod00", nil},
+		{"/registry/pods/ns0/pod00", []clientv3.OpOption{clientv3.WithRev(afterCompact - 1)}},
+		{"/registry/pods/ns1/pod01", []clientv3.OpOption{clientv3.WithRev(afterCompact + 1)}},
+		{"/registry/pods/", []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithRev(afterCompact)}},
+		{"/registry/pods/ns2", []clientv3.OpOption{clientv3.WithRange("/registry/pods/ns3")}},
+		{"/registry/pods/", []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithMinModRev(afterCompact)}},
+		{"/registry/configmaps/a/x", []clientv3.OpOption{clientv3.WithRev(compactAt - 1)}},
+		{"/registry/pods/", []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithRev(1 << 40)}},
+		{"/registry/none", nil},
+	}
+	for _, r := range requests {
+		want := describe(live.Get(ctx, r.key, r.opts...))
+		got := describe(fromSnap.Get(ctx, r.key, r.opts...))
+		if got != want {
+			t.Errorf("get %q: the snapshot answers\n%s\nthe live etcd\n%s", r.key, got, want)
+		}
+	}
+	// A compacted revision and a future one are etcd's own errors.
+	if _, err := fromSnap.Get(ctx, "/registry/pods/", clientv3.WithPrefix(), clientv3.WithRev(compactAt-1)); !errors.Is(err, rpctypes.ErrCompacted) {
+		t.Errorf("a compacted revision: %v", err)
+	}
+	if _, err := fromSnap.Get(ctx, "/registry/pods/", clientv3.WithPrefix(), clientv3.WithRev(1<<40)); !errors.Is(err, rpctypes.ErrFutureRev) {
+		t.Errorf("a future revision: %v", err)
+	}
+	// Each range answers at the snapshot's revision, the live one's when it
+	// was saved.
+	liveResp, _ := live.Get(ctx, "x")
+	snapResp, _ := fromSnap.Get(ctx, "x")
+	if snapResp.Header.Revision != liveResp.Header.Revision {
+		t.Errorf("snapshot revision %d, live %d", snapResp.Header.Revision, liveResp.Header.Revision)
+	}
+	ttl, err := fromSnap.TimeToLive(ctx, lease.ID)
+	if err != nil || ttl.GrantedTTL != 3600 || ttl.TTL != -1 {
+		t.Errorf("lease in the snapshot: %+v, %v; want granted 3600, expired", ttl, err)
+	}
+	// Writes are refused.
+	if _, err := fromSnap.Put(ctx, "/registry/pods/ns0/new", "x"); err == nil || !strings.Contains(err.Error(), "read-only") {
+		t.Errorf("a put to the snapshot: %v", err)
+	}
+	if err := snap.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if sum(t, path) != before {
+		t.Error("reading the snapshot changed its file")
+	}
+}
+
+func TestBadSnapshotsAreRefused(t *testing.T) {
+	e, err := StartEmbedded(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.db")
+	live := client(t, e.ClientURL)
+	for i := range 2000 {
+		if _, err := live.Put(context.Background(), fmt.Sprintf("/registry/k%04d", i), strings.Repeat("x", 200)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	saveSnapshot(t, live, good)
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for name, tc := range map[string]struct{ path, want string }{
+		"missing":   {filepath.Join(dir, "none.db"), "no such file or directory"},
+		"directory": {dir, "it is a directory"},
+		"not etcd":  {write("text.db", []byte(strings.Repeat("not a database\n", 1000))), "not an etcd snapshot"},
+		"truncated": {write("cut.db", data[:len(data)/2]), "truncated"},
+	} {
+		s, err := OpenSnapshot(tc.path)
+		if err == nil {
+			s.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want one line with %q", name, err, tc.want)
+		}
+	}
+}
