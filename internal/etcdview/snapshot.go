@@ -155,6 +155,7 @@ func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 			return nil
 		})
 	})
+	releasePages(s.db)
 	if err != nil {
 		return nil, fmt.Errorf("indexing the snapshot: %w", err)
 	}
@@ -273,6 +274,7 @@ func (kv snapshotKV) Range(_ context.Context, r *etcdserverpb.RangeRequest) (*et
 		}
 		return nil
 	})
+	releasePages(kv.s.db)
 	if err != nil {
 		return nil, status.Error(codes.DataLoss, err.Error())
 	}
