@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -120,5 +121,57 @@ func TestSnapshotReadsEqualLiveReads(t *testing.T) {
 	}
 	if sum() != before {
 		t.Fatal("refused commands changed the snapshot file")
+	}
+}
+
+// TestBadSnapshotsAreOneLine runs the binary on files that are not
+// snapshots: one line each, exit 1, and nothing left in its temporary
+// directory.
+func TestBadSnapshotsAreOneLine(t *testing.T) {
+	dir := t.TempDir()
+	notSnapshot := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notSnapshot, []byte(strings.Repeat("not a database\n", 1000)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := newLiveEtcd(t)
+	mustRun(t, "create", "-f", manifestFile(t, shopNamespace), s.flag())
+	whole := filepath.Join(dir, "whole.db")
+	r, err := s.client.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(r)
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	truncated := filepath.Join(dir, "truncated.db")
+	if err := os.WriteFile(truncated, data[:len(data)/3], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(whole, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	for name, tc := range map[string]struct{ path, want string }{
+		"not a snapshot": {notSnapshot, "not an etcd snapshot"},
+		"truncated":      {truncated, "it is truncated"},
+		"missing":        {filepath.Join(dir, "none.db"), "no such file or directory"},
+		"a directory":    {dir, "it is a directory"},
+	} {
+		cmd := exec.Command(regctlBinary(t), "get", "namespaces", "--snapshot", tc.path)
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		if err == nil || !strings.Contains(stderr.String(), tc.want) || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("%s: %v, stderr %q, want one line with %q", name, err, stderr.String(), tc.want)
+		}
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("left in the temporary directory: %v", left)
+	}
+	if out := mustRunBinary(t, "get", "namespaces", "shop", "--snapshot", whole); !strings.Contains(out, "shop ") {
+		t.Errorf("the whole snapshot reads:\n%s", out)
 	}
 }
