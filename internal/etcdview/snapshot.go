@@ -80,6 +80,7 @@ func OpenSnapshot(path string) (*Snapshot, error) {
 	s := &Snapshot{ClientURL: "http://" + lis.Addr().String(), db: db, listener: lis, server: grpc.NewServer()}
 	etcdserverpb.RegisterKVServer(s.server, snapshotKV{s})
 	etcdserverpb.RegisterLeaseServer(s.server, &snapshotLeases{s: s})
+	etcdserverpb.RegisterWatchServer(s.server, snapshotWatches{s})
 	go s.server.Serve(lis)
 	return s, nil
 }
@@ -124,7 +125,7 @@ func (s *Snapshot) indexed() (*snapshotIndex, error) {
 // storedRevision is one revision of a key: its key in the bucket, and
 // whether it deleted the key.
 type storedRevision struct {
-	main      int64
+	main, sub int64
 	bucketKey []byte
 	tombstone bool
 }
@@ -150,7 +151,7 @@ func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 			if !seen {
 				idx.keys = append(idx.keys, key)
 			}
-			idx.revisions[key] = append(revs, storedRevision{main: rev.Main, bucketKey: bytes.Clone(k), tombstone: mvcc.IsTombstone(k)})
+			idx.revisions[key] = append(revs, storedRevision{main: rev.Main, sub: rev.Sub, bucketKey: bytes.Clone(k), tombstone: mvcc.IsTombstone(k)})
 			idx.current = rev.Main
 			return nil
 		})
@@ -346,4 +347,138 @@ func (*snapshotLeases) LeaseGrant(context.Context, *etcdserverpb.LeaseGrantReque
 // lessor writes it (schema's leaseIDToBytes, unexported).
 func leaseKey(id int64) []byte {
 	return binary.BigEndian.AppendUint64(nil, uint64(id))
+}
+
+// snapshotWatches replays a snapshot's history to etcd's watch API: the
+// events from a watch's start revision to the snapshot's, and a progress
+// notification at the snapshot's revision when asked. Nothing happens
+// after: the snapshot does not change.
+type snapshotWatches struct{ s *Snapshot }
+
+// watchBatch is how many events one watch response carries at most.
+const watchBatch = 1000
+
+func (w snapshotWatches) Watch(stream etcdserverpb.Watch_WatchServer) error {
+	idx, err := w.s.indexed()
+	if err != nil {
+		return status.Error(codes.DataLoss, err.Error())
+	}
+	header := func() *etcdserverpb.ResponseHeader { return &etcdserverpb.ResponseHeader{Revision: idx.current} }
+	var next int64
+	for {
+		req, err := stream.Recv()
+		if err != nil {
+			return nil // the client is gone
+		}
+		switch {
+		case req.GetCreateRequest() != nil:
+			create := req.GetCreateRequest()
+			id := next
+			next++
+			if err := stream.Send(&etcdserverpb.WatchResponse{Header: header(), WatchId: id, Created: true}); err != nil {
+				return err
+			}
+			if create.StartRevision > 0 && create.StartRevision < idx.compacted {
+				err = stream.Send(&etcdserverpb.WatchResponse{Header: header(), WatchId: id, CompactRevision: idx.compacted, Canceled: true})
+			} else {
+				err = w.replay(stream, idx, id, create)
+			}
+			if err != nil {
+				return err
+			}
+		case req.GetProgressRequest() != nil:
+			if err := stream.Send(&etcdserverpb.WatchResponse{Header: header(), WatchId: -1}); err != nil {
+				return err
+			}
+		case req.GetCancelRequest() != nil:
+			if err := stream.Send(&etcdserverpb.WatchResponse{Header: header(), WatchId: req.GetCancelRequest().WatchId, Canceled: true}); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// replay sends the events of the keys a watch asks for, from its start
+// revision on, in revision order.
+func (w snapshotWatches) replay(stream etcdserverpb.Watch_WatchServer, idx *snapshotIndex, id int64, create *etcdserverpb.WatchCreateRequest) error {
+	start := create.StartRevision
+	if start <= 0 {
+		// A watch from now on sees nothing in a snapshot.
+		return nil
+	}
+	type change struct {
+		key  string
+		revs []storedRevision // the key's revisions, this one last
+	}
+	var changes []change
+	for _, key := range idx.between(create.Key, create.RangeEnd) {
+		revs := idx.revisions[key]
+		for i, r := range revs {
+			if r.main >= start {
+				changes = append(changes, change{key, revs[:i+1]})
+			}
+		}
+	}
+	sort.Slice(changes, func(i, j int) bool {
+		a, b := changes[i].revs[len(changes[i].revs)-1], changes[j].revs[len(changes[j].revs)-1]
+		return a.main < b.main || a.main == b.main && a.sub < b.sub
+	})
+	header := &etcdserverpb.ResponseHeader{Revision: idx.current}
+	for len(changes) > 0 {
+		batch := changes[:min(len(changes), watchBatch)]
+		changes = changes[len(batch):]
+		resp := &etcdserverpb.WatchResponse{Header: header, WatchId: id}
+		err := w.s.db.View(func(tx *bolt.Tx) error {
+			values := tx.Bucket(schema.Key.Name())
+			for _, c := range batch {
+				ev, err := event(values, c.key, c.revs, create.PrevKv)
+				if err != nil {
+					return err
+				}
+				resp.Events = append(resp.Events, ev)
+			}
+			return nil
+		})
+		releasePages(w.s.db)
+		if err != nil {
+			return status.Error(codes.DataLoss, err.Error())
+		}
+		if err := stream.Send(resp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// event is the watch event of the last of a key's revisions, as etcd
+// sends it: a put with the value, or a delete with the key and revision;
+// with the value before it when asked.
+func event(values *bolt.Bucket, key string, revs []storedRevision, withPrev bool) (*mvccpb.Event, error) {
+	read := func(r storedRevision) (*mvccpb.KeyValue, error) {
+		var kv mvccpb.KeyValue
+		if err := kv.Unmarshal(values.Get(r.bucketKey)); err != nil {
+			return nil, fmt.Errorf("reading revision %d: %w", r.main, err)
+		}
+		return &kv, nil
+	}
+	last := revs[len(revs)-1]
+	ev := &mvccpb.Event{Type: mvccpb.PUT}
+	if last.tombstone {
+		ev.Type = mvccpb.DELETE
+		ev.Kv = &mvccpb.KeyValue{Key: []byte(key), ModRevision: last.main}
+	} else {
+		kv, err := read(last)
+		if err != nil {
+			return nil, err
+		}
+		ev.Kv = kv
+	}
+	if withPrev && len(revs) > 1 && !revs[len(revs)-2].tombstone {
+		prev, err := read(revs[len(revs)-2])
+		if err != nil {
+			return nil, err
+		}
+		ev.PrevKv = prev
+	}
+	return ev, nil
 }

@@ -157,6 +157,29 @@ func TestSnapshotReadsAsTheLiveEtcd(t *testing.T) {
 	if snapResp.Header.Revision != liveResp.Header.Revision {
 		t.Errorf("snapshot revision %d, live %d", snapResp.Header.Revision, liveResp.Header.Revision)
 	}
+	// A watch from a past revision replays the same history, and one from
+	// before the compaction is told the compaction's revision.
+	current := liveResp.Header.Revision
+	var replays []string
+	for _, w := range []struct {
+		key  string
+		opts []clientv3.OpOption
+	}{
+		{"/registry/pods/", []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithRev(afterCompact), clientv3.WithPrevKV()}},
+		{"/registry/pods/ns1/pod01", []clientv3.OpOption{clientv3.WithRev(compactAt)}},
+		{"\x00", []clientv3.OpOption{clientv3.WithFromKey(), clientv3.WithRev(compactAt + 1)}},
+		{"\x00", []clientv3.OpOption{clientv3.WithFromKey(), clientv3.WithRev(1)}},
+	} {
+		want := replayed(t, live, current, w.key, w.opts...)
+		got := replayed(t, fromSnap, current, w.key, w.opts...)
+		if got != want {
+			t.Errorf("watch %q: the snapshot replays\n%s\nthe live etcd\n%s", w.key, got, want)
+		}
+		replays = append(replays, got)
+	}
+	if !strings.Contains(replays[0], "DELETE /registry/pods/ns1/pod01") || !strings.Contains(replays[0], `prev="v1-0"`) || replays[3] != fmt.Sprintf("compacted at %d\n", compactAt) {
+		t.Errorf("the watches did not see the history written:\n%s", strings.Join(replays, "---\n"))
+	}
 	ttl, err := fromSnap.TimeToLive(ctx, lease.ID)
 	if err != nil || ttl.GrantedTTL != 3600 || ttl.TTL != -1 {
 		t.Errorf("lease in the snapshot: %+v, %v; want granted 3600, expired", ttl, err)
@@ -213,4 +236,39 @@ func TestBadSnapshotsAreRefused(t *testing.T) {
 			t.Errorf("%s: %v, want one line with %q", name, err, tc.want)
 		}
 	}
+}
+
+// replayed describes the events a watch sees up to revision until (a
+// progress notification at it tells it has seen them all), or its
+// compaction.
+func replayed(t *testing.T, c *clientv3.Client, until int64, key string, opts ...clientv3.OpOption) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(clientv3.WithRequireLeader(context.Background()), 10*time.Second)
+	defer cancel()
+	var b strings.Builder
+	ch := c.Watch(ctx, key, append(opts, clientv3.WithProgressNotify())...)
+	if err := c.RequestProgress(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for resp := range ch {
+		if resp.CompactRevision > 0 {
+			fmt.Fprintf(&b, "compacted at %d\n", resp.CompactRevision)
+			return b.String()
+		}
+		for _, ev := range resp.Events {
+			fmt.Fprintf(&b, "%s %s=%q mod=%d create=%d version=%d", ev.Type, ev.Kv.Key, ev.Kv.Value, ev.Kv.ModRevision, ev.Kv.CreateRevision, ev.Kv.Version)
+			if ev.PrevKv != nil {
+				fmt.Fprintf(&b, " prev=%q@%d", ev.PrevKv.Value, ev.PrevKv.ModRevision)
+			}
+			b.WriteString("\n")
+		}
+		if resp.IsProgressNotify() && resp.Header.Revision >= until {
+			return b.String()
+		}
+		if err := c.RequestProgress(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Fatalf("watch %q ended: %v", key, ctx.Err())
+	return ""
 }
