@@ -47,7 +47,7 @@ etcd. With no ServiceCIDR in etcd (no apiserver ever ran on it) such a create is
 		Args: cobra.NoArgs,
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			opts.namespaceSet = cmd.Flags().Changed("namespace")
-			return opts.parseOutput(output)
+			return opts.checkFlags(output)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {

@@ -32,7 +32,8 @@ and mod revisions, version, lease and the TTL left on it, the value's size, its 
 (protobuf, JSON, YAML or CBOR), the apiVersion and kind it was stored as (the storage
 version), and whether it is encrypted (provider and key name from the value's envelope,
 and for KMS v2 the plugin's key ID, read without calling the plugin).
-Encrypted values are decoded when --encryption-provider-config holds their key.`,
+Encrypted values are decoded when --encryption-provider-config holds their key.
+With --revision N, the object is shown as etcd held it at revision N.`,
 		Example: `  # How a pod is stored
   regctl inspect pods/web -n shop
 
@@ -75,7 +76,10 @@ func runInspect(ctx context.Context, opts *inspectOptions) error {
 		return err
 	}
 	defer w.Close()
-	key, info, err := etcdview.InspectObject(ctx, t.Handle, t.Namespace, ref.Names[0])
+	if err := opts.checkRevision(ctx, t); err != nil {
+		return err
+	}
+	key, info, err := etcdview.InspectObject(ctx, t.Handle, t.Namespace, ref.Names[0], opts.Revision)
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,8 @@ type globalOptions struct {
 	// Manifest is a kube-apiserver static Pod manifest to take the
 	// server's flags from, ManifestRoot where the files it names are.
 	Manifest, ManifestRoot string
+	// Revision is the etcd revision reads see the keyspace at; 0 is now.
+	Revision int64
 }
 
 // wiringConfig is what a command hands to wiring.Build.
@@ -147,6 +149,7 @@ in-process etcd.`,
 	fs.DurationVar(&g.RequestTimeout, "request-timeout", g.RequestTimeout, "How long to wait for etcd, or a KMS plugin, to answer a request, including dialing it")
 	fs.StringVar(&g.Manifest, "apiserver-manifest", "", "A kube-apiserver static Pod manifest (kubeadm's /etc/kubernetes/manifests/kube-apiserver.yaml): take the server's flags from it; flags given here win")
 	fs.StringVar(&g.ManifestRoot, "manifest-root", "", "Read the files the manifest names under this directory (a copy of the node's filesystem, e.g. its /etc/kubernetes as DIR/etc/kubernetes)")
+	fs.Int64Var(&g.Revision, "revision", 0, "Read (get, keys, inspect) the keyspace as it was at this etcd revision, if etcd has not compacted it; writes refuse it")
 	g.Server.AddFlags(fs)
 
 	cmd.AddCommand(
