@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	api "k8s.io/kubernetes/pkg/apis/core"
 
 	"github.com/regctl/regctl/internal/stores"
 	"github.com/regctl/regctl/test/apiserver"
@@ -183,5 +184,45 @@ func TestRevisionBounds(t *testing.T) {
 	}
 	if len(h.Revisions) != 1 || h.Revisions[0].Event != stores.EventCreated || h.Revisions[0].Revision != compacted {
 		t.Errorf("history of the pod created at the compaction: %+v", h.Revisions)
+	}
+}
+
+// TestWatchFromRevision: get -w --revision N prints the objects as they
+// were at N, then every change after N, as a watch from resourceVersion N
+// replays them; --watch-only prints the changes alone.
+func TestWatchFromRevision(t *testing.T) {
+	s := newLiveEtcd(t)
+	s.createPods(t, "default", 1, nil)
+	at := s.revision(t)
+	s.createPods(t, "default", 1, func(_ int, p *api.Pod) { p.Name = "later" })
+	if _, err := s.client.Delete(context.Background(), "/registry/pods/default/pod-00000"); err != nil {
+		t.Fatal(err)
+	}
+	deleted := s.revision(t)
+	want := map[bool][]string{
+		false: {"ADDED pod-00000 " + strconv.FormatInt(at, 10), "ADDED later " + strconv.FormatInt(at+1, 10), "DELETED pod-00000 " + strconv.FormatInt(deleted, 10)},
+		true:  {"ADDED later " + strconv.FormatInt(at+1, 10), "DELETED pod-00000 " + strconv.FormatInt(deleted, 10)},
+	}
+	for _, only := range []bool{false, true} {
+		args := []string{"get", "pods", "--revision", strconv.FormatInt(at, 10), "-o", "json", "--output-watch-events", s.flag()}
+		if only {
+			args = append(args, "--watch-only")
+		} else {
+			args = append(args, "-w")
+		}
+		r := startWatch(t, args...)
+		r.waitFor(t, "the deletion", func(out string) bool { return strings.Contains(out, `"DELETED"`) })
+		r.interrupt(t)
+		var got []string
+		for _, e := range jsonEvents(t, r.out.String()) {
+			got = append(got, fmt.Sprintf("%s %s %s", e.Type, e.Object.Metadata.Name, e.Object.Metadata.ResourceVersion))
+		}
+		if !reflect.DeepEqual(got, want[only]) {
+			t.Errorf("%v: events %q, want %q", args, got, want[only])
+		}
+	}
+	_, stderr, code := run(t, "get", "pods", "--watch-only", "--resource-version", "2", "--revision", "2", s.flag())
+	if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "give one") {
+		t.Errorf("--resource-version with --revision: exit %d, %q", code, stderr)
 	}
 }
