@@ -2,10 +2,10 @@ package stores
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -159,9 +159,15 @@ func unionKeys(a, b map[string]any) []string {
 	return keys
 }
 
+// join names field under path; a field whose name holds a dot (a label
+// such as app.kubernetes.io/name) is quoted in brackets, so that the path
+// says which field it is.
 func join(path, field string) string {
-	if path == "" {
+	switch {
+	case strings.ContainsAny(field, ".[]"):
+		return path + "[" + strconv.Quote(field) + "]"
+	case path == "":
 		return field
 	}
-	return fmt.Sprintf("%s.%s", path, field)
+	return path + "." + field
 }

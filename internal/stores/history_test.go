@@ -29,6 +29,7 @@ func TestChangedPaths(t *testing.T) {
 		{"a value", obj(map[string]any{"v": "0"}), obj(map[string]any{"v": "1"}), []string{"data.v"}},
 		{"added and removed fields, sorted", obj(map[string]any{"v": "0"}), obj(map[string]any{"w": "0"}, "binaryData", map[string]any{}), []string{"binaryData", "data.v", "data.w"}},
 		{"a list element", obj(nil, "items", []any{"a", "b"}), obj(nil, "items", []any{"a", "c"}), []string{"items[1]"}},
+		{"a field named with dots", obj(nil, "labels", map[string]any{"app.kubernetes.io/name": "a"}), obj(nil, "labels", map[string]any{"app.kubernetes.io/name": "b"}), []string{`labels["app.kubernetes.io/name"]`}},
 		{"a list of another length", obj(nil, "items", []any{"a"}), obj(nil, "items", []any{"a", "b"}), []string{"items"}},
 	} {
 		if got := changedPaths("", tc.a, tc.b); !reflect.DeepEqual(got, tc.want) {
