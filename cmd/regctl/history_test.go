@@ -159,6 +159,9 @@ func TestRevisionBounds(t *testing.T) {
 	if got := mustRun(t, "get", "pods", "-n", "other", "--revision", at, "-o", "name", s.flag()); got != "pod/pod-00000\n" {
 		t.Errorf("get at the compacted revision: %q", got)
 	}
+	if got := mustRun(t, "get", "pods", "-A", "--revision", at, "--chunk-size", "1", "-o", "name", s.flag()); strings.Count(got, "\n") != 4 {
+		t.Errorf("get page by page at the compacted revision: %q", got)
+	}
 	if got := mustRun(t, "keys", "pods", "-A", "--revision", at, s.flag()); strings.Count(got, "\n") != 4 {
 		t.Errorf("keys at the compacted revision: %q", got)
 	}
