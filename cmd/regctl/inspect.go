@@ -31,7 +31,7 @@ func newInspectCmd(g *globalOptions, runF func(context.Context, *inspectOptions)
 	opts := &inspectOptions{globalOptions: g}
 	var output string
 	cmd := &cobra.Command{
-		Use:   "inspect TYPE/NAME [-n NAMESPACE] [-o table|yaml|json]",
+		Use:   "inspect TYPE/NAME [-n NAMESPACE] [--revision N | --history] [-o table|yaml|json]",
 		Short: "Show how one object is stored: key, revisions, lease, encoding, storage version, encryption",
 		Long: `Show the storage view of one object: its etcd key (from the store's key function), create
 and mod revisions, version, lease and the TTL left on it, the value's size, its encoding
@@ -43,7 +43,8 @@ With --revision N, the object is shown as etcd held it at revision N.
 
 With --history, every revision of the object etcd still holds (since its last
 compaction), oldest first: the revision, whether the object was created, updated or
-deleted there (a deletion is a row of its own, with no value), the value's size, and the
+deleted there (a deletion is a row of its own, with no value; the first value is "oldest
+held" when the compaction took its creation), the value's size, and the
 fields of the served object that changed from the revision before (metadata.resourceVersion
 and managedFields, which every write changes, left aside). Each revision can be read with
 ` + "`regctl get TYPE/NAME --revision N -o yaml`" + `, and created again from that output.
