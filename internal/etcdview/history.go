@@ -66,9 +66,16 @@ func watchUntil(ctx context.Context, c *clientv3.Client, key string, from, until
 	ch := c.Watch(ctx, key, clientv3.WithRev(from), clientv3.WithCreatedNotify())
 	tick := time.NewTicker(progressEvery)
 	defer tick.Stop()
+	// A watch is no request of its own: --request-timeout bounds the
+	// silence between two of its answers.
+	timeout := requestTimeout(c)
+	silence := newSilence(timeout)
+	defer silence.Stop()
 	var events []KeyEvent
 	for {
 		select {
+		case <-silence.C:
+			return nil, fmt.Errorf("etcd did not answer the watch within %s (`--request-timeout`)", timeout)
 		case <-tick.C:
 			if err := c.RequestProgress(ctx); err != nil {
 				return nil, err
@@ -93,8 +100,22 @@ func watchUntil(ctx context.Context, c *clientv3.Client, key string, from, until
 			if resp.IsProgressNotify() && resp.Header.Revision >= until {
 				return events, nil
 			}
+			if timeout > 0 {
+				silence.Reset(timeout)
+			}
 		}
 	}
+}
+
+// newSilence is a timer of timeout, one that never fires for 0 (no
+// timeout, as in kubectl).
+func newSilence(timeout time.Duration) *time.Timer {
+	if timeout > 0 {
+		return time.NewTimer(timeout)
+	}
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
 }
 
 func keyEvent(ev *clientv3.Event) KeyEvent {

@@ -69,7 +69,8 @@ func OldestRevision(ctx context.Context, c *clientv3.Client) (int64, error) {
 	if !errors.Is(err, rpctypes.ErrCompacted) {
 		return 0, fmt.Errorf("reading etcd at revision 1: %w", err)
 	}
-	ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	timeout := requestTimeout(c)
+	ctx, cancel := WithRequestTimeout(clientv3.WithRequireLeader(ctx), timeout)
 	defer cancel()
 	for resp := range c.Watch(ctx, "\x00", clientv3.WithRev(1)) {
 		if resp.CompactRevision > 0 {
@@ -80,7 +81,7 @@ func OldestRevision(ctx context.Context, c *clientv3.Client) (int64, error) {
 		}
 	}
 	if ctx.Err() != nil {
-		return 0, context.Cause(ctx)
+		return 0, RequestError(ctx, timeout, context.Cause(ctx))
 	}
 	return 0, errors.New("finding etcd's last compaction: the watch ended without saying")
 }
