@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/regctl/regctl/internal/stores"
@@ -38,7 +39,11 @@ A resource whose stored values are encrypted is not written in plain text: pass 
 apiserver's --encryption-provider-config, or --allow-plaintext to write it anyway.
 A service gets its cluster IP and node ports from the server's own allocators: an
 IPAddress object in one of the cluster's ServiceCIDRs, ports from the node port range in
-etcd. With no ServiceCIDR in etcd (no apiserver ever ran on it) such a create is refused.`,
+etcd. With no ServiceCIDR in etcd (no apiserver ever ran on it) such a create is refused.
+
+A metadata.resourceVersion in the manifest is dropped, where the server refuses it, so
+that what ` + "`regctl get -o yaml`" + ` prints, now or at a --revision, can be created again:
+the way to bring back a deleted object from ` + "`regctl inspect TYPE/NAME --history`" + `.`,
 		Example: `  # Create the objects of a file
   regctl create -f pods.yaml
 
@@ -47,7 +52,7 @@ etcd. With no ServiceCIDR in etcd (no apiserver ever ran on it) such a create is
 		Args: cobra.NoArgs,
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			opts.namespaceSet = cmd.Flags().Changed("namespace")
-			return opts.parseOutput(output)
+			return opts.checkFlags(output)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -71,10 +76,22 @@ func runCreate(ctx context.Context, opts *createOptions) error {
 		name:    "created",
 		options: stores.WriteOptions{DryRun: opts.DryRun},
 		check: func(ctx context.Context, _ stores.WriteOptions, p stores.Planned, obj runtime.Object) error {
-			return stores.ValidateCreate(ctx, p.Target, obj)
+			return stores.ValidateCreate(ctx, p.Target, asNew(obj))
 		},
 		write: func(ctx context.Context, wo stores.WriteOptions, p stores.Planned, obj runtime.Object) (runtime.Object, error) {
-			return stores.Create(ctx, p.Target, obj, wo)
+			return stores.Create(ctx, p.Target, asNew(obj), wo)
 		},
 	})
+}
+
+// asNew clears metadata.resourceVersion, the one field of an object read
+// back with get (now or at a --revision) that the store refuses on a
+// create: so that such output can be created again, to restore an object
+// as it was. uid, creationTimestamp and the like are set anew by the
+// store's create, as on the server.
+func asNew(obj runtime.Object) runtime.Object {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetResourceVersion("")
+	}
+	return obj
 }

@@ -51,7 +51,7 @@ ServiceCIDR the IP came from; with none in etcd the delete is refused, not left 
 		Args:              cobra.MinimumNArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			opts.namespaceSet = cmd.Flags().Changed("namespace")
-			return opts.parseOutput(output)
+			return opts.checkFlags(output)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Args = args

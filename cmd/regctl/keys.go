@@ -38,7 +38,10 @@ groups, allocator ranges), grouped by their next path segment.
 
 With a resource, stream its keys (paged, keys only). With an object, print the exact key its
 store uses (the store's own key function); this needs no etcd, unless --check asks whether
-the key exists, with its revisions, version, lease and value size.`,
+the key exists, with its revisions, version, lease and value size.
+
+With --revision N, a resource's keys, or --check's answer, are as they were at etcd
+revision N, as long as etcd has not compacted it.`,
 		Example: `  # Keys and bytes per resource
   regctl keys
 
@@ -79,6 +82,9 @@ func runKeys(ctx context.Context, opts *keysOptions) error {
 	if err := opts.scopeOptions.check(); err != nil {
 		return err
 	}
+	if len(opts.Args) == 0 && opts.Revision != 0 {
+		return errors.New("`--revision` lists a resource's keys or checks an object's as they were: name a resource, e.g. `keys pods --revision N`")
+	}
 	if len(opts.Args) == 0 {
 		return keysUsage(ctx, opts)
 	}
@@ -110,6 +116,11 @@ func runKeys(ctx context.Context, opts *keysOptions) error {
 	if !t.Stored() {
 		return fmt.Errorf("%s is not stored in etcd", t.Path)
 	}
+	if len(ref.Names) == 0 || opts.Check {
+		if err := opts.checkRevision(ctx, t); err != nil {
+			return err
+		}
+	}
 	if len(ref.Names) > 0 {
 		return objectKeys(ctx, t, ref.Names, opts)
 	}
@@ -140,7 +151,7 @@ func keysUsage(ctx context.Context, opts *keysOptions) error {
 func streamKeys(ctx context.Context, t stores.Target, opts *keysOptions) error {
 	out := bufio.NewWriter(opts.IO.Out)
 	list := render.NewStringList(out, opts.Output)
-	err := etcdview.Keys(ctx, t.Handle, t.Namespace, opts.ChunkSize, func(keys []string) error {
+	err := etcdview.Keys(ctx, t.Handle, t.Namespace, opts.Revision, opts.ChunkSize, func(keys []string) error {
 		for _, key := range keys {
 			if err := list.Add(key); err != nil {
 				return err
@@ -164,7 +175,7 @@ func streamKeys(ctx context.Context, t stores.Target, opts *keysOptions) error {
 // objectKeys prints the key of each named object, or with --check what etcd
 // holds there; a missing key makes the exit code 1.
 func objectKeys(ctx context.Context, t stores.Target, names []string, opts *keysOptions) error {
-	infos, err := etcdview.ObjectKeys(ctx, t.Handle, t.Namespace, names, opts.Check)
+	infos, err := etcdview.ObjectKeys(ctx, t.Handle, t.Namespace, names, opts.Check, opts.Revision)
 	if err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ apiserver's --encryption-provider-config, or --allow-plaintext to write it anywa
 		Args: cobra.NoArgs,
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			opts.namespaceSet = cmd.Flags().Changed("namespace")
-			return opts.parseOutput(output)
+			return opts.checkFlags(output)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {

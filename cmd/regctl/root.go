@@ -36,6 +36,8 @@ type globalOptions struct {
 	Manifest, ManifestRoot string
 	// Snapshot is an etcd snapshot file read instead of a live etcd.
 	Snapshot string
+	// Revision is the etcd revision reads see the keyspace at; 0 is now.
+	Revision int64
 }
 
 // wiringConfig is what a command hands to wiring.Build.
@@ -157,6 +159,7 @@ in-process etcd.`,
 	fs.StringVar(&g.Manifest, "apiserver-manifest", "", "A kube-apiserver static Pod manifest (kubeadm's /etc/kubernetes/manifests/kube-apiserver.yaml): take the server's flags from it; flags given here win")
 	fs.StringVar(&g.Snapshot, "snapshot", "", "Read an etcd snapshot file (etcdctl snapshot save, or a stopped member's member/snap/db) instead of a live etcd; it is opened read-only")
 	fs.StringVar(&g.ManifestRoot, "manifest-root", "", "Read the files the manifest names under this directory (a copy of the node's filesystem, e.g. its /etc/kubernetes as DIR/etc/kubernetes)")
+	fs.Int64Var(&g.Revision, "revision", 0, "Read (get, keys, inspect) the keyspace as it was at this etcd revision, if etcd has not compacted it; writes refuse it")
 	g.Server.AddFlags(fs)
 
 	cmd.AddCommand(

@@ -90,6 +90,10 @@ func watchScope(t stores.Target, names []string, opts *getOptions) (stores.Watch
 		ResourceVersion: opts.ResourceVersion,
 		OnError:         func(err error) { fmt.Fprintf(opts.IO.ErrOut, "error: %s\n", oneLine(err)) },
 	}
+	if opts.WatchOnly && opts.Revision > 0 {
+		// The changes after the revision, as with --resource-version.
+		wo.ResourceVersion = strconv.FormatInt(opts.Revision, 10)
+	}
 	if len(names) == 1 {
 		byName := fields.OneTermEqualSelector("metadata.name", names[0]).String()
 		if wo.FieldSelector == "" {
@@ -144,7 +148,7 @@ func newWatcher(t stores.Target, opts *getOptions) (*watcher, error) {
 // list does not say (it was read key by key around an unreadable value): a
 // change made meanwhile may then show twice, but none is missed.
 func (p *watcher) startRevision(ctx context.Context, names []string, wo stores.WatchOptions) (string, error) {
-	rev, err := stores.Revision(ctx, p.t)
+	rev, err := p.listRevision(ctx)
 	if err != nil || (p.opts.WatchOnly && len(names) == 0) {
 		return rev, err
 	}
@@ -166,6 +170,15 @@ func (p *watcher) startRevision(ctx context.Context, names []string, wo stores.W
 	return rev, nil
 }
 
+// listRevision is the revision the list is read at: `--revision`, or
+// etcd's current one.
+func (p *watcher) listRevision(ctx context.Context) (string, error) {
+	if p.opts.Revision > 0 {
+		return strconv.FormatInt(p.opts.Revision, 10), nil
+	}
+	return stores.Revision(ctx, p.t)
+}
+
 // list reads the objects the watch covers with the store's List, printing
 // them unless --watch-only, and returns the list's revision and how many
 // objects it holds. Unreadable values are reported as get reports them,
@@ -175,6 +188,7 @@ func (p *watcher) list(ctx context.Context, wo stores.WatchOptions) (rev string,
 		LabelSelector: wo.LabelSelector,
 		FieldSelector: wo.FieldSelector,
 		ChunkSize:     p.opts.ChunkSize,
+		Revision:      p.opts.Revision,
 		OnError:       func(key string, err error) { wo.OnError(err) },
 	}
 	err = stores.List(ctx, p.t, lo, func(page stores.Page) error {

@@ -77,6 +77,14 @@ func addPlaintextFlag(fs *pflag.FlagSet, o *writeOptions) {
 	fs.BoolVar(&o.AllowPlaintext, "allow-plaintext", false, "Write resources whose stored values are encrypted in plain text, without `--encryption-provider-config`")
 }
 
+// checkFlags checks what every write is given beside its own flags.
+func (o *writeOptions) checkFlags(output string) error {
+	if o.Revision != 0 {
+		return errWriteAtRevision
+	}
+	return o.parseOutput(output)
+}
+
 func (o *writeOptions) parseOutput(s string) error {
 	if s == "" {
 		return nil

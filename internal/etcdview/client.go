@@ -179,6 +179,15 @@ func (b boundedKV) Do(ctx context.Context, op clientv3.Op) (clientv3.OpResponse,
 	return resp, RequestError(ctx, b.timeout, err)
 }
 
+// requestTimeout is the bound Connect put on each request of c; 0 for a
+// client it did not make.
+func requestTimeout(c *clientv3.Client) time.Duration {
+	if b, ok := c.KV.(boundedKV); ok {
+		return b.timeout
+	}
+	return 0
+}
+
 // boundedLease bounds the lease reads regctl makes by the request timeout.
 type boundedLease struct {
 	clientv3.Lease

@@ -38,11 +38,12 @@ type ValueInfo struct {
 	Problem string `json:"problem,omitempty"`
 }
 
-// Inspect reads key and describes its value. transformer decrypts values
-// written by an encrypting provider; nil means none is configured. It
-// returns nil when the key does not exist.
-func Inspect(ctx context.Context, c *clientv3.Client, key string, transformer value.Transformer) (*ValueInfo, error) {
-	kv, err := Value(ctx, c, key)
+// Inspect reads key at revision rev (0: now) and describes its value.
+// transformer decrypts values written by an encrypting provider; nil means
+// none is configured. It returns nil when the key does not exist. A lease's
+// TTL is the one left now, whatever the revision.
+func Inspect(ctx context.Context, c *clientv3.Client, key string, rev int64, transformer value.Transformer) (*ValueInfo, error) {
+	kv, err := ValueAt(ctx, c, key, rev)
 	if err != nil || kv == nil {
 		return nil, err
 	}

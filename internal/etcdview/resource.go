@@ -24,8 +24,9 @@ type Resource interface {
 }
 
 // Keys hands the keys of r's objects in namespace (all namespaces when
-// empty) to fn, a page of pageSize at a time, all at one revision.
-func Keys(ctx context.Context, r Resource, namespace string, pageSize int64, fn func([]string) error) error {
+// empty) to fn, a page of pageSize at a time, all at one revision: rev, or
+// the revision of the first page when rev is 0.
+func Keys(ctx context.Context, r Resource, namespace string, rev, pageSize int64, fn func([]string) error) error {
 	c, err := r.Client(ctx)
 	if err != nil {
 		return err
@@ -34,7 +35,7 @@ func Keys(ctx context.Context, r Resource, namespace string, pageSize int64, fn 
 	if err != nil {
 		return err
 	}
-	return Pages(ctx, c, prefix, prefix, pageSize, true, func(kvs []*mvccpb.KeyValue) error {
+	return PagesAt(ctx, c, prefix, prefix, rev, pageSize, true, func(kvs []*mvccpb.KeyValue) error {
 		keys := make([]string, len(kvs))
 		for i, kv := range kvs {
 			keys[i] = string(kv.Key)
@@ -44,8 +45,8 @@ func Keys(ctx context.Context, r Resource, namespace string, pageSize int64, fn 
 }
 
 // ObjectKeys is the key of each named object in namespace; with check, also
-// what etcd holds there.
-func ObjectKeys(ctx context.Context, r Resource, namespace string, names []string, check bool) ([]KeyInfo, error) {
+// what etcd holds there at revision rev (0: now).
+func ObjectKeys(ctx context.Context, r Resource, namespace string, names []string, check bool, rev int64) ([]KeyInfo, error) {
 	var c *clientv3.Client
 	if check {
 		var err error
@@ -61,7 +62,7 @@ func ObjectKeys(ctx context.Context, r Resource, namespace string, names []strin
 		}
 		info := KeyInfo{Key: key}
 		if check {
-			if info, err = Check(ctx, c, key); err != nil {
+			if info, err = Check(ctx, c, key, rev); err != nil {
 				return nil, err
 			}
 		}
@@ -71,9 +72,9 @@ func ObjectKeys(ctx context.Context, r Resource, namespace string, names []strin
 }
 
 // InspectObject describes the stored value of the object name in
-// namespace. It returns the key, and a nil ValueInfo when the key does not
-// exist.
-func InspectObject(ctx context.Context, r Resource, namespace, name string) (string, *ValueInfo, error) {
+// namespace at revision rev (0: now). It returns the key, and a nil
+// ValueInfo when the key does not exist.
+func InspectObject(ctx context.Context, r Resource, namespace, name string, rev int64) (string, *ValueInfo, error) {
 	key, err := r.Key(namespace, name)
 	if err != nil {
 		return "", nil, err
@@ -82,6 +83,6 @@ func InspectObject(ctx context.Context, r Resource, namespace, name string) (str
 	if err != nil {
 		return key, nil, err
 	}
-	info, err := Inspect(ctx, c, key, r.Transformer())
+	info, err := Inspect(ctx, c, key, rev, r.Transformer())
 	return key, info, err
 }

@@ -54,9 +54,9 @@ type KeyInfo struct {
 	ValueSize      int    `json:"valueSize,omitempty"`
 }
 
-// Check reads key's metadata.
-func Check(ctx context.Context, c *clientv3.Client, key string) (KeyInfo, error) {
-	kv, err := Value(ctx, c, key)
+// Check reads key's metadata at revision rev (0: now).
+func Check(ctx context.Context, c *clientv3.Client, key string, rev int64) (KeyInfo, error) {
+	kv, err := ValueAt(ctx, c, key, rev)
 	if err != nil || kv == nil {
 		return KeyInfo{Key: key}, err
 	}

@@ -23,6 +23,18 @@ func explain(ctx context.Context, t Target, name string, err error) error {
 	return explainKey(ctx, t.Handle, key, 0, err)
 }
 
+// explainAt is explain for a read at revision rev.
+func explainAt(ctx context.Context, t Target, name string, rev int64, err error) error {
+	if !unreadable(ctx, err) {
+		return fmt.Errorf("reading %s %q at revision %d: %w", t.Path, name, rev, err)
+	}
+	key, kerr := t.Key(t.Namespace, name)
+	if kerr != nil {
+		return err
+	}
+	return explainKey(ctx, t.Handle, key, rev, err)
+}
+
 // explainKey looks at the value of key at revision rev (0: now), on the
 // etcd that holds the resource of h.
 func explainKey(ctx context.Context, h *wiring.Handle, key string, rev int64, err error) error {

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/rest"
 )
@@ -23,6 +26,35 @@ func GetInternal(ctx context.Context, t Target, name string) (runtime.Object, er
 		return nil, explain(ctx, t, name, err)
 	}
 	return obj, nil
+}
+
+// GetInternalAt is GetInternal as the object was at etcd revision rev. The
+// store's Get reads only the latest value (a resourceVersion is a minimum
+// to it), so this is the store's List of that one name at exactly rev: the
+// same key, transformer, codec and decorator. An object that did not exist
+// then is NotFound.
+func GetInternalAt(ctx context.Context, t Target, name string, rev int64) (runtime.Object, error) {
+	if t.Store == nil {
+		return nil, fmt.Errorf("%s is not stored in etcd", t.Path)
+	}
+	lo, err := listOptions(t, ListOptions{Revision: rev})
+	if err != nil {
+		return nil, err
+	}
+	lo.FieldSelector = fields.OneTermEqualSelector("metadata.name", name)
+	list, err := t.Store.List(t.context(ctx), lo)
+	if err != nil {
+		return nil, explainAt(ctx, t, name, rev, err)
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		gr := t.Store.DefaultQualifiedResource
+		return nil, apierrors.NewNotFound(gr, name)
+	}
+	return items[0], nil
 }
 
 // WalkedToEnd tells whether a List that returned err read all the way to

@@ -84,6 +84,9 @@ type ListOptions struct {
 	FieldSelector string
 	// ChunkSize is the page size; each page is one range request to etcd.
 	ChunkSize int64
+	// Revision reads the list as it was at this etcd revision; 0 reads it
+	// now.
+	Revision int64
 	// OnError is told about each object that cannot be read (undecodable,
 	// encrypted with an unknown key); the others are still listed.
 	OnError func(key string, err error)
@@ -113,7 +116,7 @@ func List(ctx context.Context, t Target, opts ListOptions, fn func(Page) error) 
 	pages := make(chan fetched)
 	go fetch(ctx, lister, *lo, pages)
 	var last runtime.Object
-	var rev int64
+	rev := opts.Revision
 	for f := range pages {
 		if unreadable(ctx, f.err) && opts.OnError != nil {
 			// One bad value fails a whole page in the store; go object by
@@ -192,7 +195,10 @@ func fetch(ctx context.Context, lister rest.Lister, lo metainternalversion.ListO
 		if err != nil || continueToken == "" {
 			return
 		}
+		// A continue token carries the revision of the first page; the
+		// store refuses one given beside it.
 		lo.Continue = continueToken
+		lo.ResourceVersion, lo.ResourceVersionMatch = "", ""
 	}
 }
 
@@ -253,6 +259,12 @@ func unanswered(err error) bool {
 // refused with the server's own message.
 func listOptions(t Target, opts ListOptions) (*metainternalversion.ListOptions, error) {
 	lo := &metainternalversion.ListOptions{Limit: opts.ChunkSize}
+	if opts.Revision > 0 {
+		// The store reads etcd at exactly this revision, as the
+		// apiserver does for resourceVersionMatch=Exact.
+		lo.ResourceVersion = strconv.FormatInt(opts.Revision, 10)
+		lo.ResourceVersionMatch = metav1.ResourceVersionMatchExact
+	}
 	var err error
 	if lo.LabelSelector, err = labels.Parse(opts.LabelSelector); err != nil {
 		return nil, fmt.Errorf("parsing `--selector`: %w", err)

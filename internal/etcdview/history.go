@@ -1,0 +1,126 @@
+package etcdview
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// KeyEvent is one change of a key that etcd still holds: a value written
+// at Revision, or the key's deletion at Revision.
+type KeyEvent struct {
+	Revision int64
+	Deleted  bool
+	// CreateRevision is when the key was created, for a value: equal to
+	// Revision for the write that created it.
+	CreateRevision int64
+	// Value is the stored value, nil for a deletion.
+	Value []byte
+}
+
+// progressEvery is how often a history asks etcd whether its watch has
+// caught up: etcd answers only once the watch has sent every older event.
+const progressEvery = 20 * time.Millisecond
+
+// KeyHistory is every change of key that etcd still holds, oldest first:
+// the value live at the oldest readable revision, if any, then each write
+// and deletion after it up to the current revision. It reads the value,
+// then watches the key from the next revision until etcd says the watch
+// has caught up with the revision read first; neither writes anything.
+func KeyHistory(ctx context.Context, c *clientv3.Client, key string) ([]KeyEvent, error) {
+	current, err := Revision(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	oldest, err := OldestRevision(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	var events []KeyEvent
+	kv, err := ValueAt(ctx, c, key, oldest)
+	if err != nil {
+		return nil, err
+	}
+	if kv != nil {
+		events = append(events, KeyEvent{Revision: kv.ModRevision, CreateRevision: kv.CreateRevision, Value: kv.Value})
+	}
+	if oldest == current {
+		return events, nil
+	}
+	later, err := watchUntil(ctx, c, key, oldest+1, current)
+	if err != nil {
+		return nil, fmt.Errorf("reading the history of %s: %w", key, err)
+	}
+	return append(events, later...), nil
+}
+
+// watchUntil collects the changes of key from revision from to until. A
+// progress notification that reaches until says every change up to it has
+// been sent: etcd sends one only to a watch that has caught up.
+func watchUntil(ctx context.Context, c *clientv3.Client, key string, from, until int64) ([]KeyEvent, error) {
+	ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer cancel()
+	ch := c.Watch(ctx, key, clientv3.WithRev(from), clientv3.WithCreatedNotify())
+	tick := time.NewTicker(progressEvery)
+	defer tick.Stop()
+	// A watch is no request of its own: --request-timeout bounds the
+	// silence between two of its answers.
+	timeout := requestTimeout(c)
+	silence := newSilence(timeout)
+	defer silence.Stop()
+	var events []KeyEvent
+	for {
+		select {
+		case <-silence.C:
+			return nil, fmt.Errorf("etcd did not answer the watch within %s (`--request-timeout`)", timeout)
+		case <-tick.C:
+			if err := c.RequestProgress(ctx); err != nil {
+				return nil, err
+			}
+			continue
+		case resp, open := <-ch:
+			if !open && ctx.Err() != nil {
+				return nil, context.Cause(ctx)
+			}
+			if !open {
+				return nil, fmt.Errorf("etcd ended the watch before revision %d", until)
+			}
+			if err := resp.Err(); err != nil {
+				return nil, err
+			}
+			for _, ev := range resp.Events {
+				if ev.Kv.ModRevision > until {
+					return events, nil
+				}
+				events = append(events, keyEvent(ev))
+			}
+			if resp.IsProgressNotify() && resp.Header.Revision >= until {
+				return events, nil
+			}
+			if timeout > 0 {
+				silence.Reset(timeout)
+			}
+		}
+	}
+}
+
+// newSilence is a timer of timeout, one that never fires for 0 (no
+// timeout, as in kubectl).
+func newSilence(timeout time.Duration) *time.Timer {
+	if timeout > 0 {
+		return time.NewTimer(timeout)
+	}
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}
+
+func keyEvent(ev *clientv3.Event) KeyEvent {
+	if ev.Type == mvccpb.DELETE {
+		return KeyEvent{Revision: ev.Kv.ModRevision, Deleted: true}
+	}
+	return KeyEvent{Revision: ev.Kv.ModRevision, CreateRevision: ev.Kv.CreateRevision, Value: ev.Kv.Value}
+}
