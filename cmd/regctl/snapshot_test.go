@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -41,9 +43,29 @@ func TestSnapshotReadsEqualLiveReads(t *testing.T) {
 	if _, err := s.Dynamic.Resource(widgetsV1).Namespace("shop").Create(ctx, widget("v1", "alpha", map[string]any{"size": "large"}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// A history: a config map created, updated twice, deleted.
+	cms := s.Client.CoreV1().ConfigMaps("shop")
+	cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"mode": "slow"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"fast", "faster"} {
+		cm.Data["mode"] = mode
+		if cm, err = cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cms.Delete(ctx, "settings", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	// From here on nothing writes: the live etcd stays what was saved.
 	s.Stop()
 	etcd := etcdClient(t, s.EtcdURL)
+	// What is older than the widget is compacted away.
+	compacted := revisionOf(t, etcd) - 8
+	if _, err := etcd.Compact(ctx, compacted); err != nil {
+		t.Fatal(err)
+	}
 	path := filepath.Join(t.TempDir(), "backup.db")
 	snapshot, err := etcd.Snapshot(ctx)
 	if err != nil {
@@ -82,13 +104,16 @@ func TestSnapshotReadsEqualLiveReads(t *testing.T) {
 	for _, args := range [][]string{
 		{"get", strings.Join(types, ","), "-A", "-o", "json", "--show-managed-fields", enc},
 		{"get", "secrets/db", "-n", "shop", "-o", "yaml", enc},
-		{"get", "widgets", "-A"},
+		{"get", "widgets", "-A", "-o", "custom-columns=NAMESPACE:.metadata.namespace,NAME:.metadata.name,SIZE:.spec.size"},
 		{"keys", "-A"},
 		{"keys", "secrets", "-A", "-o", "yaml"},
 		{"inspect", "secrets/db", "-n", "shop", "-o", "json"},
 		{"inspect", "secrets/db", "-n", "shop", enc},
 		{"inspect", "widgets/alpha", "-n", "shop"},
 		{"routes", "-o", "yaml"},
+		{"inspect", "configmaps/settings", "-n", "shop", "--history", "-o", "json"},
+		{"get", "configmaps/settings", "-n", "shop", "--revision", cm.ResourceVersion, "-o", "yaml"},
+		{"keys", "configmaps", "-A", "--revision", cm.ResourceVersion},
 	} {
 		t.Run(caseName(args), func(t *testing.T) {
 			want := mustRun(t, append(args, "--etcd-servers="+s.EtcdURL)...)
@@ -103,6 +128,16 @@ func TestSnapshotReadsEqualLiveReads(t *testing.T) {
 	}
 	if !strings.Contains(mustRun(t, "routes", "--snapshot="+path), "widgets.example.com ") {
 		t.Error("routes of the snapshot lack the CRD stored in it")
+	}
+	if history := mustRun(t, "inspect", "configmaps/settings", "-n", "shop", "--history", "--snapshot="+path); strings.Count(history, "updated") != 2 || !strings.Contains(history, "deleted") {
+		t.Errorf("the snapshot's history of the config map:\n%s", history)
+	}
+	// A compacted revision is the same one line on both.
+	old := strconv.FormatInt(compacted-1, 10)
+	_, want, _ := run(t, "get", "pods", "-A", "--revision", old, "--etcd-servers="+s.EtcdURL)
+	_, got, code := run(t, "get", "pods", "-A", "--revision", old, "--snapshot="+path)
+	if code == 0 || got != want || !strings.Contains(got, fmt.Sprintf("the oldest revision etcd holds is %d", compacted)) {
+		t.Errorf("a compacted revision on the snapshot: exit %d, %q; the live etcd says %q", code, got, want)
 	}
 
 	for name, tc := range map[string]struct {
