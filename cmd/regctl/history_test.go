@@ -153,6 +153,7 @@ func TestRevisionBounds(t *testing.T) {
 	} {
 		oneLine(append(args, "--revision", "3"), "`--revision` is for reads")
 	}
+	oneLine([]string{"routes", "--revision", "3"}, "`--revision` is for get, keys and inspect")
 
 	// At the compaction, the pods of "other" were not all created yet.
 	at := strconv.FormatInt(compacted, 10)

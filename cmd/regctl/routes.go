@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -58,6 +59,9 @@ committed and diffed.`,
   regctl routes --check routes.yaml`,
 		Args: cobra.NoArgs,
 		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if g.Revision != 0 {
+				return errors.New("`--revision` is for get, keys and inspect: routes shows the map the server builds now")
+			}
 			f, err := render.ParseFormat(output, routesFormats...)
 			opts.Output = f
 			return err
