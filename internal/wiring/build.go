@@ -29,6 +29,7 @@ import (
 	netutils "k8s.io/utils/net"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/routetable"
 )
 
@@ -41,6 +42,10 @@ type Config struct {
 	Only string
 	// Timeout bounds dialing etcd and each request regctl makes.
 	Timeout time.Duration
+	// DataDir is a data directory to run an embedded etcd on and build the
+	// map on, instead of the etcd of --etcd-servers: a sandbox that keeps
+	// its data from one command to the next.
+	DataDir string
 }
 
 // Wiring is the instantiated storage map.
@@ -50,8 +55,9 @@ type Wiring struct {
 	// it, built by the server's code but with undecorated storage (no watch
 	// cache).
 	Handles map[string]*Handle
-	// Embedded is the ephemeral etcd the map was built on when no
-	// --etcd-servers was given, nil otherwise.
+	// Embedded is the etcd the map was built on when no --etcd-servers was
+	// given: an ephemeral one, or the sandbox's on Config.DataDir. Nil
+	// otherwise.
 	Embedded *etcdview.Embedded
 
 	mapper     meta.RESTMapper
@@ -187,13 +193,15 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	etcd := *s.Etcd
 	etcd.StorageConfig.Transport.ServerList = append([]string(nil), etcd.StorageConfig.Transport.ServerList...)
 	if len(etcd.StorageConfig.Transport.ServerList) == 0 {
-		e, err := etcdview.StartEmbedded(nil)
+		e, err := startEmbedded(cfg)
 		if err != nil {
 			return err
 		}
 		w.Embedded = e
 		w.onClose(func() { e.Close() })
 		etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
+	} else if cfg.DataDir != "" {
+		return errors.New("`--data-dir` and `--etcd-servers` name two etcds: give one")
 	}
 	w.transport = etcd.StorageConfig.Transport
 	w.timeout = cfg.Timeout
@@ -304,6 +312,22 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	}
 	w.Handles = w.handles(versions)
 	return nil
+}
+
+// startEmbedded starts the etcd of a map built without --etcd-servers: the
+// sandbox's on cfg.DataDir, or an ephemeral one. Another process holding
+// the sandbox is waited for as long as a request would be.
+func startEmbedded(cfg Config) (*etcdview.Embedded, error) {
+	if cfg.DataDir != "" {
+		return etcdview.StartOn(cfg.DataDir, cfg.Timeout, logs.Etcd())
+	}
+	return etcdview.StartEmbedded(logs.Etcd())
+}
+
+// Sandbox tells whether the map was built on a sandbox (Config.DataDir):
+// an etcd of regctl's own, on which no apiserver runs its controllers.
+func (w *Wiring) Sandbox() bool {
+	return w.Embedded != nil && w.Embedded.Persistent()
 }
 
 // installNeeded installs what a command on the resources named in only
