@@ -75,6 +75,8 @@ type Wiring struct {
 
 	// clusterIPs readies the service store's cluster IP allocator.
 	clusterIPs *clusterIPs
+	// loopback is the server's loopback client, served by the map.
+	loopback *loopback
 
 	mu      sync.Mutex
 	clients map[string]*clientv3.Client // by server list
@@ -284,6 +286,7 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 		return err
 	}
 	lb.bind(w.servingInstalled(in), generic)
+	w.loopback = lb
 	if w.clusterIPs, err = newClusterIPs(informers, s.ServiceClusterIPRanges, cfg.Timeout); err != nil {
 		return err
 	}
