@@ -311,3 +311,18 @@ func freeLoopbackURL(t *testing.T) url.URL {
 	defer l.Close()
 	return url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(l.Addr().(*net.TCPAddr).Port))}
 }
+
+// TestSandboxIsTheOneEtcd: a sandbox and --etcd-servers name two etcds,
+// while etcdctl's environment, which stands for flags not given, yields to
+// the sandbox named on the command line.
+func TestSandboxIsTheOneEtcd(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sandbox")
+	_, stderr, code := run(t, "--data-dir", dir, "--etcd-servers=http://127.0.0.1:1", "get", "namespaces")
+	if code == 0 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "name two etcds") {
+		t.Errorf("--data-dir with --etcd-servers: exit %d, stderr %q", code, stderr)
+	}
+	t.Setenv("ETCDCTL_ENDPOINTS", "http://127.0.0.1:1")
+	if _, stderr, code := run(t, "--data-dir", dir, "get", "namespaces"); code != 0 {
+		t.Errorf("--data-dir with ETCDCTL_ENDPOINTS set: exit %d, stderr %q: want the sandbox read", code, stderr)
+	}
+}

@@ -161,3 +161,34 @@ func TestStartOnCopiedDataDir(t *testing.T) {
 		t.Fatalf("writing in the copied data dir: %v", err)
 	}
 }
+
+// TestStartOnRefusesARunningEtcd names a member's own data directory while
+// its etcd runs: etcd here would wait for the database's lock for ever.
+func TestStartOnRefusesARunningEtcd(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := newConfig(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	running, err := start(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer running.etcd.Close()
+	done := make(chan error, 1)
+	go func() {
+		e, err := StartOn(dir, time.Second, nil)
+		if err == nil {
+			e.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "an etcd server running on it") {
+			t.Errorf("%v: want the directory in use by an etcd", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("StartOn waits for the running etcd's database")
+	}
+}
