@@ -326,3 +326,26 @@ func TestSandboxIsTheOneEtcd(t *testing.T) {
 		t.Errorf("--data-dir with ETCDCTL_ENDPOINTS set: exit %d, stderr %q: want the sandbox read", code, stderr)
 	}
 }
+
+// TestSandboxCRDNamesInUse: the naming controller refuses a CRD whose names
+// another CRD of its group has, and the create says so.
+func TestSandboxCRDNamesInUse(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sandbox")
+	if _, stderr, code := run(t, "--data-dir", dir, "create", "-f", filepath.Join(examplesDir(t), "crd.yaml")); code != 0 {
+		t.Fatalf("creating the CRD: exit %d: %s", code, stderr)
+	}
+	crd, err := os.ReadFile(filepath.Join(examplesDir(t), "crd.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another plural and kind, but the same singular.
+	gizmos := strings.NewReplacer("widgets.example.com", "gizmos.example.com", "plural: widgets", "plural: gizmos", "kind: Widget", "kind: Gizmo", "[wd]", "[gz]").Replace(string(crd))
+	file := filepath.Join(t.TempDir(), "gizmos.yaml")
+	if err := os.WriteFile(file, []byte(gizmos), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := run(t, "--data-dir", dir, "create", "-f", file)
+	if code == 0 || !strings.Contains(stderr, `customresourcedefinition gizmos.example.com is not established: its names are not accepted: "widget" is already in use`) {
+		t.Errorf("exit %d, stderr %q: want the naming controller's refusal", code, stderr)
+	}
+}
