@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
@@ -40,7 +41,7 @@ func startOn(dir string, wait time.Duration, logger *zap.Logger) (*Embedded, err
 	if err != nil {
 		return nil, err
 	}
-	if err := checkNoEtcdOn(dir); err != nil {
+	if err := checkDatabase(dir); err != nil {
 		lock.Close()
 		return nil, err
 	}
@@ -126,26 +127,27 @@ func lockDataDir(dir string, wait time.Duration) (*os.File, error) {
 	}
 }
 
-// checkNoEtcdOn refuses a data directory an etcd server is running on (a
-// live member's /var/lib/etcd rather than a copy): the server holds a flock
-// on its database, which etcd here would wait for without end.
-func checkNoEtcdOn(dir string) error {
-	db, err := os.Open(filepath.Join(dir, "member", "snap", "db"))
-	if errors.Is(err, os.ErrNotExist) {
+// dbLockWait is how long to try for a shared lock on the etcd database.
+const dbLockWait = 100 * time.Millisecond
+
+// checkDatabase opens the etcd database of dir, if any, read-only with
+// bbolt as etcd does, to refuse what etcd cannot start on with a line
+// rather than a panic: a database an etcd server holds (a live member's
+// /var/lib/etcd rather than a copy; etcd here would wait for its lock
+// without end), or a file that is not a database.
+func checkDatabase(dir string) error {
+	path := filepath.Join(dir, "member", "snap", "db")
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("opening the etcd database in %s: %w", dir, unwrapPath(err))
-	}
-	defer db.Close()
-	err = syscall.Flock(int(db.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-	if errors.Is(err, syscall.EWOULDBLOCK) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: dbLockWait})
+	switch {
+	case errors.Is(err, bolt.ErrTimeout):
 		return fmt.Errorf("the data directory %s is in use by another process, an etcd server running on it: stop it, or copy the directory", dir)
+	case err != nil:
+		return fmt.Errorf("%s is not an etcd database: %w", path, unwrapPath(err))
 	}
-	if err != nil {
-		return fmt.Errorf("locking the etcd database in %s: %w", dir, err)
-	}
-	return syscall.Flock(int(db.Fd()), syscall.LOCK_UN)
+	return db.Close()
 }
 
 // startLocked starts etcd on the locked dir. A data directory written by
@@ -174,6 +176,9 @@ func startLocked(dir string, lock *os.File, logger *zap.Logger) (e *Embedded, er
 	}
 	return e, err
 }
+
+// errStartFailed stands for an etcd that gave up starting without saying why.
+var errStartFailed = errors.New("etcd stopped while starting")
 
 // lastFailure records etcd's last error log line, to say why it stopped.
 type lastFailure struct {

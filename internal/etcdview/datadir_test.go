@@ -85,10 +85,14 @@ func TestStartOnRefuses(t *testing.T) {
 	os.WriteFile(file, nil, 0o600)
 	os.Mkdir(other, 0o700)
 	os.WriteFile(filepath.Join(other, "notes.txt"), []byte("x"), 0o600)
+	garbage := filepath.Join(tmp, "garbage")
+	os.MkdirAll(filepath.Join(garbage, "member", "snap"), 0o700)
+	os.WriteFile(filepath.Join(garbage, "member", "snap", "db"), []byte(strings.Repeat("not bolt ", 2000)), 0o600)
 	for _, tc := range []struct{ dir, want string }{
 		{file, "is a file, not a directory"},
 		{other, "holds files but no etcd data"},
 		{filepath.Join(file, "sub"), "not a directory"},
+		{garbage, "is not an etcd database"},
 	} {
 		_, err := StartOn(tc.dir, time.Second, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -96,8 +100,8 @@ func TestStartOnRefuses(t *testing.T) {
 		}
 	}
 	entries, _ := os.ReadDir(tmp)
-	if len(entries) != 2 {
-		t.Errorf("the temp dir holds %d entries, want the 2 made here", len(entries))
+	if len(entries) != 3 {
+		t.Errorf("the temp dir holds %d entries, want the 3 made here", len(entries))
 	}
 	if entries, _ := os.ReadDir(other); len(entries) != 1 {
 		t.Errorf("%s holds %d entries, want its one file", other, len(entries))

@@ -1,7 +1,6 @@
 package etcdview
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -141,10 +140,6 @@ func (e *Embedded) Close() error {
 	return os.RemoveAll(e.dir)
 }
 
-// Dir is the data directory, which outlives etcd when it was started with
-// StartOn.
-func (e *Embedded) Dir() string { return e.dir }
-
 // Persistent tells an etcd on a data directory of the user's (StartOn) from
 // an ephemeral one.
 func (e *Embedded) Persistent() bool { return e.lock != nil }
@@ -161,6 +156,3 @@ func freeLoopbackPorts(n int) ([]int, error) {
 	}
 	return ports, nil
 }
-
-// errStartFailed stands for an etcd that gave up starting without saying why.
-var errStartFailed = errors.New("etcd stopped while starting")
