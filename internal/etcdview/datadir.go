@@ -19,8 +19,9 @@ import (
 // the data stays, written with fsync, for the next process to open. dir may
 // also be an etcd data directory written elsewhere (a copy of a member's
 // /var/lib/etcd): it opens as a one-member cluster. The directory is held
-// for this process until Close; another process waits for it up to wait,
-// then fails. logger may be nil to keep etcd silent.
+// for this process until Close; another process waits for it up to wait
+// (0 for as long as it takes), then fails. logger may be nil to keep etcd
+// silent.
 func StartOn(dir string, wait time.Duration, logger *zap.Logger) (*Embedded, error) {
 	created, err := prepareDataDir(dir)
 	if err != nil {
@@ -119,7 +120,7 @@ func lockDataDir(dir string, wait time.Duration) (*os.File, error) {
 			f.Close()
 			return nil, fmt.Errorf("locking the data directory %s: %w", dir, err)
 		}
-		if time.Now().After(deadline) {
+		if wait > 0 && time.Now().After(deadline) {
 			f.Close()
 			return nil, fmt.Errorf("the data directory %s is in use by another regctl (waited %s)", dir, wait)
 		}

@@ -38,10 +38,19 @@ func (w *Wiring) EstablishCRDs(ctx context.Context, names []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, w.timeout)
-	defer cancel()
+	// The controllers stop with ctx.
+	var cancel context.CancelFunc
+	if w.timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, w.timeout)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
 	factory := apiextensionsinformers.NewSharedInformerFactory(client, 0)
-	defer factory.Shutdown()
+	// The informer stops with ctx, which Shutdown waits for.
+	defer func() {
+		cancel()
+		factory.Shutdown()
+	}()
 	informer := factory.Apiextensions().V1().CustomResourceDefinitions()
 	naming := status.NewNamingConditionController(klog.FromContext(ctx), informer, client.ApiextensionsV1())
 	establishing := establish.NewEstablishingController(informer, client.ApiextensionsV1())
