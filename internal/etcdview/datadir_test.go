@@ -196,3 +196,20 @@ func TestStartOnRefusesARunningEtcd(t *testing.T) {
 		t.Fatal("StartOn waits for the running etcd's database")
 	}
 }
+
+func TestStartOnRefusesAnUnwritableDir(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root writes in any directory; TestStartOnRefuses covers a path that cannot be created")
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(dir, 0o700)
+	if _, err := StartOn(dir, time.Second, nil); err == nil || !strings.Contains(err.Error(), "is not writable") {
+		t.Errorf("%v: want the directory not writable", err)
+	}
+	if _, err := StartOn(filepath.Join(dir, "sub"), time.Second, nil); err == nil || !strings.Contains(err.Error(), "permission denied") {
+		t.Errorf("%v: want the directory not creatable", err)
+	}
+}
