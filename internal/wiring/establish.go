@@ -26,10 +26,10 @@ import (
 // establishing controller establishes it (Established), so that its custom
 // resources are served. It runs the server's own two controllers, on an
 // informer of the CRDs through the loopback client, until each CRD named
-// is established, or its names are refused, or the request timeout ends.
-// Their sync functions are not exported, so the controllers are run
-// whole, for the few milliseconds they take.
-// A CRD gone in the meantime is passed over.
+// is established, or its names are refused, or the request timeout ends;
+// a CRD gone in the meantime is passed over. The controllers' sync
+// functions and queues are not exported, so they are run whole, on a
+// started informer, for the few milliseconds they take.
 func (w *Wiring) EstablishCRDs(ctx context.Context, names []string) error {
 	if len(names) == 0 {
 		return nil
