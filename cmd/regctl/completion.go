@@ -109,10 +109,11 @@ func completeFormats(formats ...render.Format) cobra.CompletionFunc {
 	}
 }
 
-// completionEtcdGiven tells whether the user named an etcd to read. Object
-// names are only offered from it: an ephemeral etcd holds none.
+// completionEtcdGiven tells whether the user named an etcd to read, or a
+// sandbox. Object names are only offered from it: an ephemeral etcd holds
+// none.
 func completionEtcdGiven(g *globalOptions) bool {
-	return len(g.Server.Server.Etcd.StorageConfig.Transport.ServerList) > 0
+	return g.etcdGiven()
 }
 
 // completionWiring builds the storage map for a completion. Completion skips

@@ -205,8 +205,8 @@ func TestReadsNeedAnEtcd(t *testing.T) {
 	for _, args := range [][]string{{"get", "pods"}, {"keys"}, {"keys", "pods"}, {"inspect", "pods/x"}, {"keys", "pods/x", "--check"}} {
 		start := time.Now()
 		_, stderr, code := run(t, args...)
-		if code == 0 || !strings.Contains(stderr, "no etcd given: set `--etcd-servers`") || strings.Count(stderr, "\n") != 1 {
-			t.Errorf("%v: exit %d, stderr %q: want one line asking for --etcd-servers", args, code, stderr)
+		if code == 0 || !strings.Contains(stderr, "no etcd given") || !strings.Contains(stderr, "`--etcd-servers`") || !strings.Contains(stderr, "`--data-dir DIR`") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q: want one line asking for --etcd-servers or --data-dir", args, code, stderr)
 		}
 		if time.Since(start) > 2*time.Second {
 			t.Errorf("%v: took %s, want an immediate refusal", args, time.Since(start))

@@ -38,11 +38,13 @@ type globalOptions struct {
 	Snapshot string
 	// Revision is the etcd revision reads see the keyspace at; 0 is now.
 	Revision int64
+	// DataDir is the sandbox's data directory: an etcd of regctl's own.
+	DataDir string
 }
 
 // wiringConfig is what a command hands to wiring.Build.
 func (g *globalOptions) wiringConfig() wiring.Config {
-	return wiring.Config{Options: g.Server, Timeout: g.RequestTimeout, Snapshot: g.Snapshot}
+	return wiring.Config{Options: g.Server, Timeout: g.RequestTimeout, Snapshot: g.Snapshot, DataDir: g.DataDir}
 }
 
 // exitError carries an exit code other than 1.
@@ -123,8 +125,9 @@ and every other kube-apiserver flag is accepted and ignored (listed with -v 1),
 so a server's command line can be reused as is, or read from its static Pod
 manifest (--apiserver-manifest, flags given here win). etcdctl's environment
 (ETCDCTL_ENDPOINTS, ETCDCTL_CACERT, ETCDCTL_CERT, ETCDCTL_KEY) stands in for the
-etcd flags not given. Without an etcd, regctl builds the map on an ephemeral
-in-process etcd.`,
+etcd flags not given. --data-dir DIR runs an etcd inside regctl on DIR instead:
+a sandbox that keeps what is written from one command to the next. Without an
+etcd, regctl builds the map on an ephemeral in-process etcd.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -142,8 +145,10 @@ in-process etcd.`,
 			if ignored := g.Server.Ignored(); len(ignored) > 0 {
 				klog.V(1).Infof("kube-apiserver flags accepted and ignored (they shape nothing regctl builds): %s", strings.Join(ignored, " "))
 			}
-			if g.Snapshot != "" {
-				// The snapshot is the etcd read, whatever the shell names.
+			// A snapshot or a sandbox is the etcd the command line names:
+			// etcdctl's environment stands for flags not given, not for
+			// another etcd.
+			if g.Snapshot != "" || g.DataDir != "" {
 				return nil
 			}
 			return wiring.FromEnvironment(cmd.Flags(), os.Getenv)
@@ -156,6 +161,7 @@ in-process etcd.`,
 	fs := cmd.PersistentFlags()
 	fs.IntVarP(&g.Verbosity, "v", "v", 0, "Log level for klog, grpc and etcd; 0 is silent")
 	fs.DurationVar(&g.RequestTimeout, "request-timeout", g.RequestTimeout, "How long to wait for etcd, or a KMS plugin, to answer a request, including dialing it")
+	fs.StringVar(&g.DataDir, "data-dir", "", "A sandbox: run an etcd inside regctl on the data directory `DIR` (created when missing) for the command's duration, instead of --etcd-servers; a copy of a member's /var/lib/etcd opens too")
 	fs.StringVar(&g.Manifest, "apiserver-manifest", "", "A kube-apiserver static Pod manifest (kubeadm's /etc/kubernetes/manifests/kube-apiserver.yaml): take the server's flags from it; flags given here win")
 	fs.StringVar(&g.Snapshot, "snapshot", "", "Read an etcd snapshot file (etcdctl snapshot save, or a stopped member's member/snap/db) instead of a live etcd; it is opened read-only")
 	fs.StringVar(&g.ManifestRoot, "manifest-root", "", "Read the files the manifest names under this directory (a copy of the node's filesystem, e.g. its /etc/kubernetes as DIR/etc/kubernetes)")

@@ -18,8 +18,13 @@ import (
 )
 
 // errNoEtcd is what a command that reads a live etcd says when none is given:
-// it must not dial a default address and hang.
-var errNoEtcd = errors.New("no etcd given: set `--etcd-servers` (and the TLS flags), or etcdctl's ETCDCTL_ENDPOINTS (and ETCDCTL_CACERT, ETCDCTL_CERT, ETCDCTL_KEY), to the etcd to read; `regctl routes` works without one")
+// it must not dial a default address and hang. Each way to name the data
+// is one item of the list.
+var errNoEtcd = errors.New("no etcd given: name the data to work on with " + strings.Join([]string{
+	"`--etcd-servers` (and the TLS flags) or etcdctl's ETCDCTL_ENDPOINTS (and ETCDCTL_CACERT, ETCDCTL_CERT, ETCDCTL_KEY) for an etcd",
+	"`--data-dir DIR` for a sandbox, an etcd inside regctl on DIR",
+	"`--snapshot FILE` for an etcd snapshot, read-only",
+}, ", or ") + "; `regctl routes` works without one")
 
 // writable refuses a write to a snapshot, before anything is read.
 func (g *globalOptions) writable() error {
@@ -38,12 +43,18 @@ func (g *globalOptions) buildLive(ctx context.Context) (*wiring.Wiring, error) {
 // buildLiveFor is buildLive for a command on the resources named in only
 // (as `get` takes them): the map installs only their API versions.
 func (g *globalOptions) buildLiveFor(ctx context.Context, only string) (*wiring.Wiring, error) {
-	if len(g.Server.Server.Etcd.StorageConfig.Transport.ServerList) == 0 && g.Snapshot == "" {
+	if !g.etcdGiven() {
 		return nil, errNoEtcd
 	}
 	cfg := g.wiringConfig()
 	cfg.Only = only
 	return wiring.Build(ctx, cfg)
+}
+
+// etcdGiven tells whether the user named data to work on: an etcd, a
+// sandbox or a snapshot.
+func (g *globalOptions) etcdGiven() bool {
+	return len(g.Server.Server.Etcd.StorageConfig.Transport.ServerList) > 0 || g.DataDir != "" || g.Snapshot != ""
 }
 
 // openLive builds the map on the user's etcd and resolves ref, of one

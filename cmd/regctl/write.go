@@ -9,8 +9,10 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/spf13/pflag"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -235,13 +237,64 @@ func (o *writeOptions) writeManifest(ctx context.Context, filename, subresource 
 		return refuse(o.IO.ErrOut, errs)
 	}
 	writeWarnings(o.IO.ErrOut, todo)
-	return writeEach(ctx, o, todo, v.name, func(ctx context.Context, p stores.Planned) (runtime.Object, error) {
+	crds := &sandboxCRDs{on: w.Sandbox() && !o.DryRun}
+	writeErr := writeEach(ctx, o, todo, v.name, func(ctx context.Context, p stores.Planned) (runtime.Object, error) {
 		obj, err := p.Decode()
 		if err != nil {
 			return nil, err
 		}
-		return v.write(ctx, v.options, p, obj)
+		out, err := v.write(ctx, v.options, p, obj)
+		if err == nil {
+			crds.add(p.Target, out)
+		}
+		return out, err
 	})
+	if err := crds.establish(ctx, w, o.IO.ErrOut); err != nil {
+		if writeErr == nil {
+			return err
+		}
+		reportAll(o.IO.ErrOut, []error{err})
+	}
+	return writeErr
+}
+
+// sandboxCRDs are the CRDs a command wrote in a sandbox, where no server
+// runs the apiextensions controllers that would establish them: regctl
+// runs them once the writes are done, so that the next command serves
+// their custom resources.
+type sandboxCRDs struct {
+	on    bool
+	mu    sync.Mutex
+	names []string
+}
+
+// add notes out when it is a CRD written through the CRD store itself (not
+// its status).
+func (c *sandboxCRDs) add(t stores.Target, out runtime.Object) {
+	if !c.on || t.Resource.Group != apiextensionsv1.GroupName || t.Resource.Name != "customresourcedefinitions" {
+		return
+	}
+	m, err := meta.Accessor(out)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.names = append(c.names, m.GetName())
+}
+
+func (c *sandboxCRDs) establish(ctx context.Context, w *wiring.Wiring, errOut io.Writer) error {
+	if len(c.names) == 0 {
+		return nil
+	}
+	slices.Sort(c.names)
+	if err := w.EstablishCRDs(ctx, c.names); err != nil {
+		return err
+	}
+	for _, name := range c.names {
+		fmt.Fprintf(errOut, "customresourcedefinition/%s established (the sandbox runs the apiextensions controllers)\n", name)
+	}
+	return nil
 }
 
 // writeEach runs write on every planned object, saying on stderr what became

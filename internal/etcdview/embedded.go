@@ -1,7 +1,6 @@
 package etcdview
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -14,22 +13,26 @@ import (
 	"go.uber.org/zap"
 )
 
-// Embedded is a single-member etcd running inside this process on loopback,
-// with its data in a temporary directory that Close removes.
+// Embedded is a single-member etcd running inside this process on loopback:
+// an ephemeral one (StartEmbedded), whose temporary directory Close
+// removes, or one on a data directory that outlives it (StartOn).
 type Embedded struct {
 	etcd *embed.Etcd
 	dir  string
 	// ClientURL is the address clients dial, e.g. http://127.0.0.1:41234.
 	ClientURL string
+	// lock holds the data directory of StartOn for this process; nil for
+	// an ephemeral etcd, whose directory is removed on Close.
+	lock *os.File
 }
+
+// readyWithin bounds an embedded etcd's start.
+const readyWithin = 30 * time.Second
 
 // StartEmbedded starts an ephemeral etcd on free loopback ports. It is meant to
 // be thrown away: fsync is off and the data directory is removed on Close.
 // logger may be nil to keep etcd silent.
 func StartEmbedded(logger *zap.Logger) (*Embedded, error) {
-	if logger == nil {
-		logger = zap.NewNop()
-	}
 	var lastErr error
 	// Free ports are found by listening and closing, so another process may
 	// take one in between; a couple of retries make that race harmless.
@@ -48,9 +51,30 @@ func startEmbeddedOnce(logger *zap.Logger) (*Embedded, error) {
 	if err != nil {
 		return nil, err
 	}
-	ports, err := freeLoopbackPorts(2)
+	cfg, err := newConfig(dir, logger)
 	if err != nil {
 		os.RemoveAll(dir)
+		return nil, err
+	}
+	cfg.UnsafeNoFsync = true
+	e, err := start(cfg, nil)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	live.Store(dir, true)
+	return e, nil
+}
+
+// newConfig is the configuration of a lone member on dir, on free loopback
+// ports, which elects itself quickly. logger may be nil to keep etcd
+// silent.
+func newConfig(dir string, logger *zap.Logger) (*embed.Config, error) {
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	ports, err := freeLoopbackPorts(2)
+	if err != nil {
 		return nil, err
 	}
 	clientURL := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))}
@@ -59,7 +83,6 @@ func startEmbeddedOnce(logger *zap.Logger) (*Embedded, error) {
 	cfg := embed.NewConfig()
 	cfg.Name = "regctl"
 	cfg.Dir = dir
-	cfg.UnsafeNoFsync = true
 	// A lone member elects itself after one election timeout; keep it short.
 	cfg.TickMs = 10
 	cfg.ElectionMs = 100
@@ -71,32 +94,34 @@ func startEmbeddedOnce(logger *zap.Logger) (*Embedded, error) {
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(logger)
 	cfg.LogLevel = "error"
 	cfg.MaxTxnOps = 1024
+	return cfg, nil
+}
 
+// start starts etcd with cfg and waits until it serves. lock is the data
+// directory's lock, kept by the result.
+func start(cfg *embed.Config, lock *os.File) (*Embedded, error) {
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
 	select {
 	case <-e.Server.ReadyNotify():
 	case err := <-e.Err():
 		e.Close()
-		os.RemoveAll(dir)
 		return nil, err
-	case <-time.After(30 * time.Second):
+	case <-time.After(readyWithin):
 		e.Close()
-		os.RemoveAll(dir)
-		return nil, errors.New("embedded etcd did not become ready within 30s")
+		return nil, fmt.Errorf("embedded etcd did not become ready within %s", readyWithin)
 	}
-	live.Store(dir, true)
-	return &Embedded{etcd: e, dir: dir, ClientURL: clientURL.String()}, nil
+	return &Embedded{etcd: e, dir: cfg.Dir, ClientURL: cfg.AdvertiseClientUrls[0].String(), lock: lock}, nil
 }
 
-// live holds the data directories of the embedded etcds still running.
+// live holds the data directories of the ephemeral etcds still running.
 var live sync.Map
 
-// RemoveEmbeddedData removes the data of every embedded etcd still running,
-// for a process about to exit without closing them (Ctrl-C).
+// RemoveEmbeddedData removes the data of every ephemeral etcd still
+// running, for a process about to exit without closing them (Ctrl-C). The
+// data directories of StartOn stay.
 func RemoveEmbeddedData() {
 	live.Range(func(dir, _ any) bool {
 		os.RemoveAll(dir.(string))
@@ -104,12 +129,20 @@ func RemoveEmbeddedData() {
 	})
 }
 
-// Close stops etcd and removes its data directory.
+// Close stops etcd, and removes its data directory when it is ephemeral or
+// releases it when it is not.
 func (e *Embedded) Close() error {
 	e.etcd.Close()
+	if e.lock != nil {
+		return e.lock.Close()
+	}
 	live.Delete(e.dir)
 	return os.RemoveAll(e.dir)
 }
+
+// Persistent tells an etcd on a data directory of the user's (StartOn) from
+// an ephemeral one.
+func (e *Embedded) Persistent() bool { return e.lock != nil }
 
 func freeLoopbackPorts(n int) ([]int, error) {
 	var ports []int

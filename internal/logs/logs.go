@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"google.golang.org/grpc/grpclog"
 	"k8s.io/klog/v2"
 )
@@ -18,6 +20,8 @@ var (
 	// only be replaced before grpc runs, so a process that calls Setup more
 	// than once (the whole CLI run from tests) sets it quiet once.
 	silenced bool
+	// etcd is the logger of an embedded etcd: nil at verbosity 0.
+	etcd *zap.Logger
 )
 
 // Setup silences klog and grpc at verbosity 0; above that it sends their
@@ -38,10 +42,25 @@ func Setup(v int, w io.Writer) {
 		klog.SetOutput(io.Discard)
 		grpclog.SetLoggerV2(grpclog.NewLoggerV2(io.Discard, io.Discard, io.Discard))
 		silenced = true
+		etcd = nil
 		return
 	}
 	silenced = false
+	// etcd's info lines come by the dozen at each start: warnings at -v 1.
+	level := zapcore.WarnLevel
+	if v >= 2 {
+		level = zapcore.InfoLevel
+	}
+	etcd = zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig()), zapcore.AddSync(w), level))
 	_ = fs.Set("skip_headers", "false")
 	klog.SetOutput(w)
 	grpclog.SetLoggerV2(grpclog.NewLoggerV2WithVerbosity(w, w, w, v))
+}
+
+// Etcd is the logger for an etcd embedded in regctl: nil, for silence, at
+// verbosity 0, else one writing where klog does.
+func Etcd() *zap.Logger {
+	mu.Lock()
+	defer mu.Unlock()
+	return etcd
 }

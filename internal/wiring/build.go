@@ -29,6 +29,7 @@ import (
 	netutils "k8s.io/utils/net"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/routetable"
 )
 
@@ -43,6 +44,10 @@ type Config struct {
 	Timeout time.Duration
 	// Snapshot is an etcd snapshot file to read instead of a live etcd.
 	Snapshot string
+	// DataDir is a data directory to run an embedded etcd on and build the
+	// map on, instead of the etcd of --etcd-servers: a sandbox that keeps
+	// its data from one command to the next.
+	DataDir string
 }
 
 // Wiring is the instantiated storage map.
@@ -52,8 +57,9 @@ type Wiring struct {
 	// it, built by the server's code but with undecorated storage (no watch
 	// cache).
 	Handles map[string]*Handle
-	// Embedded is the ephemeral etcd the map was built on when no
-	// --etcd-servers was given, nil otherwise.
+	// Embedded is the etcd the map was built on when no --etcd-servers was
+	// given: an ephemeral one, or the sandbox's on Config.DataDir. Nil
+	// otherwise.
 	Embedded *etcdview.Embedded
 	// Snapshot is the snapshot the map reads, nil on a live etcd.
 	Snapshot *etcdview.Snapshot
@@ -73,6 +79,8 @@ type Wiring struct {
 
 	// clusterIPs readies the service store's cluster IP allocator.
 	clusterIPs *clusterIPs
+	// loopback is the server's loopback client, served by the map.
+	loopback *loopback
 
 	mu      sync.Mutex
 	clients map[string]*clientv3.Client // by server list
@@ -190,6 +198,9 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	w.onClose(restore)
 	etcd := *s.Etcd
 	etcd.StorageConfig.Transport.ServerList = append([]string(nil), etcd.StorageConfig.Transport.ServerList...)
+	if cfg.Snapshot != "" && cfg.DataDir != "" {
+		return errors.New("`--snapshot` and `--data-dir` name two etcds: give one")
+	}
 	if cfg.Snapshot != "" {
 		// The snapshot is the one etcd read: the servers a manifest or
 		// the environment name, and per-resource overrides, whose keys
@@ -205,13 +216,15 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 		etcd.StorageConfig.Transport = storagebackend.TransportConfig{ServerList: []string{snap.ClientURL}}
 	}
 	if len(etcd.StorageConfig.Transport.ServerList) == 0 {
-		e, err := etcdview.StartEmbedded(nil)
+		e, err := startEmbedded(cfg)
 		if err != nil {
 			return err
 		}
 		w.Embedded = e
 		w.onClose(func() { e.Close() })
 		etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
+	} else if cfg.DataDir != "" {
+		return errors.New("`--data-dir` and `--etcd-servers` name two etcds: give one")
 	}
 	w.transport = etcd.StorageConfig.Transport
 	w.timeout = cfg.Timeout
@@ -294,6 +307,7 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 		return err
 	}
 	lb.bind(w.servingInstalled(in), generic)
+	w.loopback = lb
 	if w.clusterIPs, err = newClusterIPs(informers, s.ServiceClusterIPRanges, cfg.Timeout); err != nil {
 		return err
 	}
@@ -322,6 +336,22 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	}
 	w.Handles = w.handles(versions)
 	return nil
+}
+
+// startEmbedded starts the etcd of a map built without --etcd-servers: the
+// sandbox's on cfg.DataDir, or an ephemeral one. Another process holding
+// the sandbox is waited for as long as a request would be.
+func startEmbedded(cfg Config) (*etcdview.Embedded, error) {
+	if cfg.DataDir != "" {
+		return etcdview.StartOn(cfg.DataDir, cfg.Timeout, logs.Etcd())
+	}
+	return etcdview.StartEmbedded(logs.Etcd())
+}
+
+// Sandbox tells whether the map was built on a sandbox (Config.DataDir):
+// an etcd of regctl's own, on which no apiserver runs its controllers.
+func (w *Wiring) Sandbox() bool {
+	return w.Embedded != nil && w.Embedded.Persistent()
 }
 
 // installNeeded installs what a command on the resources named in only

@@ -1,0 +1,238 @@
+package etcdview
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// StartOn starts an embedded etcd on the data directory dir, creating it
+// when missing, for as long as this process needs it: unlike StartEmbedded
+// the data stays, written with fsync, for the next process to open. dir may
+// also be an etcd data directory written elsewhere (a copy of a member's
+// /var/lib/etcd): it opens as a one-member cluster. The directory is held
+// for this process until Close; another process waits for it up to wait
+// (0 for as long as it takes), then fails. logger may be nil to keep etcd
+// silent.
+func StartOn(dir string, wait time.Duration, logger *zap.Logger) (*Embedded, error) {
+	created, err := prepareDataDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	e, err := startOn(dir, wait, logger)
+	if err != nil {
+		if created {
+			os.RemoveAll(dir)
+		}
+		return nil, err
+	}
+	return e, nil
+}
+
+func startOn(dir string, wait time.Duration, logger *zap.Logger) (*Embedded, error) {
+	lock, err := lockDataDir(dir, wait)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkDatabase(dir); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	e, err := startLocked(dir, lock, logger)
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("starting etcd on %s: %w", dir, err)
+	}
+	return e, nil
+}
+
+// prepareDataDir checks that dir is a directory etcd may make its own, an
+// empty one or an etcd data directory, and creates it when missing. A
+// directory of other files is refused: etcd would add its own to them,
+// and a mistyped path would become a data directory unnoticed.
+func prepareDataDir(dir string) (created bool, err error) {
+	info, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return false, fmt.Errorf("creating the data directory %s: %w", dir, unwrapPath(err))
+		}
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("opening the data directory %s: %w", dir, unwrapPath(err))
+	case !info.IsDir():
+		return false, fmt.Errorf("the data directory %s is a file, not a directory", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false, fmt.Errorf("opening the data directory %s: %w", dir, unwrapPath(err))
+	}
+	if len(entries) > 0 && !hasMember(dir) {
+		return false, fmt.Errorf("%s holds files but no etcd data (no member directory): name a new or empty directory, or an etcd data directory", dir)
+	}
+	if err := syscall.Access(dir, 2 /* W_OK */); err != nil {
+		return false, fmt.Errorf("the data directory %s is not writable: %w", dir, err)
+	}
+	return false, nil
+}
+
+func hasMember(dir string) bool {
+	info, err := os.Stat(filepath.Join(dir, "member"))
+	return err == nil && info.IsDir()
+}
+
+// unwrapPath drops the path a *PathError repeats: the message names the
+// directory already.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// lockPoll is how often a process waiting for a data directory tries again.
+const lockPoll = 50 * time.Millisecond
+
+// lockDataDir takes an exclusive flock on dir itself, so that two regctl
+// processes never run etcd on it at once, and nothing is added to a copied
+// data directory for it. The lock goes with the process, however it ends.
+func lockDataDir(dir string, wait time.Duration) (*os.File, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("opening the data directory %s: %w", dir, unwrapPath(err))
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("locking the data directory %s: %w", dir, err)
+		}
+		if wait > 0 && time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("the data directory %s is in use by another regctl (waited %s)", dir, wait)
+		}
+		time.Sleep(lockPoll)
+	}
+}
+
+// dbLockWait is how long to try for a shared lock on the etcd database.
+const dbLockWait = 100 * time.Millisecond
+
+// checkDatabase opens the etcd database of dir, if any, read-only with
+// bbolt as etcd does, to refuse what etcd cannot start on with a line
+// rather than a panic: a database an etcd server holds (a live member's
+// /var/lib/etcd rather than a copy; etcd here would wait for its lock
+// without end), or a file that is not a database.
+func checkDatabase(dir string) error {
+	path := filepath.Join(dir, "member", "snap", "db")
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: dbLockWait})
+	switch {
+	case errors.Is(err, bolt.ErrTimeout):
+		return fmt.Errorf("the data directory %s is in use by another process, an etcd server running on it: stop it, or copy the directory", dir)
+	case err != nil:
+		return fmt.Errorf("%s is not an etcd database: %w", path, unwrapPath(err))
+	}
+	return db.Close()
+}
+
+// startLocked starts etcd on the locked dir. A data directory written by
+// another member (copied from a cluster) names that member's peers, which
+// are not here to make a quorum, so etcd is started as `etcd
+// --force-new-cluster` is: as the only member of its cluster, keeping the
+// data. On a directory regctl wrote there is no other member to drop.
+func startLocked(dir string, lock *os.File, logger *zap.Logger) (e *Embedded, err error) {
+	failure := &lastFailure{}
+	cfg, err := newConfig(dir, failure.logger(logger))
+	if err != nil {
+		return nil, err
+	}
+	cfg.ForceNewCluster = hasMember(dir)
+	// etcd stops on data it cannot use with a fatal log line, which would
+	// end this process without a word: it panics instead, and the line is
+	// the error.
+	defer func() {
+		if r := recover(); r != nil {
+			e, err = nil, failure.err(r)
+		}
+	}()
+	e, err = start(cfg, lock)
+	if err != nil && failure.msg != "" {
+		err = fmt.Errorf("%w (%s)", err, failure.msg)
+	}
+	return e, err
+}
+
+// errStartFailed stands for an etcd that gave up starting without saying why.
+var errStartFailed = errors.New("etcd stopped while starting")
+
+// lastFailure records etcd's last error log line, to say why it stopped.
+type lastFailure struct {
+	mu  sync.Mutex
+	msg string
+}
+
+// logger tees user (may be nil) with the recorder, and makes etcd's fatal
+// lines panic.
+func (f *lastFailure) logger(user *zap.Logger) *zap.Logger {
+	core := zapcore.Core(f)
+	if user != nil {
+		core = zapcore.NewTee(user.Core(), f)
+	}
+	return zap.New(core, zap.WithFatalHook(zapcore.WriteThenPanic))
+}
+
+func (f *lastFailure) Enabled(l zapcore.Level) bool { return l >= zapcore.ErrorLevel }
+func (f *lastFailure) With([]zapcore.Field) zapcore.Core {
+	return f
+}
+func (f *lastFailure) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if f.Enabled(e.Level) {
+		return ce.AddCore(e, f)
+	}
+	return ce
+}
+func (f *lastFailure) Sync() error { return nil }
+
+func (f *lastFailure) Write(e zapcore.Entry, fields []zapcore.Field) error {
+	msg := e.Message
+	enc := zapcore.NewMapObjectEncoder()
+	for _, field := range fields {
+		if field.Key == "error" {
+			field.AddTo(enc)
+			msg += ": " + fmt.Sprint(enc.Fields["error"])
+		}
+	}
+	f.mu.Lock()
+	f.msg = msg
+	f.mu.Unlock()
+	return nil
+}
+
+// err is the error of etcd's panic r: its last error line when it logged one.
+func (f *lastFailure) err(r any) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.msg != "" {
+		return errors.New(f.msg)
+	}
+	if r != nil {
+		return fmt.Errorf("%v", r)
+	}
+	return errStartFailed
+}
