@@ -95,27 +95,11 @@ func runKeys(ctx context.Context, opts *keysOptions) error {
 	if ref.Subresource != "" {
 		return fmt.Errorf("keys belong to resources, not subresources: use %q", ref.Resource)
 	}
-	// The key of an object is the store's key function: it needs the map but
-	// no etcd, unless --check reads it.
-	var w *wiring.Wiring
-	if len(ref.Names) > 0 && !opts.Check {
-		cfg := opts.wiringConfig()
-		cfg.Only = ref.Resource
-		w, err = wiring.Build(ctx, cfg)
-	} else {
-		w, err = opts.buildLiveFor(ctx, ref.Resource)
-	}
+	w, t, err := openKeysTarget(ctx, opts, ref)
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	t, err := resolve(w, ref, opts.scopeOptions)
-	if err != nil {
-		return err
-	}
-	if !t.Stored() {
-		return fmt.Errorf("%s is not stored in etcd", t.Path)
-	}
 	if len(ref.Names) == 0 || opts.Check {
 		if err := opts.checkRevision(ctx, t); err != nil {
 			return err
@@ -125,6 +109,33 @@ func runKeys(ctx context.Context, opts *keysOptions) error {
 		return objectKeys(ctx, t, ref.Names, opts)
 	}
 	return streamKeys(ctx, t, opts)
+}
+
+// openKeysTarget builds the map for ref's resource and resolves it. The
+// key of an object is the store's key function: it needs the map but no
+// etcd, unless --check reads it.
+func openKeysTarget(ctx context.Context, opts *keysOptions, ref objectRef) (*wiring.Wiring, stores.Target, error) {
+	var w *wiring.Wiring
+	var err error
+	if len(ref.Names) > 0 && !opts.Check {
+		cfg := opts.wiringConfig()
+		cfg.Only = ref.Resource
+		w, err = wiring.Build(ctx, cfg)
+	} else {
+		w, err = opts.buildLiveFor(ctx, ref.Resource)
+	}
+	if err != nil {
+		return nil, stores.Target{}, err
+	}
+	t, err := resolve(w, ref, opts.scopeOptions)
+	if err == nil && !t.Stored() {
+		err = fmt.Errorf("%s is not stored in etcd", t.Path)
+	}
+	if err != nil {
+		w.Close()
+		return nil, stores.Target{}, err
+	}
+	return w, t, nil
 }
 
 func keysUsage(ctx context.Context, opts *keysOptions) error {

@@ -221,21 +221,16 @@ func (o *writeOptions) writeManifest(ctx context.Context, filename, subresource 
 		return err
 	}
 	defer w.Close()
-	v.options.Namespaces = stores.NewNamespaceCache(w.Handles["namespaces"])
-	resolve := func(obj manifest.Object) (stores.Target, error) {
-		return planTarget(w, obj, o.scopeOptions, subresource)
+	todo, err := o.plan(ctx, w, objs, readErrs, subresource, &v)
+	if err != nil {
+		return err
 	}
-	check := func(ctx context.Context, p stores.Planned, obj runtime.Object) error {
-		return v.check(ctx, v.options, p, obj)
-	}
-	todo, errs := stores.Plan(ctx, objs, string(o.Validation), resolve, check)
-	errs = append(append(readErrs, errs...), o.checkPlaintext(ctx, w, objs, subresource)...)
-	if ctx.Err() != nil {
-		return &exitError{code: 1, err: fmt.Errorf("%w while checking the manifest: nothing was written", context.Cause(ctx))}
-	}
-	if len(errs) > 0 {
-		return refuse(o.IO.ErrOut, errs)
-	}
+	return o.writePlanned(ctx, w, todo, v)
+}
+
+// writePlanned writes each planned object with v.write, then establishes
+// the CRDs written in a sandbox.
+func (o *writeOptions) writePlanned(ctx context.Context, w *wiring.Wiring, todo []stores.Planned, v manifestVerb) error {
 	writeWarnings(o.IO.ErrOut, todo)
 	crds := &sandboxCRDs{on: w.Sandbox() && !o.DryRun}
 	writeErr := writeEach(ctx, o, todo, v.name, func(ctx context.Context, p stores.Planned) (runtime.Object, error) {
@@ -256,6 +251,27 @@ func (o *writeOptions) writeManifest(ctx context.Context, filename, subresource 
 		reportAll(o.IO.ErrOut, []error{err})
 	}
 	return writeErr
+}
+
+// plan checks every object of the manifest against the map, as v would
+// write it; any error refuses the whole manifest, after reporting them all.
+func (o *writeOptions) plan(ctx context.Context, w *wiring.Wiring, objs []manifest.Object, readErrs []error, subresource string, v *manifestVerb) ([]stores.Planned, error) {
+	v.options.Namespaces = stores.NewNamespaceCache(w.Handles["namespaces"])
+	resolve := func(obj manifest.Object) (stores.Target, error) {
+		return planTarget(w, obj, o.scopeOptions, subresource)
+	}
+	check := func(ctx context.Context, p stores.Planned, obj runtime.Object) error {
+		return v.check(ctx, v.options, p, obj)
+	}
+	todo, errs := stores.Plan(ctx, objs, string(o.Validation), resolve, check)
+	errs = append(append(readErrs, errs...), o.checkPlaintext(ctx, w, objs, subresource)...)
+	if ctx.Err() != nil {
+		return nil, &exitError{code: 1, err: fmt.Errorf("%w while checking the manifest: nothing was written", context.Cause(ctx))}
+	}
+	if len(errs) > 0 {
+		return nil, refuse(o.IO.ErrOut, errs)
+	}
+	return todo, nil
 }
 
 // sandboxCRDs are the CRDs a command wrote in a sandbox, where no server
