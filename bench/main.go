@@ -83,7 +83,7 @@ func run(benchmark string, n, pods int, profileDir string) error {
 	case "writes":
 		return writes(dir, launcher, bin, n, pods)
 	case "snapshots":
-		return snapshots(dir, launcher, bin, n, pods)
+		return snapshots(dir, launcher, bin, n, pods, profile)
 	}
 	t := newTable(launcher, 40, false)
 	cmds := []command{

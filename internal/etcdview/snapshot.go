@@ -38,7 +38,9 @@ type Snapshot struct {
 	// ClientURL is where the snapshot is served.
 	ClientURL string
 
-	db       *bolt.DB
+	db *bolt.DB
+	// size is the database's size in the file, all of it mapped.
+	size     int64
 	server   *grpc.Server
 	listener net.Listener
 
@@ -68,7 +70,8 @@ func OpenSnapshot(path string) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the snapshot %s: not an etcd snapshot: %w", path, err)
 	}
-	if err := checkSnapshot(db, info.Size()); err != nil {
+	size, err := checkSnapshot(db, info.Size())
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("opening the snapshot %s: %w", path, err)
 	}
@@ -77,7 +80,7 @@ func OpenSnapshot(path string) (*Snapshot, error) {
 		db.Close()
 		return nil, fmt.Errorf("serving the snapshot: %w", err)
 	}
-	s := &Snapshot{ClientURL: "http://" + lis.Addr().String(), db: db, listener: lis, server: grpc.NewServer()}
+	s := &Snapshot{ClientURL: "http://" + lis.Addr().String(), db: db, size: size, listener: lis, server: grpc.NewServer()}
 	etcdserverpb.RegisterKVServer(s.server, snapshotKV{s})
 	etcdserverpb.RegisterLeaseServer(s.server, &snapshotLeases{s: s})
 	etcdserverpb.RegisterWatchServer(s.server, snapshotWatches{s})
@@ -88,10 +91,11 @@ func OpenSnapshot(path string) (*Snapshot, error) {
 // checkSnapshot refuses a file that is not an etcd backend, or one cut
 // short: its pages past the end would be read from a mapping they are not
 // in.
-func checkSnapshot(db *bolt.DB, fileSize int64) error {
-	return db.View(func(tx *bolt.Tx) error {
-		if tx.Size() > fileSize {
-			return fmt.Errorf("it is truncated: %d bytes of %d", fileSize, tx.Size())
+func checkSnapshot(db *bolt.DB, fileSize int64) (size int64, err error) {
+	return size, db.View(func(tx *bolt.Tx) error {
+		size = tx.Size()
+		if size > fileSize {
+			return fmt.Errorf("it is truncated: %d bytes of %d", fileSize, size)
 		}
 		for _, b := range []interface{ Name() []byte }{schema.Key, schema.Meta} {
 			if tx.Bucket(b.Name()) == nil {
@@ -109,12 +113,40 @@ func (s *Snapshot) Close() error {
 }
 
 // snapshotIndex is etcd's key index of a snapshot: every key, sorted, with
-// the revisions it was written (and deleted) at.
+// the revisions it was written (and deleted) at. It holds no pointers but
+// its three arrays, so that the collector, which runs often while a list is
+// decoded, has next to nothing to scan in it.
 type snapshotIndex struct {
-	keys      []string
-	revisions map[string][]storedRevision
+	names []byte           // every key, one after the other
+	keys  []indexedKey     // sorted by name
+	revs  []storedRevision // each key's revisions, oldest first, key after key
 	// current is the snapshot's revision, compacted the oldest one readable.
 	current, compacted int64
+}
+
+// indexedKey is where a key's name is in names, and its revisions in revs.
+type indexedKey struct {
+	name, revs span
+}
+
+type span struct{ from, to int }
+
+// storedRevision is one revision of a key, and whether it deleted the key.
+type storedRevision struct {
+	main, sub int64
+	tombstone bool
+}
+
+// bucketKey is the revision's key in the key bucket; a deletion's, which
+// no reader needs the value of, is not.
+func (r storedRevision) bucketKey() []byte {
+	return mvcc.RevToBytes(mvcc.Revision{Main: r.main, Sub: r.sub}, mvcc.NewRevBytes())
+}
+
+func (idx *snapshotIndex) name(k indexedKey) []byte { return idx.names[k.name.from:k.name.to] }
+
+func (idx *snapshotIndex) revisions(k indexedKey) []storedRevision {
+	return idx.revs[k.revs.from:k.revs.to]
 }
 
 func (s *Snapshot) indexed() (*snapshotIndex, error) {
@@ -122,22 +154,26 @@ func (s *Snapshot) indexed() (*snapshotIndex, error) {
 	return s.index, s.indexErr
 }
 
-// storedRevision is one revision of a key: its key in the bucket, and
-// whether it deleted the key.
-type storedRevision struct {
-	main, sub int64
-	bucketKey []byte
-	tombstone bool
-}
+// releaseEvery is how many bytes of values the index reads between
+// handing the pages read back.
+const releaseEvery = 64 << 20
 
 func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
-	idx := &snapshotIndex{revisions: map[string][]storedRevision{}}
+	idx := &snapshotIndex{}
+	// The key bucket is ordered by revision: each key's revisions come in
+	// order, and the last entry is the snapshot's revision. They are read
+	// in that order, then grouped by key.
+	type scanned struct {
+		key int
+		rev storedRevision
+	}
+	var scan []scanned
+	seen := map[string]int{} // a key's index in idx.keys
 	err := s.db.View(func(tx *bolt.Tx) error {
 		if v := tx.Bucket(schema.Meta.Name()).Get(schema.FinishedCompactKeyName); len(v) > 0 {
 			idx.compacted = mvcc.BytesToRev(v).Main
 		}
-		// The key bucket is ordered by revision: each key's revisions come
-		// in order, and the last entry is the snapshot's revision.
+		read := 0
 		return tx.Bucket(schema.Key.Name()).ForEach(func(k, v []byte) error {
 			if len(k) < 17 {
 				return fmt.Errorf("a revision key of %d bytes", len(k))
@@ -147,53 +183,78 @@ func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 			if err != nil {
 				return fmt.Errorf("reading revision %d: %w", rev.Main, err)
 			}
-			revs, seen := idx.revisions[key]
-			if !seen {
-				idx.keys = append(idx.keys, key)
+			i, ok := seen[string(key)]
+			if !ok {
+				i = len(idx.keys)
+				seen[string(key)] = i
+				from := len(idx.names)
+				idx.names = append(idx.names, key...)
+				idx.keys = append(idx.keys, indexedKey{name: span{from, len(idx.names)}})
 			}
-			idx.revisions[key] = append(revs, storedRevision{main: rev.Main, sub: rev.Sub, bucketKey: bytes.Clone(k), tombstone: mvcc.IsTombstone(k)})
+			scan = append(scan, scanned{i, storedRevision{main: rev.Main, sub: rev.Sub, tombstone: mvcc.IsTombstone(k)}})
 			idx.current = rev.Main
+			if read += len(v); read > releaseEvery {
+				s.releasePages()
+				read = 0
+			}
 			return nil
 		})
 	})
-	releasePages(s.db)
+	s.releasePages()
 	if err != nil {
 		return nil, fmt.Errorf("indexing the snapshot: %w", err)
 	}
 	idx.current = max(idx.current, idx.compacted)
-	sort.Strings(idx.keys)
+	// Group the revisions by key, each key's in the order read.
+	next := make([]int, len(idx.keys))
+	for _, r := range scan {
+		next[r.key]++
+	}
+	at := 0
+	for i := range idx.keys {
+		idx.keys[i].revs = span{at, at}
+		at += next[i]
+		next[i] = idx.keys[i].revs.from
+	}
+	idx.revs = make([]storedRevision, len(scan))
+	for _, r := range scan {
+		idx.revs[next[r.key]] = r.rev
+		next[r.key]++
+		idx.keys[r.key].revs.to++
+	}
+	sort.Slice(idx.keys, func(i, j int) bool { return bytes.Compare(idx.name(idx.keys[i]), idx.name(idx.keys[j])) < 0 })
 	return idx, nil
 }
 
 // keyOf reads the key of a stored mvccpb.KeyValue (its field 1) without
 // unmarshalling the value.
-func keyOf(kv []byte) (string, error) {
+func keyOf(kv []byte) ([]byte, error) {
 	for len(kv) > 0 {
 		num, typ, n := protowire.ConsumeTag(kv)
 		if n < 0 {
-			return "", protowire.ParseError(n)
+			return nil, protowire.ParseError(n)
 		}
 		kv = kv[n:]
 		if num == 1 && typ == protowire.BytesType {
 			key, n := protowire.ConsumeBytes(kv)
 			if n < 0 {
-				return "", protowire.ParseError(n)
+				return nil, protowire.ParseError(n)
 			}
-			return string(key), nil
+			return key, nil
 		}
 		n = protowire.ConsumeFieldValue(num, typ, kv)
 		if n < 0 {
-			return "", protowire.ParseError(n)
+			return nil, protowire.ParseError(n)
 		}
 		kv = kv[n:]
 	}
-	return "", errors.New("a stored value has no key")
+	return nil, errors.New("a stored value has no key")
 }
 
-// at is the revision of key live at rev, false when the key did not exist
+// at is the revision of k live at rev, false when the key did not exist
 // then or was deleted.
-func (idx *snapshotIndex) at(key string, rev int64) (storedRevision, bool) {
-	revs := idx.revisions[key]
+func (idx *snapshotIndex) at(k indexedKey, rev int64) (storedRevision, bool) {
+	revs := idx.revisions(k)
 	i := sort.Search(len(revs), func(i int) bool { return revs[i].main > rev }) - 1
 	if i < 0 || revs[i].tombstone {
 		return storedRevision{}, false
@@ -203,18 +264,21 @@ func (idx *snapshotIndex) at(key string, rev int64) (storedRevision, bool) {
 
 // between are the indexed keys in [key, end), as etcd reads a range: end
 // empty is key alone, "\x00" every key from key on.
-func (idx *snapshotIndex) between(key, end []byte) []string {
-	from := sort.SearchStrings(idx.keys, string(key))
+func (idx *snapshotIndex) between(key, end []byte) []indexedKey {
+	search := func(k []byte) int {
+		return sort.Search(len(idx.keys), func(i int) bool { return bytes.Compare(idx.name(idx.keys[i]), k) >= 0 })
+	}
+	from := search(key)
 	switch {
 	case len(end) == 0:
-		if from < len(idx.keys) && idx.keys[from] == string(key) {
+		if from < len(idx.keys) && bytes.Equal(idx.name(idx.keys[from]), key) {
 			return idx.keys[from : from+1]
 		}
 		return nil
 	case bytes.Equal(end, []byte{0}):
 		return idx.keys[from:]
 	}
-	to := sort.SearchStrings(idx.keys, string(end))
+	to := search(end)
 	if to < from {
 		return nil
 	}
@@ -241,32 +305,31 @@ func (kv snapshotKV) Range(_ context.Context, r *etcdserverpb.RangeRequest) (*et
 		return nil, status.Error(codes.Unimplemented, "a snapshot is read in key order only")
 	}
 	resp := &etcdserverpb.RangeResponse{Header: &etcdserverpb.ResponseHeader{Revision: idx.current}}
-	var live []storedRevision
-	for _, key := range idx.between(r.Key, r.RangeEnd) {
-		if at, ok := idx.at(key, rev); ok {
-			live = append(live, at)
-		}
-	}
 	// As etcd answers: the count is of every key in the range, the
 	// revision filters apply to the values, then the limit, one more value
-	// read telling whether there are more.
-	resp.Count = int64(len(live))
-	if r.CountOnly {
-		return resp, nil
-	}
+	// read telling whether there are more. Values are read only until then.
+	collecting := !r.CountOnly
 	err = kv.s.db.View(func(tx *bolt.Tx) error {
 		values := tx.Bucket(schema.Key.Name())
-		for _, at := range live {
+		for _, k := range idx.between(r.Key, r.RangeEnd) {
+			at, ok := idx.at(k, rev)
+			if !ok {
+				continue
+			}
+			resp.Count++
+			if !collecting {
+				continue
+			}
 			var item mvccpb.KeyValue
-			if err := item.Unmarshal(values.Get(at.bucketKey)); err != nil {
+			if err := item.Unmarshal(values.Get(at.bucketKey())); err != nil {
 				return fmt.Errorf("reading revision %d: %w", at.main, err)
 			}
 			if !inModRange(r, &item) {
 				continue
 			}
 			if r.Limit > 0 && int64(len(resp.Kvs)) == r.Limit {
-				resp.More = true
-				return nil
+				resp.More, collecting = true, false
+				continue
 			}
 			if r.KeysOnly {
 				item.Value = nil
@@ -275,7 +338,7 @@ func (kv snapshotKV) Range(_ context.Context, r *etcdserverpb.RangeRequest) (*et
 		}
 		return nil
 	})
-	releasePages(kv.s.db)
+	kv.s.releasePages()
 	if err != nil {
 		return nil, status.Error(codes.DataLoss, err.Error())
 	}
@@ -411,11 +474,11 @@ func (w snapshotWatches) replay(stream etcdserverpb.Watch_WatchServer, idx *snap
 		revs []storedRevision // the key's revisions, this one last
 	}
 	var changes []change
-	for _, key := range idx.between(create.Key, create.RangeEnd) {
-		revs := idx.revisions[key]
+	for _, k := range idx.between(create.Key, create.RangeEnd) {
+		revs := idx.revisions(k)
 		for i, r := range revs {
 			if r.main >= start {
-				changes = append(changes, change{key, revs[:i+1]})
+				changes = append(changes, change{string(idx.name(k)), revs[:i+1]})
 			}
 		}
 	}
@@ -439,7 +502,7 @@ func (w snapshotWatches) replay(stream etcdserverpb.Watch_WatchServer, idx *snap
 			}
 			return nil
 		})
-		releasePages(w.s.db)
+		w.s.releasePages()
 		if err != nil {
 			return status.Error(codes.DataLoss, err.Error())
 		}
@@ -456,7 +519,7 @@ func (w snapshotWatches) replay(stream etcdserverpb.Watch_WatchServer, idx *snap
 func event(values *bolt.Bucket, key string, revs []storedRevision, withPrev bool) (*mvccpb.Event, error) {
 	read := func(r storedRevision) (*mvccpb.KeyValue, error) {
 		var kv mvccpb.KeyValue
-		if err := kv.Unmarshal(values.Get(r.bucketKey)); err != nil {
+		if err := kv.Unmarshal(values.Get(r.bucketKey())); err != nil {
 			return nil, fmt.Errorf("reading revision %d: %w", r.main, err)
 		}
 		return &kv, nil

@@ -2,8 +2,6 @@
 
 package etcdview
 
-import bolt "go.etcd.io/bbolt"
-
 // releasePages leaves the mapped pages to the kernel where madvise is not
 // at hand.
-func releasePages(*bolt.DB) {}
+func (s *Snapshot) releasePages() {}
