@@ -156,7 +156,7 @@ func (s *Snapshot) indexed() (*snapshotIndex, error) {
 
 // releaseEvery is how many bytes of values the index reads between
 // handing the pages read back.
-const releaseEvery = 64 << 20
+const releaseEvery = 16 << 20
 
 func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 	idx := &snapshotIndex{}
