@@ -10,6 +10,7 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -43,6 +44,10 @@ type Snapshot struct {
 	size     int64
 	server   *grpc.Server
 	listener net.Listener
+
+	// read counts the bytes of values read since the pages were last
+	// handed back.
+	read atomic.Int64
 
 	indexOnce sync.Once
 	index     *snapshotIndex
@@ -154,9 +159,18 @@ func (s *Snapshot) indexed() (*snapshotIndex, error) {
 	return s.index, s.indexErr
 }
 
-// releaseEvery is how many bytes of values the index reads between
-// handing the pages read back.
+// releaseEvery is how many bytes of values are read between handing the
+// pages read back: it bounds the memory a snapshot's pages take.
 const releaseEvery = 16 << 20
+
+// readValue counts a value read, and hands the pages back every
+// releaseEvery bytes.
+func (s *Snapshot) readValue(size int) {
+	if s.read.Add(int64(size)) > releaseEvery {
+		s.read.Store(0)
+		s.releasePages()
+	}
+}
 
 func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 	idx := &snapshotIndex{}
@@ -173,7 +187,6 @@ func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 		if v := tx.Bucket(schema.Meta.Name()).Get(schema.FinishedCompactKeyName); len(v) > 0 {
 			idx.compacted = mvcc.BytesToRev(v).Main
 		}
-		read := 0
 		return tx.Bucket(schema.Key.Name()).ForEach(func(k, v []byte) error {
 			if len(k) < 17 {
 				return fmt.Errorf("a revision key of %d bytes", len(k))
@@ -193,10 +206,7 @@ func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 			}
 			scan = append(scan, scanned{i, storedRevision{main: rev.Main, sub: rev.Sub, tombstone: mvcc.IsTombstone(k)}})
 			idx.current = rev.Main
-			if read += len(v); read > releaseEvery {
-				s.releasePages()
-				read = 0
-			}
+			s.readValue(len(v))
 			return nil
 		})
 	})
@@ -321,7 +331,9 @@ func (kv snapshotKV) Range(_ context.Context, r *etcdserverpb.RangeRequest) (*et
 				continue
 			}
 			var item mvccpb.KeyValue
-			if err := item.Unmarshal(values.Get(at.bucketKey())); err != nil {
+			stored := values.Get(at.bucketKey())
+			kv.s.readValue(len(stored))
+			if err := item.Unmarshal(stored); err != nil {
 				return fmt.Errorf("reading revision %d: %w", at.main, err)
 			}
 			if !inModRange(r, &item) {
@@ -338,7 +350,6 @@ func (kv snapshotKV) Range(_ context.Context, r *etcdserverpb.RangeRequest) (*et
 		}
 		return nil
 	})
-	kv.s.releasePages()
 	if err != nil {
 		return nil, status.Error(codes.DataLoss, err.Error())
 	}
@@ -494,7 +505,7 @@ func (w snapshotWatches) replay(stream etcdserverpb.Watch_WatchServer, idx *snap
 		err := w.s.db.View(func(tx *bolt.Tx) error {
 			values := tx.Bucket(schema.Key.Name())
 			for _, c := range batch {
-				ev, err := event(values, c.key, c.revs, create.PrevKv)
+				ev, err := w.s.event(values, c.key, c.revs, create.PrevKv)
 				if err != nil {
 					return err
 				}
@@ -502,7 +513,6 @@ func (w snapshotWatches) replay(stream etcdserverpb.Watch_WatchServer, idx *snap
 			}
 			return nil
 		})
-		w.s.releasePages()
 		if err != nil {
 			return status.Error(codes.DataLoss, err.Error())
 		}
@@ -516,10 +526,12 @@ func (w snapshotWatches) replay(stream etcdserverpb.Watch_WatchServer, idx *snap
 // event is the watch event of the last of a key's revisions, as etcd
 // sends it: a put with the value, or a delete with the key and revision;
 // with the value before it when asked.
-func event(values *bolt.Bucket, key string, revs []storedRevision, withPrev bool) (*mvccpb.Event, error) {
+func (s *Snapshot) event(values *bolt.Bucket, key string, revs []storedRevision, withPrev bool) (*mvccpb.Event, error) {
 	read := func(r storedRevision) (*mvccpb.KeyValue, error) {
 		var kv mvccpb.KeyValue
-		if err := kv.Unmarshal(values.Get(r.bucketKey())); err != nil {
+		stored := values.Get(r.bucketKey())
+		s.readValue(len(stored))
+		if err := kv.Unmarshal(stored); err != nil {
 			return nil, fmt.Errorf("reading revision %d: %w", r.main, err)
 		}
 		return &kv, nil
