@@ -160,8 +160,10 @@ func (s *Snapshot) indexed() (*snapshotIndex, error) {
 }
 
 // releaseEvery is how many bytes of values are read between handing the
-// pages read back: it bounds the memory a snapshot's pages take.
-const releaseEvery = 16 << 20
+// pages read back: it bounds the memory a snapshot's pages take. The
+// kernel maps the pages around each one read too (up to 64 KiB), so the
+// pages held are several times this.
+const releaseEvery = 2 << 20
 
 // readValue counts a value read, and hands the pages back every
 // releaseEvery bytes.
