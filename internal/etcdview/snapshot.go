@@ -163,7 +163,7 @@ func (s *Snapshot) indexed() (*snapshotIndex, error) {
 // pages read back: it bounds the memory a snapshot's pages take. The
 // kernel maps the pages around each one read too (up to 64 KiB), so the
 // pages held are several times this.
-const releaseEvery = 2 << 20
+const releaseEvery = 8 << 20
 
 // readValue counts a value read, and hands the pages back every
 // releaseEvery bytes.
@@ -266,8 +266,13 @@ func keyOf(kv []byte) ([]byte, error) {
 // at is the revision of k live at rev, false when the key did not exist
 // then or was deleted.
 func (idx *snapshotIndex) at(k indexedKey, rev int64) (storedRevision, bool) {
+	// From the newest: most keys have a revision or two, and most reads
+	// are at the snapshot's revision.
 	revs := idx.revisions(k)
-	i := sort.Search(len(revs), func(i int) bool { return revs[i].main > rev }) - 1
+	i := len(revs) - 1
+	for i >= 0 && revs[i].main > rev {
+		i--
+	}
 	if i < 0 || revs[i].tombstone {
 		return storedRevision{}, false
 	}
