@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	bolt "go.etcd.io/bbolt"
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -33,19 +34,23 @@ import (
 //
 // The file is opened read-only and mapped, never copied or written: opening
 // reads its header pages alone. The first read indexes the keys (the
-// revisions of each, not their values), as etcd does when it starts; values
-// are read from the file as they are asked for.
+// revisions of each and where its value is in the file, not the values), as
+// etcd does when it starts. Values are then read from the file, not the
+// mapping, as they are asked for: the pages they are on stay in the
+// kernel's cache, out of this process's memory, however much is read.
 type Snapshot struct {
 	// ClientURL is where the snapshot is served.
 	ClientURL string
 
 	db *bolt.DB
+	// file is the snapshot, read at the values' offsets.
+	file *os.File
 	// size is the database's size in the file, all of it mapped.
 	size     int64
 	server   *grpc.Server
 	listener net.Listener
 
-	// read counts the bytes of values read since the pages were last
+	// read counts the bytes of the mapping read since its pages were last
 	// handed back.
 	read atomic.Int64
 
@@ -80,12 +85,18 @@ func OpenSnapshot(path string) (*Snapshot, error) {
 		db.Close()
 		return nil, fmt.Errorf("opening the snapshot %s: %w", path, err)
 	}
+	file, err := os.Open(path)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening the snapshot: %w", err)
+	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		db.Close()
+		file.Close()
 		return nil, fmt.Errorf("serving the snapshot: %w", err)
 	}
-	s := &Snapshot{ClientURL: "http://" + lis.Addr().String(), db: db, size: size, listener: lis, server: grpc.NewServer()}
+	s := &Snapshot{ClientURL: "http://" + lis.Addr().String(), db: db, file: file, size: size, listener: lis, server: grpc.NewServer()}
 	etcdserverpb.RegisterKVServer(s.server, snapshotKV{s})
 	etcdserverpb.RegisterLeaseServer(s.server, &snapshotLeases{s: s})
 	etcdserverpb.RegisterWatchServer(s.server, snapshotWatches{s})
@@ -114,7 +125,7 @@ func checkSnapshot(db *bolt.DB, fileSize int64) (size int64, err error) {
 // Close stops serving and closes the file.
 func (s *Snapshot) Close() error {
 	s.server.Stop()
-	return s.db.Close()
+	return errors.Join(s.db.Close(), s.file.Close())
 }
 
 // snapshotIndex is etcd's key index of a snapshot: every key, sorted, with
@@ -136,16 +147,13 @@ type indexedKey struct {
 
 type span struct{ from, to int }
 
-// storedRevision is one revision of a key, and whether it deleted the key.
+// storedRevision is one revision of a key, whether it deleted the key, and
+// where its value (a stored mvccpb.KeyValue) is in the file.
 type storedRevision struct {
 	main, sub int64
+	offset    int64
+	size      int32
 	tombstone bool
-}
-
-// bucketKey is the revision's key in the key bucket; a deletion's, which
-// no reader needs the value of, is not.
-func (r storedRevision) bucketKey() []byte {
-	return mvcc.RevToBytes(mvcc.Revision{Main: r.main, Sub: r.sub}, mvcc.NewRevBytes())
 }
 
 func (idx *snapshotIndex) name(k indexedKey) []byte { return idx.names[k.name.from:k.name.to] }
@@ -159,19 +167,37 @@ func (s *Snapshot) indexed() (*snapshotIndex, error) {
 	return s.index, s.indexErr
 }
 
-// releaseEvery is how many bytes of values are read between handing the
-// pages read back: it bounds the memory a snapshot's pages take. The
-// kernel maps the pages around each one read too (up to 64 KiB), so the
-// pages held are several times this.
+// releaseEvery is how many bytes of the mapping are read, while indexing,
+// between handing its pages back: it bounds the memory a snapshot's pages
+// take. The kernel maps the pages around each one read too (up to 64 KiB),
+// so the pages held are several times this.
 const releaseEvery = 8 << 20
 
-// readValue counts a value read, and hands the pages back every
+// mapped counts bytes of the mapping read, and hands the pages back every
 // releaseEvery bytes.
-func (s *Snapshot) readValue(size int) {
+func (s *Snapshot) mapped(size int) {
 	if s.read.Add(int64(size)) > releaseEvery {
 		s.read.Store(0)
 		s.releasePages()
 	}
+}
+
+// value reads a revision's stored KeyValue from the file into buf (grown
+// when short), and decodes it. The decoded key and value are copies: buf
+// is the caller's to reuse.
+func (s *Snapshot) value(r storedRevision, buf *[]byte) (*mvccpb.KeyValue, error) {
+	if cap(*buf) < int(r.size) {
+		*buf = make([]byte, r.size)
+	}
+	b := (*buf)[:r.size]
+	if _, err := s.file.ReadAt(b, r.offset); err != nil {
+		return nil, fmt.Errorf("reading revision %d at byte %d: %w", r.main, r.offset, err)
+	}
+	var kv mvccpb.KeyValue
+	if err := kv.Unmarshal(b); err != nil {
+		return nil, fmt.Errorf("reading revision %d: %w", r.main, err)
+	}
+	return &kv, nil
 }
 
 func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
@@ -185,6 +211,7 @@ func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 	}
 	var scan []scanned
 	seen := map[string]int{} // a key's index in idx.keys
+	base := s.db.Info().Data // where the file is mapped
 	err := s.db.View(func(tx *bolt.Tx) error {
 		if v := tx.Bucket(schema.Meta.Name()).Get(schema.FinishedCompactKeyName); len(v) > 0 {
 			idx.compacted = mvcc.BytesToRev(v).Main
@@ -206,9 +233,15 @@ func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 				idx.names = append(idx.names, key...)
 				idx.keys = append(idx.keys, indexedKey{name: span{from, len(idx.names)}})
 			}
-			scan = append(scan, scanned{i, storedRevision{main: rev.Main, sub: rev.Sub, tombstone: mvcc.IsTombstone(k)}})
+			// A read-only transaction's values are slices of the
+			// mapping, so their place in it is their place in the file.
+			offset := int64(uintptr(unsafe.Pointer(unsafe.SliceData(v))) - base)
+			if offset < 0 || offset+int64(len(v)) > s.size {
+				return fmt.Errorf("revision %d: its value is outside the file", rev.Main)
+			}
+			scan = append(scan, scanned{i, storedRevision{main: rev.Main, sub: rev.Sub, offset: offset, size: int32(len(v)), tombstone: mvcc.IsTombstone(k)}})
 			idx.current = rev.Main
-			s.readValue(len(v))
+			s.mapped(len(v))
 			return nil
 		})
 	})
@@ -326,39 +359,31 @@ func (kv snapshotKV) Range(_ context.Context, r *etcdserverpb.RangeRequest) (*et
 	// revision filters apply to the values, then the limit, one more value
 	// read telling whether there are more. Values are read only until then.
 	collecting := !r.CountOnly
-	err = kv.s.db.View(func(tx *bolt.Tx) error {
-		values := tx.Bucket(schema.Key.Name())
-		for _, k := range idx.between(r.Key, r.RangeEnd) {
-			at, ok := idx.at(k, rev)
-			if !ok {
-				continue
-			}
-			resp.Count++
-			if !collecting {
-				continue
-			}
-			var item mvccpb.KeyValue
-			stored := values.Get(at.bucketKey())
-			kv.s.readValue(len(stored))
-			if err := item.Unmarshal(stored); err != nil {
-				return fmt.Errorf("reading revision %d: %w", at.main, err)
-			}
-			if !inModRange(r, &item) {
-				continue
-			}
-			if r.Limit > 0 && int64(len(resp.Kvs)) == r.Limit {
-				resp.More, collecting = true, false
-				continue
-			}
-			if r.KeysOnly {
-				item.Value = nil
-			}
-			resp.Kvs = append(resp.Kvs, &item)
+	var buf []byte
+	for _, k := range idx.between(r.Key, r.RangeEnd) {
+		at, ok := idx.at(k, rev)
+		if !ok {
+			continue
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, status.Error(codes.DataLoss, err.Error())
+		resp.Count++
+		if !collecting {
+			continue
+		}
+		item, err := kv.s.value(at, &buf)
+		if err != nil {
+			return nil, status.Error(codes.DataLoss, err.Error())
+		}
+		if !inModRange(r, item) {
+			continue
+		}
+		if r.Limit > 0 && int64(len(resp.Kvs)) == r.Limit {
+			resp.More, collecting = true, false
+			continue
+		}
+		if r.KeysOnly {
+			item.Value = nil
+		}
+		resp.Kvs = append(resp.Kvs, item)
 	}
 	return resp, nil
 }
@@ -505,23 +530,17 @@ func (w snapshotWatches) replay(stream etcdserverpb.Watch_WatchServer, idx *snap
 		return a.main < b.main || a.main == b.main && a.sub < b.sub
 	})
 	header := &etcdserverpb.ResponseHeader{Revision: idx.current}
+	var buf []byte
 	for len(changes) > 0 {
 		batch := changes[:min(len(changes), watchBatch)]
 		changes = changes[len(batch):]
 		resp := &etcdserverpb.WatchResponse{Header: header, WatchId: id}
-		err := w.s.db.View(func(tx *bolt.Tx) error {
-			values := tx.Bucket(schema.Key.Name())
-			for _, c := range batch {
-				ev, err := w.s.event(values, c.key, c.revs, create.PrevKv)
-				if err != nil {
-					return err
-				}
-				resp.Events = append(resp.Events, ev)
+		for _, c := range batch {
+			ev, err := w.s.event(c.key, c.revs, create.PrevKv, &buf)
+			if err != nil {
+				return status.Error(codes.DataLoss, err.Error())
 			}
-			return nil
-		})
-		if err != nil {
-			return status.Error(codes.DataLoss, err.Error())
+			resp.Events = append(resp.Events, ev)
 		}
 		if err := stream.Send(resp); err != nil {
 			return err
@@ -533,16 +552,8 @@ func (w snapshotWatches) replay(stream etcdserverpb.Watch_WatchServer, idx *snap
 // event is the watch event of the last of a key's revisions, as etcd
 // sends it: a put with the value, or a delete with the key and revision;
 // with the value before it when asked.
-func (s *Snapshot) event(values *bolt.Bucket, key string, revs []storedRevision, withPrev bool) (*mvccpb.Event, error) {
-	read := func(r storedRevision) (*mvccpb.KeyValue, error) {
-		var kv mvccpb.KeyValue
-		stored := values.Get(r.bucketKey())
-		s.readValue(len(stored))
-		if err := kv.Unmarshal(stored); err != nil {
-			return nil, fmt.Errorf("reading revision %d: %w", r.main, err)
-		}
-		return &kv, nil
-	}
+func (s *Snapshot) event(key string, revs []storedRevision, withPrev bool, buf *[]byte) (*mvccpb.Event, error) {
+	read := func(r storedRevision) (*mvccpb.KeyValue, error) { return s.value(r, buf) }
 	last := revs[len(revs)-1]
 	ev := &mvccpb.Event{Type: mvccpb.PUT}
 	if last.tombstone {
