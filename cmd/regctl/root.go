@@ -178,6 +178,7 @@ etcd, regctl builds the map on an ephemeral in-process etcd.`,
 		newCreateCmd(g, nil),
 		newReplaceCmd(g, nil),
 		newDeleteCmd(g, nil),
+		newScanCmd(g, nil),
 	)
 	requireSubcommands(cmd)
 	cmd.SetUsageTemplate(withIgnoredFlagsLine(cmd.UsageTemplate()))

@@ -20,6 +20,23 @@ func Count(ctx context.Context, c *clientv3.Client, prefix string) (int64, error
 	return resp.Count, nil
 }
 
+// CountAt returns how many keys start with prefix at revision rev (0: now),
+// and the revision counted at, with a count-only request.
+func CountAt(ctx context.Context, c *clientv3.Client, prefix string, rev int64) (count, at int64, err error) {
+	opts := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithCountOnly()}
+	if rev > 0 {
+		opts = append(opts, clientv3.WithRev(rev))
+	}
+	resp, err := c.Get(ctx, prefix, opts...)
+	if err != nil {
+		return 0, 0, fmt.Errorf("counting keys under %s: %w", prefix, err)
+	}
+	if rev == 0 {
+		rev = resp.Header.Revision
+	}
+	return resp.Count, rev, nil
+}
+
 // Pages reads the keys under prefix, from start on (start is prefix itself
 // for all of them), in pages of pageSize, one range request per page, all at
 // the revision of the first page so the walk is a consistent snapshot. With

@@ -43,6 +43,19 @@ type Described interface {
 	Fields() [][2]string
 }
 
+// Sectioned is a value shown as several tables one after the other, each
+// under its title, for a report with parts of different shapes.
+type Sectioned interface {
+	Sections(wide bool) []Section
+}
+
+// Section is one table of a Sectioned value; one with no rows is left out.
+type Section struct {
+	Title  string
+	Header []string
+	Rows   [][]string
+}
+
 // ParseFormat checks a -o value against the formats a command supports.
 func ParseFormat(s string, valid ...Format) (Format, error) {
 	for _, f := range valid {
@@ -80,6 +93,8 @@ func Print(w io.Writer, f Format, v any) error {
 			return t.print(w, f == Wide)
 		case Tabular:
 			return PrintTable(w, t.Header(f == Wide), t.Rows(f == Wide))
+		case Sectioned:
+			return printSections(w, t.Sections(f == Wide))
 		case Described:
 			rows := make([][]string, 0, len(t.Fields()))
 			for _, field := range t.Fields() {
@@ -91,6 +106,30 @@ func Print(w io.Writer, f Format, v any) error {
 	}
 	// Names are printed object by object, by ListWriter.
 	return fmt.Errorf("output format %q is not supported here", f)
+}
+
+func printSections(w io.Writer, sections []Section) error {
+	first := true
+	for _, s := range sections {
+		if len(s.Rows) == 0 {
+			continue
+		}
+		if !first {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		}
+		first = false
+		if s.Title != "" {
+			if _, err := io.WriteString(w, printers.EscapeTerminal(s.Title)+"\n"); err != nil {
+				return err
+			}
+		}
+		if err := PrintTable(w, s.Header, s.Rows); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // PrintTable writes a borderless, left-aligned table in the style of

@@ -8,6 +8,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
@@ -43,10 +44,11 @@ type Handle struct {
 	// served version.
 	Codec Codec
 
-	etcdPrefix  string
-	transformer value.Transformer
-	client      func(context.Context) (*clientv3.Client, error)
-	allocators  func(context.Context) error
+	etcdPrefix   string
+	transformer  value.Transformer
+	storageCodec runtime.Codec
+	client       func(context.Context) (*clientv3.Client, error)
+	allocators   func(context.Context) error
 }
 
 // ReadyAllocators readies what the path's store allocates from beyond its
@@ -93,6 +95,11 @@ func (h *Handle) Client(ctx context.Context) (*clientv3.Client, error) {
 // Transformer is the storage transformer (encryption) of the path's store,
 // nil when values are stored as they are encoded.
 func (h *Handle) Transformer() value.Transformer { return h.transformer }
+
+// StorageCodec is the codec the server's store decodes a value with once
+// it is decrypted (and encodes one with before encrypting it); nil for a
+// path that never touches etcd.
+func (h *Handle) StorageCodec() runtime.Codec { return h.storageCodec }
 
 // Key is the etcd key of the object name in namespace: the store's own
 // KeyFunc, under the etcd prefix the storage layer puts in front of it.
@@ -150,6 +157,7 @@ func (w *Wiring) handles(versions []servedVersion) map[string]*Handle {
 				if d, ok := w.getter.decision(h.Store.DefaultQualifiedResource); ok {
 					tc := d.transport
 					h.transformer = d.transformer
+					h.storageCodec = d.codec
 					h.client = func(ctx context.Context) (*clientv3.Client, error) { return w.clientOn(ctx, tc) }
 				}
 			}

@@ -33,7 +33,10 @@ type decision struct {
 	Encryption     string
 
 	transformer value.Transformer
-	transport   storagebackend.TransportConfig
+	// codec is the storage codec: how the server decodes a stored value
+	// once decrypted.
+	codec     apiruntime.Codec
+	transport storagebackend.TransportConfig
 }
 
 // recordingGetter wraps the server's RESTOptionsGetter. It records what the
@@ -106,6 +109,7 @@ func (g *recordingGetter) GetRESTOptions(resource schema.GroupResource, example 
 		Decorator:      decoratorName(opts.Decorator),
 		Encryption:     g.encryption(resource),
 		transformer:    opts.StorageConfig.Transformer,
+		codec:          opts.StorageConfig.Codec,
 		transport:      transport,
 	}
 	var preflight func(context.Context) error

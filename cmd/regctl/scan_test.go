@@ -1,0 +1,522 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/protobuf/encoding/protowire"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"sigs.k8s.io/yaml"
+
+	"github.com/regctl/regctl/internal/scan"
+	"github.com/regctl/regctl/test/apiserver"
+)
+
+// aescbc keys of the encryption configs below.
+const (
+	key1 = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+	key2 = "ZmVkY2JhOTg3NjU0MzIxMGZlZGNiYTk4NzY1NDMyMTA="
+)
+
+// writeEncryptionConfig writes an EncryptionConfiguration of one provider
+// list per resource list.
+func writeEncryptionConfig(t *testing.T, name string, rules map[string]string) string {
+	t.Helper()
+	config := "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n"
+	for _, resources := range slices.Sorted(func(yield func(string) bool) {
+		for k := range rules {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		config += "- resources: [" + resources + "]\n  providers:\n" + rules[resources]
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return "--encryption-provider-config=" + path
+}
+
+func aescbc(keys ...string) string {
+	out := "  - aescbc:\n      keys:\n"
+	for _, k := range keys {
+		secret := key1
+		if k == "key2" {
+			secret = key2
+		}
+		out += "      - name: " + k + "\n        secret: " + secret + "\n"
+	}
+	return out
+}
+
+const identityProvider = "  - identity: {}\n"
+
+// storageOn is the storage config of a second server on the etcd at url.
+func storageOn(url string) *storagebackend.Config {
+	c := storagebackend.NewDefaultConfig("/registry", nil)
+	c.Transport.ServerList = []string{url}
+	return c
+}
+
+func scanReport(t *testing.T, args ...string) *scan.Report {
+	t.Helper()
+	var r scan.Report
+	if err := json.Unmarshal([]byte(mustRun(t, append([]string{"scan", "-o", "json"}, args...)...)), &r); err != nil {
+		t.Fatal(err)
+	}
+	return &r
+}
+
+func resourceOf(t *testing.T, r *scan.Report, resource, namespace string) scan.Resource {
+	t.Helper()
+	for _, res := range r.Resources {
+		if res.Resource == resource && res.Namespace == namespace {
+			return res
+		}
+	}
+	t.Fatalf("no %s in namespace %q in the scan", resource, namespace)
+	return scan.Resource{}
+}
+
+func findingKeys(r *scan.Report, kind, reason string) []string {
+	var keys []string
+	for _, f := range r.Findings {
+		if f.Kind == kind && f.Reason == reason {
+			keys = append(keys, f.Key)
+		}
+	}
+	return keys
+}
+
+// envelopeCounts counts the values under prefix by their encryption
+// envelope's provider:version:key, read straight from etcd: what the
+// servers wrote.
+func envelopeCounts(t *testing.T, c *clientv3.Client, prefix string) map[string]int64 {
+	t.Helper()
+	resp, err := c.Get(context.Background(), prefix, clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, kv := range resp.Kvs {
+		name := "identity"
+		if rest, ok := bytes.CutPrefix(kv.Value, []byte("k8s:enc:")); ok {
+			parts := bytes.SplitN(rest, []byte(":"), 4)
+			name = string(bytes.Join(parts[:3], []byte(":")))
+		}
+		out[name]++
+	}
+	return out
+}
+
+// TestScanFollowsAnEncryptionRotation writes secrets through a real
+// kube-apiserver with aescbc key1, rotates to key2 first and rewrites some,
+// then adds config maps to the config: scan's counts per key equal what
+// etcd holds, the secrets still under key1 and the plain config maps are
+// findings, and `--fail-on encryption` fails until a server rewrites them.
+func TestScanFollowsAnEncryptionRotation(t *testing.T) {
+	ctx := context.Background()
+	first := writeEncryptionConfig(t, "first.yaml", map[string]string{"secrets": aescbc("key1") + identityProvider})
+	rotated := writeEncryptionConfig(t, "rotated.yaml", map[string]string{"secrets": aescbc("key2", "key1") + identityProvider})
+	extended := writeEncryptionConfig(t, "extended.yaml", map[string]string{
+		"secrets":    aescbc("key2", "key1") + identityProvider,
+		"configmaps": aescbc("key2") + identityProvider,
+	})
+
+	s := apiserver.Start(t, first)
+	if _, err := s.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "b", "c", "d"} {
+		if _, err := s.Client.CoreV1().Secrets("shop").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}, StringData: map[string]string{"v": name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Client.CoreV1().ConfigMaps("shop").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"v": name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Stop()
+
+	// The rotation: key2 writes, key1 still reads; two secrets rewritten.
+	s = apiserver.StartOn(t, storageOn(s.EtcdURL), rotated)
+	for _, name := range []string{"a", "b"} {
+		secret, err := s.Client.CoreV1().Secrets("shop").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		secret.Labels = map[string]string{"rotated": "yes"}
+		if _, err := s.Client.CoreV1().Secrets("shop").Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Stop()
+	etcd := etcdClient(t, s.EtcdURL)
+	etcdFlag := "--etcd-servers=" + s.EtcdURL
+
+	written := envelopeCounts(t, etcd, "/registry/secrets/shop/")
+	if want := map[string]int64{"aescbc:v1:key1": 2, "aescbc:v1:key2": 2}; !equalCounts(written, want) {
+		t.Fatalf("the servers wrote %v, want %v", written, want)
+	}
+	before := revisionOf(t, etcd)
+	r := scanReport(t, "--by", "namespace", etcdFlag, extended)
+	if after := revisionOf(t, etcd); after != before {
+		t.Errorf("the scan moved the etcd revision from %d to %d", before, after)
+	}
+	secrets := resourceOf(t, r, "secrets", "shop")
+	if !equalCounts(secrets.Encryption.Counts, written) || secrets.Encryption.StaleKey != 2 || secrets.Encryption.Writes != "aescbc:v1:key2" {
+		t.Errorf("secrets in shop: %+v, want counts %v, 2 stale, writes aescbc:v1:key2", secrets.Encryption, written)
+	}
+	configMaps := resourceOf(t, r, "configmaps", "shop")
+	if want := envelopeCounts(t, etcd, "/registry/configmaps/shop/"); !equalCounts(configMaps.Encryption.Counts, want) || configMaps.Encryption.Plaintext != 4 {
+		t.Errorf("config maps in shop: %+v, want counts %v and 4 plain", configMaps.Encryption, want)
+	}
+	if got, want := findingKeys(r, scan.Encryption, scan.ReasonStaleKey), []string{"/registry/secrets/shop/c", "/registry/secrets/shop/d"}; !slices.Equal(got, want) {
+		t.Errorf("stale-key findings %v, want %v", got, want)
+	}
+	plain := findingKeys(r, scan.Encryption, scan.ReasonPlaintext)
+	for _, name := range []string{"a", "b", "c", "d"} {
+		if !slices.Contains(plain, "/registry/configmaps/shop/"+name) {
+			t.Errorf("no plaintext finding for config map %s: %v", name, plain)
+		}
+	}
+	// Every config map the server holds is plain: each is a finding.
+	var allConfigMaps int64
+	for _, res := range r.Resources {
+		if res.Resource == "configmaps" {
+			allConfigMaps += res.Keys
+		}
+	}
+	if r.FindingCounts[scan.Encryption] != 2+allConfigMaps {
+		t.Errorf("encryption findings %d, want %d", r.FindingCounts[scan.Encryption], 2+allConfigMaps)
+	}
+	_, stderr, code := run(t, "scan", "--only", "encryption", "--fail-on", "encryption", etcdFlag, extended)
+	if code != 1 || !strings.Contains(stderr, "the scan found") {
+		t.Errorf("--fail-on encryption before the rewrite: exit %d, %q", code, stderr)
+	}
+
+	// A server on the extended config rewrites everything it should.
+	s = apiserver.StartOn(t, storageOn(s.EtcdURL), extended)
+	for _, name := range []string{"c", "d"} {
+		secret, err := s.Client.CoreV1().Secrets("shop").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		secret.Labels = map[string]string{"rotated": "yes"}
+		if _, err := s.Client.CoreV1().Secrets("shop").Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cms, err := s.Client.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cm := range cms.Items {
+		cm.Labels = map[string]string{"rewritten": "yes"}
+		if _, err := s.Client.CoreV1().ConfigMaps(cm.Namespace).Update(ctx, &cm, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Stop()
+	stdout, stderr, code := run(t, "scan", "--only", "encryption", "--fail-on", "encryption", etcdFlag, extended)
+	if code != 0 {
+		t.Errorf("--fail-on encryption after the rewrite: exit %d, %q\n%s", code, stderr, stdout)
+	}
+}
+
+func equalCounts(a, b map[string]int64) bool {
+	for k, v := range a {
+		if v != 0 && b[k] != v {
+			return false
+		}
+	}
+	for k, v := range b {
+		if v != 0 && a[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestScanTellsWhenAStoredVersionCanBeDropped moves a CRD's storage version
+// from v1beta1 to v1 on a real kube-apiserver with objects written before
+// and after: scan's counts per version, its verdict and the CRD's
+// storedVersions agree with what the server wrote; once the old objects
+// are rewritten, v1beta1 can be dropped.
+func TestScanTellsWhenAStoredVersionCanBeDropped(t *testing.T) {
+	ctx := context.Background()
+	s := apiserver.Start(t)
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal([]byte(apiserver.WidgetsCRD), &crd); err != nil {
+		t.Fatal(err)
+	}
+	// Stored at v1beta1 first.
+	crd.Spec.Versions[0].Storage, crd.Spec.Versions[1].Storage = true, false
+	crds := apiextensionsclient.NewForConfigOrDie(s.Config).ApiextensionsV1().CustomResourceDefinitions()
+	if _, err := crds.Create(ctx, &crd, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	widgetsV1beta1 := widgetsV1
+	widgetsV1beta1.Version = "v1beta1"
+	createWidget := func(name string) {
+		t.Helper()
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			_, err := s.Dynamic.Resource(widgetsV1beta1).Namespace("shop").Create(ctx, widget("v1beta1", name, map[string]any{"size": "large"}), metav1.CreateOptions{})
+			return err == nil, nil
+		})
+		if err != nil {
+			t.Fatalf("creating widget %s: %v", name, err)
+		}
+	}
+	createWidget("old-1")
+	createWidget("old-2")
+	// The storage version moves to v1.
+	current, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	current.Spec.Versions[0].Storage, current.Spec.Versions[1].Storage = false, true
+	if _, err := crds.Update(ctx, current, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The CRD handler serves the new storage version once it has seen the
+	// update: until then a new object could still be stored at v1beta1.
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		name := "probe"
+		if _, err := s.Dynamic.Resource(widgetsV1).Namespace("shop").Create(ctx, widget("v1", name, map[string]any{}), metav1.CreateOptions{}); err != nil {
+			return false, nil
+		}
+		raw, err := etcdClient(t, s.EtcdURL).Get(ctx, "/registry/example.com/widgets/shop/probe")
+		if err != nil || len(raw.Kvs) == 0 {
+			return false, err
+		}
+		stored := bytes.Contains(raw.Kvs[0].Value, []byte(`"apiVersion":"example.com/v1"`))
+		return stored, s.Dynamic.Resource(widgetsV1).Namespace("shop").Delete(ctx, name, metav1.DeleteOptions{})
+	})
+	if err != nil {
+		t.Fatalf("waiting for the server to store widgets at v1: %v", err)
+	}
+	if _, err := s.Dynamic.Resource(widgetsV1).Namespace("shop").Create(ctx, widget("v1", "new-1", map[string]any{}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	served, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Stop()
+	etcdFlag := "--etcd-servers=" + s.EtcdURL
+
+	r := scanReport(t, "--only", "versions", etcdFlag)
+	widgets := resourceOf(t, r, "widgets.example.com", "")
+	v := widgets.Versions
+	if !equalCounts(v.Counts, map[string]int64{"example.com/v1beta1": 2, "example.com/v1": 1}) || v.Writes != "example.com/v1" {
+		t.Errorf("widget versions %+v, want 2 at v1beta1 and 1 at v1, written at v1", v)
+	}
+	if !slices.Equal(v.CRDStoredVersions, served.Status.StoredVersions) || !slices.Equal(v.CRDStoredVersions, []string{"v1beta1", "v1"}) {
+		t.Errorf("storedVersions %v, the server's %v", v.CRDStoredVersions, served.Status.StoredVersions)
+	}
+	if len(v.Droppable) != 0 || !strings.Contains(v.Verdict, "2 at example.com/v1beta1") {
+		t.Errorf("verdict %q, droppable %v: want the two v1beta1 objects to keep v1beta1", v.Verdict, v.Droppable)
+	}
+	if got, want := findingKeys(r, scan.Versions, scan.ReasonOldVersion), []string{"/registry/example.com/widgets/shop/old-1", "/registry/example.com/widgets/shop/old-2"}; !slices.Equal(got, want) {
+		t.Errorf("old-version findings %v, want %v", got, want)
+	}
+	_, _, code := run(t, "scan", "--only", "versions", "--fail-on", "versions", etcdFlag)
+	if code != 1 {
+		t.Errorf("--fail-on versions with objects at v1beta1: exit %d", code)
+	}
+
+	// Rewritten through the store, both old objects move to v1.
+	for _, name := range []string{"old-1", "old-2"} {
+		obj := mustRun(t, "get", "widgets/"+name, "-n", "shop", "-o", "json", etcdFlag)
+		mustRun(t, "replace", "-f", writeFile(t, name+".json", obj), etcdFlag)
+	}
+	r = scanReport(t, "--only", "versions", "--fail-on", "versions", etcdFlag)
+	v = resourceOf(t, r, "widgets.example.com", "").Versions
+	if !slices.Equal(v.InUse, []string{"example.com/v1"}) || !slices.Equal(v.Droppable, []string{"v1beta1"}) || !strings.Contains(v.Verdict, "v1beta1 can be dropped") {
+		t.Errorf("after the rewrite: %+v, want v1 alone in use and v1beta1 droppable", v)
+	}
+}
+
+// TestScanFindsCorruptValuesAndOrphans damages an etcd a real server filled:
+// garbage, a truncated protobuf, a value under another object's key, a
+// secret encrypted with a key no longer configured, a protobuf field the
+// type does not declare, and a CRD deleted by deleting its key alone. Each
+// is found by key; everything else is still reported; a snapshot of the
+// same etcd gives the same report.
+func TestScanFindsCorruptValuesAndOrphans(t *testing.T) {
+	ctx := context.Background()
+	old := writeEncryptionConfig(t, "old.yaml", map[string]string{"secrets": aescbc("key1") + identityProvider})
+	current := writeEncryptionConfig(t, "current.yaml", map[string]string{"secrets": aescbc("key2") + identityProvider})
+	s := apiserver.Start(t, old)
+	apiserver.CreateWidgetsCRD(t, s)
+	if _, err := s.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"fine", "source", "extra"} {
+		if _, err := s.Client.CoreV1().ConfigMaps("shop").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"v": name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Client.CoreV1().Secrets("shop").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "lost"}, StringData: map[string]string{"v": "x"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Dynamic.Resource(widgetsV1).Namespace("shop").Create(ctx, widget("v1", "left", map[string]any{}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.Stop()
+	etcd := etcdClient(t, s.EtcdURL)
+	get := func(key string) []byte {
+		t.Helper()
+		resp, err := etcd.Get(ctx, key)
+		if err != nil || len(resp.Kvs) == 0 {
+			t.Fatalf("reading %s: %v", key, err)
+		}
+		return resp.Kvs[0].Value
+	}
+	put := func(key string, value []byte) {
+		t.Helper()
+		if _, err := etcd.Put(ctx, key, string(value)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const cms = "/registry/configmaps/shop/"
+	source := get(cms + "source")
+	put(cms+"garbage", []byte("not a kubernetes object"))
+	put(cms+"truncated", source[:len(source)/2])
+	put(cms+"moved", source)
+	put(cms+"extra", withUnknownField(t, get(cms+"extra"), 99))
+	widgetBytes := int64(len(get("/registry/example.com/widgets/shop/left")))
+	if _, err := etcd.Delete(ctx, "/registry/apiextensions.k8s.io/customresourcedefinitions/widgets.example.com"); err != nil {
+		t.Fatal(err)
+	}
+	etcdFlag := "--etcd-servers=" + s.EtcdURL
+
+	r := scanReport(t, etcdFlag, current)
+	for _, c := range []struct{ reason, key string }{
+		{scan.ReasonUndecodable, cms + "garbage"},
+		{scan.ReasonUndecodable, cms + "truncated"},
+		{scan.ReasonWrongKey, cms + "moved"},
+		{scan.ReasonUnknownFields, cms + "extra"},
+		{scan.ReasonUndecryptable, "/registry/secrets/shop/lost"},
+	} {
+		if !slices.Contains(findingKeys(r, scan.Corrupt, c.reason), c.key) {
+			t.Errorf("no %s finding for %s: %v", c.reason, c.key, r.Findings)
+		}
+	}
+	if n := r.FindingCounts[scan.Corrupt]; n != 5 {
+		t.Errorf("%d corrupt findings, want 5: %v", n, r.Findings)
+	}
+	for _, f := range r.Findings {
+		if f.Key == cms+"extra" && !strings.Contains(f.Detail, "#99") {
+			t.Errorf("unknown field finding %q does not name field 99", f.Detail)
+		}
+	}
+	// The readable config maps are still counted and versioned.
+	configMaps := resourceOf(t, r, "configmaps", "")
+	if configMaps.Versions.Counts["v1"] < 4 || configMaps.Corrupt[scan.ReasonUndecodable] != 2 || configMaps.Corrupt[scan.ReasonWrongKey] != 1 {
+		t.Errorf("config maps: versions %+v, corrupt %v", configMaps.Versions, configMaps.Corrupt)
+	}
+	var orphan *scan.Orphan
+	for i, o := range r.Orphans {
+		if o.KeyPrefix == "/registry/example.com/widgets/" {
+			orphan = &r.Orphans[i]
+		}
+	}
+	if orphan == nil || orphan.Keys != 1 || orphan.Bytes != widgetBytes {
+		t.Errorf("orphans %+v: want the widget's key under /registry/example.com/widgets/ with %d bytes", r.Orphans, widgetBytes)
+	}
+	if got := findingKeys(r, scan.Orphans, scan.ReasonUnclaimed); !slices.Equal(got, []string{"/registry/example.com/widgets/shop/left"}) {
+		t.Errorf("orphan findings %v: want the widget alone", got)
+	}
+	// The node port allocator's range, which the server keeps beside the
+	// map, is not an orphan.
+	if len(r.Allocations) != 1 || r.Allocations[0].Key != "/registry/ranges/servicenodeports" {
+		t.Errorf("allocations %+v: want the server's node port range", r.Allocations)
+	}
+	_, stderr, code := run(t, "scan", "--fail-on", "corrupt", etcdFlag, current)
+	if code != 1 || !strings.Contains(stderr, "5 corrupt") {
+		t.Errorf("--fail-on corrupt: exit %d, %q", code, stderr)
+	}
+	// The table names each finding's key.
+	table := mustRun(t, "scan", etcdFlag, current)
+	for _, key := range []string{cms + "garbage", cms + "moved", "/registry/secrets/shop/lost", "/registry/example.com/widgets/"} {
+		if !strings.Contains(table, key) {
+			t.Errorf("the table does not show %s:\n%s", key, table)
+		}
+	}
+
+	// A snapshot of that etcd reports the same.
+	path := filepath.Join(t.TempDir(), "backup.db")
+	snapshot, err := etcd.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(f, snapshot); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	live := mustRun(t, "scan", "-o", "json", "--by", "namespace", etcdFlag, current)
+	fromSnapshot := mustRun(t, "scan", "-o", "json", "--by", "namespace", "--snapshot", path, current)
+	if live != fromSnapshot {
+		t.Errorf("the snapshot's report differs from the live etcd's:\nlive:\n%s\nsnapshot:\n%s", live, fromSnapshot)
+	}
+}
+
+// withUnknownField adds field number to the object inside a stored
+// protobuf value, as a server whose type had that field would have written.
+func withUnknownField(t *testing.T, stored []byte, number protowire.Number) []byte {
+	t.Helper()
+	magic := []byte("k8s\x00")
+	var u runtime.Unknown
+	if err := u.Unmarshal(bytes.TrimPrefix(stored, magic)); err != nil {
+		t.Fatal(err)
+	}
+	u.Raw = protowire.AppendString(protowire.AppendTag(u.Raw, number, protowire.BytesType), "from a newer server")
+	data, err := u.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(magic, data...)
+}
+
+func TestScanFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"scan", "--only", "sizes"}, `unknown --only value "sizes": valid values are size,encoding,encryption,versions,corrupt,orphans`},
+		{[]string{"scan", "--fail-on", "size"}, `unknown --fail-on value "size": valid values are encryption,versions,corrupt,orphans`},
+		{[]string{"scan", "--by", "node"}, `unknown --by "node": the one value is namespace`},
+		{[]string{"scan", "-o", "name"}, `unknown output format "name"`},
+		{[]string{"scan"}, "no etcd"},
+	} {
+		_, stderr, code := run(t, c.args...)
+		if code == 0 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, %q, want one line with %q", c.args, code, stderr, c.want)
+		}
+	}
+}

@@ -1,0 +1,276 @@
+package scan
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// The Kubernetes API types are generated with their protobuf field numbers
+// in struct tags (`protobuf:"bytes,2,opt,name=spec"`). A stored value whose
+// bytes hold a field number its type does not declare was written by a
+// server whose schema had that field: the generated decoder skips it
+// without a word, and the next write of the object drops it. Walking the
+// value against the type's own tags finds those fields exactly, without
+// decoding anything twice.
+
+// message is what a generated type declares: its fields by number.
+type message struct {
+	fields map[protowire.Number]messageField
+}
+
+type messageField struct {
+	name string
+	// msg is the field's message type (an element's, for a repeated
+	// field); nil for scalars and for types with their own encoding
+	// (Time, Quantity), which declare no tagged fields.
+	msg *message
+	// mapValue is the message type of a map's values, when they are
+	// messages.
+	mapValue *message
+	isMap    bool
+}
+
+var (
+	messagesMu sync.Mutex
+	messages   = map[reflect.Type]*message{}
+)
+
+// messageOf is the declared fields of t, a generated API struct; nil when
+// it declares none (an opaque type with its own marshalling).
+func messageOf(t reflect.Type) *message {
+	messagesMu.Lock()
+	defer messagesMu.Unlock()
+	return messageOfLocked(t)
+}
+
+func messageOfLocked(t reflect.Type) *message {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	if m, ok := messages[t]; ok {
+		return m
+	}
+	m := &message{fields: map[protowire.Number]messageField{}}
+	// Recorded before its fields, for types that hold themselves
+	// (JSONSchemaProps).
+	messages[t] = m
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		num, name, ok := protobufTag(f.Tag.Get("protobuf"))
+		if !ok {
+			continue
+		}
+		field := messageField{name: name}
+		ft := f.Type
+		switch {
+		case ft.Kind() == reflect.Map:
+			field.isMap = true
+			if _, _, ok := protobufTag(f.Tag.Get("protobuf_val")); ok {
+				field.mapValue = elemMessage(ft.Elem())
+			}
+		case ft.Kind() == reflect.Slice && ft.Elem().Kind() != reflect.Uint8:
+			field.msg = elemMessage(ft.Elem())
+		default:
+			field.msg = elemMessage(ft)
+		}
+		m.fields[num] = field
+	}
+	if len(m.fields) == 0 {
+		messages[t] = nil
+		return nil
+	}
+	return m
+}
+
+func elemMessage(t reflect.Type) *message {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	return messageOfLocked(t)
+}
+
+// protobufTag reads the field number and name of a protobuf struct tag.
+func protobufTag(tag string) (protowire.Number, string, bool) {
+	if tag == "" {
+		return 0, "", false
+	}
+	parts := strings.Split(tag, ",")
+	if len(parts) < 2 {
+		return 0, "", false
+	}
+	n, err := strconv.Atoi(parts[1])
+	if err != nil {
+		return 0, "", false
+	}
+	name := ""
+	for _, p := range parts[2:] {
+		if v, ok := strings.CutPrefix(p, "name="); ok {
+			name = v
+		}
+	}
+	return protowire.Number(n), name, true
+}
+
+var errMalformed = errors.New("malformed protobuf")
+
+// unknownFields lists the fields of raw, an encoded m, that m does not
+// declare, as their paths ("spec.containers[].#42"), at most limit of them.
+func unknownFields(raw []byte, m *message, limit int) ([]string, error) {
+	var out []string
+	err := walk(raw, m, "", &out, limit)
+	return out, err
+}
+
+func walk(b []byte, m *message, path string, out *[]string, limit int) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return errMalformed
+		}
+		b = b[n:]
+		f, known := m.fields[num]
+		if typ == protowire.BytesType && known && (f.msg != nil || f.mapValue != nil) {
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return errMalformed
+			}
+			if err := walkField(v, f, join(path, f.name), out, limit); err != nil {
+				return err
+			}
+			b = b[n:]
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return errMalformed
+		}
+		b = b[n:]
+		if !known && len(*out) < limit {
+			*out = append(*out, join(path, "#"+strconv.Itoa(int(num))))
+		}
+	}
+	return nil
+}
+
+func walkField(v []byte, f messageField, path string, out *[]string, limit int) error {
+	if !f.isMap {
+		if f.msg != nil {
+			return walk(v, f.msg, path, out, limit)
+		}
+		return nil
+	}
+	// A map entry is a message of its key (1) and its value (2).
+	for len(v) > 0 {
+		num, typ, n := protowire.ConsumeTag(v)
+		if n < 0 {
+			return errMalformed
+		}
+		v = v[n:]
+		if num == 2 && typ == protowire.BytesType {
+			value, n := protowire.ConsumeBytes(v)
+			if n < 0 {
+				return errMalformed
+			}
+			if err := walk(value, f.mapValue, path+"[]", out, limit); err != nil {
+				return err
+			}
+			v = v[n:]
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, v)
+		if n < 0 {
+			return errMalformed
+		}
+		v = v[n:]
+	}
+	return nil
+}
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// protobufMagic starts every value the apiserver's protobuf serializer
+// writes, before the runtime.Unknown that wraps the object.
+var protobufMagic = []byte("k8s\x00")
+
+// unwrapProtobuf reads the runtime.Unknown of a stored protobuf value
+// (TypeMeta 1 {apiVersion 1, kind 2}, raw 2) without copying the object's
+// bytes.
+func unwrapProtobuf(data []byte) (apiVersion, kind string, raw []byte, err error) {
+	if !bytes.HasPrefix(data, protobufMagic) {
+		return "", "", nil, errMalformed
+	}
+	b2 := data[len(protobufMagic):]
+	for len(b2) > 0 {
+		num, typ, n := protowire.ConsumeTag(b2)
+		if n < 0 {
+			return "", "", nil, errMalformed
+		}
+		b2 = b2[n:]
+		if typ == protowire.BytesType && (num == 1 || num == 2) {
+			v, n := protowire.ConsumeBytes(b2)
+			if n < 0 {
+				return "", "", nil, errMalformed
+			}
+			if num == 2 {
+				raw = v
+			} else if apiVersion, kind, err = typeMeta(v); err != nil {
+				return "", "", nil, err
+			}
+			b2 = b2[n:]
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b2)
+		if n < 0 {
+			return "", "", nil, errMalformed
+		}
+		b2 = b2[n:]
+	}
+	return apiVersion, kind, raw, nil
+}
+
+func typeMeta(b []byte) (apiVersion, kind string, err error) {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return "", "", errMalformed
+		}
+		b = b[n:]
+		if typ == protowire.BytesType {
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return "", "", errMalformed
+			}
+			switch num {
+			case 1:
+				apiVersion = string(v)
+			case 2:
+				kind = string(v)
+			}
+			b = b[n:]
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return "", "", errMalformed
+		}
+		b = b[n:]
+	}
+	return apiVersion, kind, nil
+}

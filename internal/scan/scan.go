@@ -1,0 +1,465 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"golang.org/x/sync/errgroup"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
+	"k8s.io/apimachinery/pkg/api/meta"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/storage/value"
+	aggregatorscheme "k8s.io/kube-aggregator/pkg/apiserver/scheme"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	api "k8s.io/kubernetes/pkg/apis/core"
+
+	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/routetable"
+	"github.com/regctl/regctl/internal/wiring"
+)
+
+// Options are a scan's.
+type Options struct {
+	// Sections to report; every one when empty.
+	Sections []string
+	// ByNamespace splits each namespaced resource's figures by namespace.
+	ByNamespace bool
+	// PageSize is how many keys one range request reads.
+	PageSize int64
+	// Revision is the etcd revision to read at; 0 is now.
+	Revision int64
+	// Progress, when set, is called about five times a second while the
+	// scan runs.
+	Progress func(Progress)
+}
+
+// Progress is how far a scan is.
+type Progress struct {
+	Keys, Bytes, Total int64
+	Elapsed            time.Duration
+}
+
+// target is one stored resource: the handle whose store owns a key prefix.
+type target struct {
+	h      *wiring.Handle
+	order  int
+	prefix string
+	// group and plural name a custom resource, to find its CRD.
+	group, plural string
+}
+
+// Run scans every key under the map's etcd prefix: the main etcd's, and
+// the prefix of each resource stored on other servers. It writes nothing.
+func Run(ctx context.Context, w *wiring.Wiring, opts Options) (*Report, error) {
+	sections := opts.Sections
+	if len(sections) == 0 {
+		sections = Sections
+	}
+	s := &scanner{
+		opts:     opts,
+		sections: map[string]bool{},
+		root:     strings.TrimSuffix(w.Table.EtcdPrefix, "/") + "/",
+	}
+	for _, sec := range sections {
+		s.sections[sec] = true
+	}
+	s.decrypt = s.sections[Encryption] || s.sections[Encoding] || s.sections[Versions] || s.sections[Corrupt]
+	s.decode = s.sections[Versions] || s.sections[Corrupt]
+	var elsewhere []*target
+	for _, h := range w.Ordered() {
+		if h == nil || h.Route.Store != routetable.StoreOwn || h.OwnStore() == nil {
+			continue
+		}
+		prefix, err := h.KeyPrefix("")
+		if err != nil {
+			return nil, err
+		}
+		if slices.ContainsFunc(s.targets, func(t *target) bool { return t.prefix == prefix }) ||
+			slices.ContainsFunc(elsewhere, func(t *target) bool { return t.prefix == prefix }) {
+			// Several paths store under one prefix (a resource in two
+			// versions): the keys are the first's, as kubectl resolves.
+			continue
+		}
+		t := &target{h: h, prefix: prefix, group: h.Resource.Group, plural: h.Route.Resource}
+		if len(h.Route.EtcdServers) > 0 {
+			elsewhere = append(elsewhere, t)
+		} else {
+			s.targets = append(s.targets, t)
+		}
+	}
+	all := append(slices.Clone(s.targets), elsewhere...)
+	for i, t := range all {
+		t.order = i
+	}
+	// Longest first, so that a key belongs to the most specific prefix.
+	s.byLength = slices.Clone(s.targets)
+	sort.SliceStable(s.byLength, func(i, j int) bool { return len(s.byLength[i].prefix) > len(s.byLength[j].prefix) })
+
+	main, err := w.Client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	total, rev, err := etcdview.CountAt(ctx, main, s.root, opts.Revision)
+	if err != nil {
+		return nil, err
+	}
+	clients := make([]*clientv3.Client, len(elsewhere))
+	for i, t := range elsewhere {
+		if clients[i], err = t.h.Client(ctx); err != nil {
+			return nil, err
+		}
+		n, _, err := etcdview.CountAt(ctx, clients[i], t.prefix, 0)
+		if err != nil {
+			return nil, err
+		}
+		total += n
+	}
+	s.total = total
+
+	stop := s.report(opts.Progress)
+	err = s.run(ctx, func(pages chan<- page) error {
+		err := etcdview.PagesAt(ctx, main, s.root, s.root, rev, s.pageSize(), false, func(kvs []*mvccpb.KeyValue) error {
+			return send(ctx, pages, page{kvs: kvs})
+		})
+		if err != nil {
+			return err
+		}
+		for i, t := range elsewhere {
+			err := etcdview.PagesAt(ctx, clients[i], t.prefix, t.prefix, 0, s.pageSize(), false, func(kvs []*mvccpb.KeyValue) error {
+				return send(ctx, pages, page{kvs: kvs, only: t})
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	stop()
+	if err != nil {
+		return nil, err
+	}
+	return s.result(w.Table.EtcdPrefix, rev, sections, all), nil
+}
+
+func send(ctx context.Context, pages chan<- page, p page) error {
+	select {
+	case pages <- p:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+type scanner struct {
+	opts            Options
+	sections        map[string]bool
+	decrypt, decode bool
+	root            string
+	targets         []*target // on the main etcd
+	byLength        []*target
+	total           int64
+	keys, bytes     atomic.Int64
+	tallies         []*tally
+}
+
+func (s *scanner) pageSize() int64 {
+	if s.opts.PageSize > 0 {
+		return s.opts.PageSize
+	}
+	return 500
+}
+
+// page is one range response; only is the target every key of it
+// belongs to, for a resource on its own etcd.
+type page struct {
+	kvs  []*mvccpb.KeyValue
+	only *target
+}
+
+// run reads pages on this goroutine and looks at them on every core: the
+// next page is read while the last ones are decoded.
+func (s *scanner) run(ctx context.Context, read func(chan<- page) error) error {
+	workers := max(1, runtime.GOMAXPROCS(0))
+	pages := make(chan page, workers)
+	g, ctx := errgroup.WithContext(ctx)
+	for range workers {
+		t := newTally()
+		s.tallies = append(s.tallies, t)
+		g.Go(func() error {
+			for p := range pages {
+				for _, kv := range p.kvs {
+					s.look(ctx, t, p.only, kv)
+				}
+			}
+			return nil
+		})
+	}
+	err := read(pages)
+	close(pages)
+	return errorsJoin(g.Wait(), err)
+}
+
+func errorsJoin(a, b error) error {
+	if b != nil {
+		return b
+	}
+	return a
+}
+
+// report calls fn with the scan's progress until the returned stop.
+func (s *scanner) report(fn func(Progress)) (stop func()) {
+	if fn == nil {
+		return func() {}
+	}
+	start := time.Now()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				fn(Progress{Keys: s.keys.Load(), Bytes: s.bytes.Load(), Total: s.total, Elapsed: time.Since(start)})
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+// owner is the target whose prefix key is under, nil for an orphan.
+func (s *scanner) owner(key string, last *target) *target {
+	if last != nil && strings.HasPrefix(key, last.prefix) {
+		return last
+	}
+	for _, t := range s.byLength {
+		if strings.HasPrefix(key, t.prefix) {
+			return t
+		}
+	}
+	return nil
+}
+
+// look accounts for one key.
+func (s *scanner) look(ctx context.Context, tl *tally, only *target, kv *mvccpb.KeyValue) {
+	key := string(kv.Key)
+	size := int64(len(kv.Value))
+	s.keys.Add(1)
+	s.bytes.Add(size)
+	tl.keys++
+	tl.bytes += size
+	t := only
+	if t == nil {
+		t = s.owner(key, tl.last)
+		tl.last = t
+	}
+	if t == nil {
+		if isRangeAllocation(kv.Value) {
+			tl.allocation(key, size)
+			return
+		}
+		tl.orphan(s.root, key, size, s.sections[Orphans])
+		return
+	}
+	namespace := ""
+	if s.opts.ByNamespace && t.h.Resource.Namespaced {
+		namespace, _, _ = strings.Cut(strings.TrimPrefix(key, t.prefix), "/")
+	}
+	acc := tl.resource(t, namespace)
+	acc.keys++
+	acc.bytes += size
+	acc.largest = keepLargest(acc.largest, SizedKey{Key: key, Bytes: size})
+	if !s.decrypt {
+		return
+	}
+	data, ok := s.decrypted(ctx, tl, t, acc, key, kv.Value)
+	if !ok {
+		return
+	}
+	mediaType := etcdview.MediaType(data)
+	acc.encodings[mediaType]++
+	if !s.decode {
+		return
+	}
+	s.decoded(tl, t, acc, key, data, mediaType)
+}
+
+// decrypted reads a value as the store's transformer does, counting how it
+// is encrypted; ok is false when it cannot be read.
+func (s *scanner) decrypted(ctx context.Context, tl *tally, t *target, acc *resourceTally, key string, data []byte) ([]byte, bool) {
+	writes := t.h.Route.Encryption
+	encrypts := writes != "" && writes != identity
+	tr := t.h.Transformer()
+	env, enveloped := etcdview.ParseEnvelope(data)
+	if !enveloped {
+		acc.encryption[identity]++
+		if encrypts {
+			acc.plaintext++
+			detail := fmt.Sprintf("stored in plain text; the encryption config writes %s with %s", t.h.Path, writes)
+			if tr != nil {
+				if _, _, err := tr.TransformFromStorage(ctx, data, value.DefaultContext(key)); err != nil {
+					detail += ", and the server cannot read it: the config has no identity provider"
+				}
+			}
+			tl.find(Encryption, ReasonPlaintext, t, key, detail)
+		}
+		return data, true
+	}
+	name := env.String()
+	if env.KeyID != "" {
+		name += " (key ID " + env.KeyID + ")"
+	}
+	acc.encryption[name]++
+	if tr == nil {
+		acc.unreadable++
+		acc.encodings[unknownEncoding]++
+		tl.find(Corrupt, ReasonUndecryptable, t, key, fmt.Sprintf("encrypted with %s: no encryption config is given; pass the server's `--encryption-provider-config`", name))
+		acc.corrupt[ReasonUndecryptable]++
+		return nil, false
+	}
+	plain, stale, err := tr.TransformFromStorage(ctx, data, value.DefaultContext(key))
+	if err != nil {
+		acc.unreadable++
+		acc.encodings[unknownEncoding]++
+		tl.find(Corrupt, ReasonUndecryptable, t, key, fmt.Sprintf("encrypted with %s, which no key of the encryption config reads: %v", name, err))
+		acc.corrupt[ReasonUndecryptable]++
+		return nil, false
+	}
+	if stale {
+		acc.stale++
+		tl.find(Encryption, ReasonStaleKey, t, key, fmt.Sprintf("encrypted with %s; the encryption config writes %s", name, writes))
+	}
+	return plain, true
+}
+
+// decoded decodes a value with the store's codec, as the server reads it,
+// and checks it is the object its key says.
+func (s *scanner) decoded(tl *tally, t *target, acc *resourceTally, key string, data []byte, mediaType string) {
+	codec := t.h.StorageCodec()
+	if codec == nil {
+		return
+	}
+	obj, gvk, err := codec.Decode(data, nil, nil)
+	if err != nil {
+		acc.corrupt[ReasonUndecodable]++
+		tl.find(Corrupt, ReasonUndecodable, t, key, fmt.Sprintf("the storage codec cannot decode it (%s): %v", mediaType, err))
+		return
+	}
+	version := gvk.GroupVersion().String()
+	acc.versions[version]++
+	if writes := t.h.Route.StorageVersion; writes != "" && version != writes {
+		tl.find(Versions, ReasonOldVersion, t, key, fmt.Sprintf("stored at %s; the server writes %s", version, writes))
+	}
+	if gvk.Kind != t.h.Route.Kind {
+		acc.corrupt[ReasonWrongKind]++
+		tl.find(Corrupt, ReasonWrongKind, t, key, fmt.Sprintf("holds a %s %s, not a %s", gvk.GroupVersion(), gvk.Kind, t.h.Route.Kind))
+		return
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		acc.corrupt[ReasonUndecodable]++
+		tl.find(Corrupt, ReasonUndecodable, t, key, fmt.Sprintf("it decodes to a %T without object metadata", obj))
+		return
+	}
+	if want, err := t.h.Key(m.GetNamespace(), m.GetName()); err != nil || want != key {
+		acc.corrupt[ReasonWrongKey]++
+		tl.find(Corrupt, ReasonWrongKey, t, key, fmt.Sprintf("holds %s, whose key is %s", objectName(m.GetNamespace(), m.GetName()), want))
+	}
+	if crd, ok := obj.(*apiextensions.CustomResourceDefinition); ok {
+		tl.storedVersions[schema.GroupResource{Group: crd.Spec.Group, Resource: crd.Spec.Names.Plural}] = slices.Clone(crd.Status.StoredVersions)
+	}
+	if mediaType == apiruntime.ContentTypeProtobuf {
+		if fields := unknownProtobufFields(data); len(fields) > 0 {
+			acc.corrupt[ReasonUnknownFields]++
+			tl.find(Corrupt, ReasonUnknownFields, t, key, fmt.Sprintf("protobuf fields %s declares no longer: %s; the next write drops them", version+" "+gvk.Kind, strings.Join(fields, ", ")))
+		}
+	}
+}
+
+// isRangeAllocation tells whether an unclaimed value is a service
+// allocator's range (a core RangeAllocation): the server keeps those beside
+// the storage map, not through a path, and reads them; they are no orphans.
+func isRangeAllocation(data []byte) bool {
+	obj, _, err := legacyscheme.Codecs.UniversalDecoder().Decode(data, nil, nil)
+	if err != nil {
+		return false
+	}
+	_, ok := obj.(*api.RangeAllocation)
+	return ok
+}
+
+func objectName(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
+}
+
+// typeSchemes are the schemes of the servers of kube-apiserver's chain,
+// which name the Go type of every built-in stored kind.
+var typeSchemes = []*apiruntime.Scheme{legacyscheme.Scheme, apiextensionsapiserver.Scheme, aggregatorscheme.Scheme}
+
+var kindMessages sync.Map // schema.GroupVersionKind → *message
+
+// unknownProtobufFields names the fields of a stored protobuf value that
+// its type does not declare; none for a kind no scheme holds.
+func unknownProtobufFields(data []byte) []string {
+	apiVersion, kind, raw, err := unwrapProtobuf(data)
+	if err != nil {
+		return nil
+	}
+	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
+	m, ok := kindMessages.Load(gvk)
+	if !ok {
+		var msg *message
+		for _, sc := range typeSchemes {
+			if obj, err := sc.New(gvk); err == nil {
+				msg = messageOf(reflect.TypeOf(obj))
+				break
+			}
+		}
+		m, _ = kindMessages.LoadOrStore(gvk, msg)
+	}
+	msg := m.(*message)
+	if msg == nil {
+		return nil
+	}
+	fields, err := unknownFields(raw, msg, unknownFieldsPerObject)
+	if err != nil {
+		return nil
+	}
+	return fields
+}
+
+func keepLargest(largest []SizedKey, k SizedKey) []SizedKey {
+	if len(largest) == largestListed && !bigger(k, largest[len(largest)-1]) {
+		return largest
+	}
+	i := sort.Search(len(largest), func(i int) bool { return bigger(k, largest[i]) })
+	largest = slices.Insert(largest, i, k)
+	if len(largest) > largestListed {
+		largest = largest[:largestListed]
+	}
+	return largest
+}
+
+// bigger orders sizes largest first, then keys.
+func bigger(a, b SizedKey) bool {
+	return a.Bytes > b.Bytes || a.Bytes == b.Bytes && a.Key < b.Key
+}

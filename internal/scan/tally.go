@@ -1,0 +1,244 @@
+package scan
+
+import (
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// tally is one worker's figures; the workers' are added up at the end, so
+// no lock is taken per key.
+type tally struct {
+	keys, bytes int64
+	last        *target
+	resources   map[resourceKey]*resourceTally
+	orphans     map[string]*Orphan
+	allocations []SizedKey
+	findings    map[findingKey][]Finding
+	counts      map[string]int64
+	// storedVersions are the CRDs' status.storedVersions, by the group
+	// and plural of their custom resources.
+	storedVersions map[schema.GroupResource][]string
+}
+
+type resourceKey struct {
+	t         *target
+	namespace string
+}
+
+type findingKey struct {
+	kind, reason string
+	t            *target
+}
+
+type resourceTally struct {
+	keys, bytes                  int64
+	largest                      []SizedKey
+	encodings, encryption        map[string]int64
+	stale, plaintext, unreadable int64
+	versions, corrupt            map[string]int64
+}
+
+func newTally() *tally {
+	return &tally{
+		resources:      map[resourceKey]*resourceTally{},
+		orphans:        map[string]*Orphan{},
+		findings:       map[findingKey][]Finding{},
+		counts:         map[string]int64{},
+		storedVersions: map[schema.GroupResource][]string{},
+	}
+}
+
+func (tl *tally) resource(t *target, namespace string) *resourceTally {
+	k := resourceKey{t, namespace}
+	r, ok := tl.resources[k]
+	if !ok {
+		r = &resourceTally{encodings: map[string]int64{}, encryption: map[string]int64{}, versions: map[string]int64{}, corrupt: map[string]int64{}}
+		tl.resources[k] = r
+	}
+	return r
+}
+
+// find records a finding. A worker sees its keys in order, so the first
+// listed are its smallest.
+func (tl *tally) find(kind, reason string, t *target, key, detail string) {
+	tl.counts[kind]++
+	k := findingKey{kind, reason, t}
+	if len(tl.findings[k]) < maxListedPerResource {
+		tl.findings[k] = append(tl.findings[k], Finding{Kind: kind, Reason: reason, Resource: t.h.Path, Key: key, Detail: detail})
+	}
+}
+
+// orphan accounts for a key no path claims, under its group: the next
+// segment of its path, and the one after when that is an API group's
+// (example.com/widgets/), where a deleted CRD's objects are.
+func (tl *tally) orphan(root, key string, size int64, listed bool) {
+	rest := strings.TrimPrefix(key, root)
+	group, after, _ := strings.Cut(rest, "/")
+	prefix := root + group
+	if strings.Contains(group, ".") {
+		if resource, _, ok := strings.Cut(after, "/"); ok {
+			prefix += "/" + resource
+		}
+	}
+	if prefix != key {
+		prefix += "/"
+	}
+	o, ok := tl.orphans[prefix]
+	if !ok {
+		o = &Orphan{KeyPrefix: prefix}
+		tl.orphans[prefix] = o
+	}
+	o.Keys++
+	o.Bytes += size
+	if !listed {
+		return
+	}
+	tl.counts[Orphans]++
+	k := findingKey{Orphans, ReasonUnclaimed, nil}
+	if len(tl.findings[k]) < maxListedPerResource {
+		tl.findings[k] = append(tl.findings[k], Finding{Kind: Orphans, Reason: ReasonUnclaimed, Key: key, Detail: "no path of the storage map stores it"})
+	}
+}
+
+func (tl *tally) allocation(key string, size int64) {
+	tl.allocations = append(tl.allocations, SizedKey{Key: key, Bytes: size})
+}
+
+// result adds up the workers' tallies into the report.
+func (s *scanner) result(etcdPrefix string, rev int64, sections []string, targets []*target) *Report {
+	r := &Report{EtcdPrefix: etcdPrefix, Revision: rev, Scanned: sections, FindingCounts: map[string]int64{}}
+	resources := map[resourceKey]*resourceTally{}
+	orphans := map[string]*Orphan{}
+	findings := map[findingKey][]Finding{}
+	storedVersions := map[schema.GroupResource][]string{}
+	for _, tl := range s.tallies {
+		r.Keys += tl.keys
+		r.Bytes += tl.bytes
+		for k, v := range tl.resources {
+			resources[k] = merge(resources[k], v)
+		}
+		for k, o := range tl.orphans {
+			if have, ok := orphans[k]; ok {
+				have.Keys += o.Keys
+				have.Bytes += o.Bytes
+			} else {
+				orphans[k] = o
+			}
+		}
+		for k, f := range tl.findings {
+			findings[k] = append(findings[k], f...)
+		}
+		for k, n := range tl.counts {
+			r.FindingCounts[k] += n
+		}
+		maps.Copy(storedVersions, tl.storedVersions)
+		r.Allocations = append(r.Allocations, tl.allocations...)
+	}
+	sort.Slice(r.Allocations, func(i, j int) bool { return r.Allocations[i].Key < r.Allocations[j].Key })
+	for _, kind := range FindingKinds {
+		if s.sections[kind] {
+			r.FindingCounts[kind] += 0
+		} else {
+			delete(r.FindingCounts, kind)
+		}
+	}
+
+	keys := slices.Collect(maps.Keys(resources))
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].t.order != keys[j].t.order {
+			return keys[i].t.order < keys[j].t.order
+		}
+		return keys[i].namespace < keys[j].namespace
+	})
+	for _, k := range keys {
+		r.Resources = append(r.Resources, s.resourceReport(k, resources[k], storedVersions))
+	}
+	if s.sections[Orphans] {
+		for _, k := range slices.Sorted(maps.Keys(orphans)) {
+			r.Orphans = append(r.Orphans, *orphans[k])
+		}
+	}
+	// Findings in the order of their resources, then by reason and key.
+	fkeys := slices.Collect(maps.Keys(findings))
+	sort.Slice(fkeys, func(i, j int) bool {
+		a, b := fkeys[i], fkeys[j]
+		if (a.t == nil) != (b.t == nil) {
+			return b.t == nil
+		}
+		if a.t != nil && a.t.order != b.t.order {
+			return a.t.order < b.t.order
+		}
+		if a.kind != b.kind {
+			return slices.Index(FindingKinds, a.kind) < slices.Index(FindingKinds, b.kind)
+		}
+		return a.reason < b.reason
+	})
+	for _, k := range fkeys {
+		if !s.sections[k.kind] {
+			continue
+		}
+		list := findings[k]
+		sort.Slice(list, func(i, j int) bool { return list[i].Key < list[j].Key })
+		r.Findings = append(r.Findings, list[:min(len(list), maxListedPerResource)]...)
+	}
+	return r
+}
+
+func (s *scanner) resourceReport(k resourceKey, v *resourceTally, storedVersions map[schema.GroupResource][]string) Resource {
+	route := k.t.h.Route
+	res := Resource{Resource: k.t.h.Path, Namespace: k.namespace, KeyPrefix: k.t.prefix, Keys: v.keys, Bytes: v.bytes, EtcdServers: route.EtcdServers}
+	if k.namespace != "" {
+		res.KeyPrefix += k.namespace + "/"
+	}
+	if s.sections[Size] {
+		res.Largest = v.largest
+	}
+	if s.sections[Encoding] {
+		res.Encoding = &Encodings{Counts: v.encodings, Writes: route.MediaType}
+	}
+	if s.sections[Encryption] {
+		writes := route.Encryption
+		if writes == "" {
+			writes = identity
+		}
+		res.Encryption = &Encryptions{Counts: v.encryption, Writes: writes, StaleKey: v.stale, Plaintext: v.plaintext, Unreadable: v.unreadable}
+	}
+	if s.sections[Versions] {
+		vs := &StoredVersions{Counts: v.versions, Writes: route.StorageVersion}
+		if stored, ok := storedVersions[schema.GroupResource{Group: k.t.group, Resource: k.t.plural}]; ok {
+			vs.CRDStoredVersions = stored
+		}
+		vs.settle()
+		res.Versions = vs
+	}
+	if s.sections[Corrupt] && len(v.corrupt) > 0 {
+		res.Corrupt = v.corrupt
+	}
+	return res
+}
+
+func merge(into, v *resourceTally) *resourceTally {
+	if into == nil {
+		return v
+	}
+	into.keys += v.keys
+	into.bytes += v.bytes
+	for _, k := range v.largest {
+		into.largest = keepLargest(into.largest, k)
+	}
+	into.stale += v.stale
+	into.plaintext += v.plaintext
+	into.unreadable += v.unreadable
+	for _, m := range []struct{ into, from map[string]int64 }{
+		{into.encodings, v.encodings}, {into.encryption, v.encryption}, {into.versions, v.versions}, {into.corrupt, v.corrupt},
+	} {
+		for k, n := range m.from {
+			m.into[k] += n
+		}
+	}
+	return into
+}

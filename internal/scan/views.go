@@ -1,0 +1,162 @@
+package scan
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/regctl/regctl/internal/render"
+)
+
+// Sections shows the report as tables: the resources, the orphans, the
+// findings, and a last line of totals.
+func (r *Report) Sections(wide bool) []render.Section {
+	byResource := map[string]int64{}
+	for _, f := range r.Findings {
+		byResource[f.Resource]++
+	}
+	header := []string{"RESOURCE"}
+	byNamespace := slices.ContainsFunc(r.Resources, func(res Resource) bool { return res.Namespace != "" })
+	if byNamespace {
+		header = append(header, "NAMESPACE")
+	}
+	header = append(header, "KEYS", "BYTES")
+	columns := []struct {
+		section, title string
+		cell           func(Resource) string
+	}{
+		{Encoding, "ENCODING", func(res Resource) string {
+			return counts(res.Encoding.Counts, shortMediaType) + writes(res.Encoding.Counts, res.Encoding.Writes, shortMediaType)
+		}},
+		{Encryption, "ENCRYPTION", func(res Resource) string {
+			return counts(res.Encryption.Counts, nil) + writes(res.Encryption.Counts, res.Encryption.Writes, nil)
+		}},
+		{Versions, "STORED VERSIONS", func(res Resource) string {
+			return counts(res.Versions.Counts, nil) + writes(res.Versions.Counts, res.Versions.Writes, nil)
+		}},
+		{Corrupt, "CORRUPT", func(res Resource) string { return counts(res.Corrupt, nil) }},
+	}
+	for _, c := range columns {
+		if r.has(c.section) {
+			header = append(header, c.title)
+		}
+	}
+	if wide && r.has(Size) {
+		header = append(header, "LARGEST")
+	}
+	var rows [][]string
+	for _, res := range r.Resources {
+		row := []string{res.Resource}
+		if byNamespace {
+			row = append(row, orNone(res.Namespace))
+		}
+		row = append(row, strconv.FormatInt(res.Keys, 10), strconv.FormatInt(res.Bytes, 10))
+		for _, c := range columns {
+			if r.has(c.section) {
+				row = append(row, orNone(c.cell(res)))
+			}
+		}
+		if wide && r.has(Size) && len(res.Largest) > 0 {
+			row = append(row, fmt.Sprintf("%s (%d)", res.Largest[0].Key, res.Largest[0].Bytes))
+		}
+		rows = append(rows, row)
+	}
+	sections := []render.Section{{Header: header, Rows: rows}}
+
+	var orphans [][]string
+	for _, o := range r.Orphans {
+		orphans = append(orphans, []string{o.KeyPrefix, strconv.FormatInt(o.Keys, 10), strconv.FormatInt(o.Bytes, 10)})
+	}
+	var allocations [][]string
+	for _, a := range r.Allocations {
+		allocations = append(allocations, []string{a.Key, strconv.FormatInt(a.Bytes, 10)})
+	}
+	sections = append(sections, render.Section{Title: "Service allocator ranges (kept beside the map):", Header: []string{"KEY", "BYTES"}, Rows: allocations})
+	sections = append(sections, render.Section{Title: "Keys no path of the map stores:", Header: []string{"KEY PREFIX", "KEYS", "BYTES"}, Rows: orphans})
+
+	var findings [][]string
+	for _, f := range r.Findings {
+		if f.Kind == Orphans {
+			continue // counted above
+		}
+		findings = append(findings, []string{f.Kind, f.Reason, f.Key, f.Detail})
+	}
+	sections = append(sections, render.Section{Title: "Findings:", Header: []string{"KIND", "REASON", "KEY", "DETAIL"}, Rows: findings})
+	sections = append(sections, render.Section{Rows: [][]string{{r.summary()}}})
+	return sections
+}
+
+// summary is the report's last line.
+func (r *Report) summary() string {
+	var found []string
+	for _, k := range FindingKinds {
+		if n, ok := r.FindingCounts[k]; ok {
+			found = append(found, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	line := fmt.Sprintf("%d keys, %d bytes under %s at revision %d", r.Keys, r.Bytes, r.EtcdPrefix, r.Revision)
+	if len(found) > 0 {
+		line += "; findings: " + strings.Join(found, ", ")
+	}
+	listed := int64(len(r.Findings))
+	var total int64
+	for _, n := range r.FindingCounts {
+		total += n
+	}
+	if total > listed {
+		line += fmt.Sprintf(" (%d listed: -o json has them with their details)", listed)
+	}
+	return line
+}
+
+// counts shows a count map as "a=1, b=2", sorted by name.
+func counts(m map[string]int64, name func(string) string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if m[k] == 0 {
+			continue
+		}
+		n := k
+		if name != nil {
+			n = name(k)
+		}
+		parts = append(parts, fmt.Sprintf("%s=%d", n, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writes names what the server writes when some value is stored otherwise.
+func writes(m map[string]int64, writes string, name func(string) string) string {
+	if writes == "" || len(m) == 0 || len(m) == 1 && m[writes] > 0 {
+		return ""
+	}
+	if name != nil {
+		writes = name(writes)
+	}
+	return " (writes " + writes + ")"
+}
+
+func shortMediaType(mediaType string) string {
+	switch mediaType {
+	case apiruntime.ContentTypeProtobuf:
+		return "protobuf"
+	case apiruntime.ContentTypeJSON:
+		return "json"
+	case apiruntime.ContentTypeCBOR:
+		return "cbor"
+	case apiruntime.ContentTypeYAML:
+		return "yaml"
+	}
+	return mediaType
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}
