@@ -2,6 +2,7 @@ package stores
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -106,7 +107,9 @@ func Delete(ctx context.Context, t Target, name string, opts DeleteOptions) (Del
 	}
 	out, removed, err := deleter.Delete(t.context(ctx), name, validate, options)
 	if err != nil {
-		if !unsafe && unreadable(ctx, err) {
+		// What validate refused is about a value the store did read.
+		var refusedHere *unwrittenError
+		if !unsafe && !errors.As(err, &refusedHere) && unreadable(ctx, err) {
 			return Deleted{}, fmt.Errorf("%w; deleting it unread takes %s", explain(ctx, t, name, err), UnsafeDeleteFlags)
 		}
 		return Deleted{}, err
