@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"strings"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apiserver/pkg/features"
 
 	"github.com/regctl/regctl/internal/stores"
 )
@@ -20,6 +21,9 @@ type deleteOptions struct {
 	GracePeriod   int64
 	// IgnoreNotFound passes over named objects that do not exist.
 	IgnoreNotFound bool
+	// IgnoreStoreReadError deletes named objects that cannot be read,
+	// unread: the server's ignoreStoreReadErrorWithClusterBreakingPotential.
+	IgnoreStoreReadError bool
 }
 
 func newDeleteCmd(g *globalOptions, runF func(context.Context, *deleteOptions) error) *cobra.Command {
@@ -38,7 +42,16 @@ it remains); -o name prints kind/name.
 
 A service's cluster IP and node ports are released as the server releases them: its
 IPAddress object is deleted and its ports are freed in the node port range. That needs the
-ServiceCIDR the IP came from; with none in etcd the delete is refused, not left half done.`,
+ServiceCIDR the IP came from; with none in etcd the delete is refused, not left half done.
+
+An object whose stored value cannot be decoded or decrypted cannot be deleted that way: the
+store reads it first. --ignore-store-read-error-with-cluster-breaking-potential deletes it
+unread through the store's unsafe deleter, as kube-apiserver does for a DELETE with
+ignoreStoreReadErrorWithClusterBreakingPotential (KEP-3926), and only as the server does: with
+--feature-gates=AllowUnsafeMalformedObjectDeletion=true (without it the server drops the
+option), for named objects, and not with --dry-run or --grace-period. Preconditions,
+finalizers, graceful deletion and the store's after-delete steps are skipped; an object that
+can be read is refused. What depended on the object may break.`,
 		Example: `  # Delete one config map
   regctl delete configmaps/old-config -n shop
 
@@ -46,7 +59,10 @@ ServiceCIDR the IP came from; with none in etcd the delete is refused, not left 
   regctl delete pods -l app=batch -n shop --grace-period=0
 
   # Keep a copy of what is deleted
-  regctl delete configmaps -l tier=cache -n shop -o yaml > deleted.yaml`,
+  regctl delete configmaps -l tier=cache -n shop -o yaml > deleted.yaml
+
+  # Remove a secret whose value can no longer be decrypted or decoded
+  regctl delete secrets/legacy-token -n kube-system --ignore-store-read-error-with-cluster-breaking-potential --feature-gates=AllowUnsafeMalformedObjectDeletion=true`,
 		ValidArgsFunction: completeResourceObjects(g),
 		Args:              cobra.MinimumNArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
@@ -67,6 +83,7 @@ ServiceCIDR the IP came from; with none in etcd the delete is refused, not left 
 	fs.BoolVar(&opts.All, "all", false, "Delete every object of the resource in the namespace")
 	fs.BoolVar(&opts.IgnoreNotFound, "ignore-not-found", false, "Treat objects that do not exist as deleted: say nothing of them and exit 0")
 	fs.Int64Var(&opts.GracePeriod, "grace-period", -1, "Seconds to give the object to terminate; -1 uses the object's own, 0 removes it at once")
+	fs.BoolVar(&opts.IgnoreStoreReadError, "ignore-store-read-error-with-cluster-breaking-potential", false, "Delete named objects whose stored value cannot be read, unread and without finalizers or preconditions (needs --feature-gates=AllowUnsafeMalformedObjectDeletion=true)")
 	addWriteFlags(fs, &opts.writeOptions, &output)
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
 	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(writeFormats...))
@@ -92,6 +109,10 @@ func runDelete(ctx context.Context, opts *deleteOptions) error {
 		return err
 	}
 	defer w.Close()
+	// The gate is known once the map applies --feature-gates.
+	if opts.IgnoreStoreReadError && stores.UnsafeDeleteAllowed() && len(ref.Names) == 0 {
+		return fmt.Errorf("deleting %s: %w", ref.Resource, stores.UnsafeDeleteCollectionError())
+	}
 	victims, err := opts.victims(ctx, t, ref.Names)
 	if err != nil {
 		return err
@@ -101,6 +122,18 @@ func runDelete(ctx context.Context, opts *deleteOptions) error {
 		return nil
 	}
 	return opts.deleteEach(ctx, t, victims)
+}
+
+// unsafeDeleteWarning is said before deletes with
+// --ignore-store-read-error-with-cluster-breaking-potential. kube-apiserver
+// 1.36 sends no warning for such a DELETE (it only annotates the audit
+// event), so this one is regctl's own: what the option does, or that the
+// server would have dropped it.
+func unsafeDeleteWarning() string {
+	if !stores.UnsafeDeleteAllowed() {
+		return fmt.Sprintf("warning: `--ignore-store-read-error-with-cluster-breaking-potential` has no effect: kube-apiserver drops the option while its %s feature gate is off", features.AllowUnsafeMalformedObjectDeletion)
+	}
+	return "warning: objects that cannot be read are deleted unread, without preconditions, finalizers or the store's after-delete steps: this may break the cluster if other objects depend on them"
 }
 
 // victims are the named objects, or those the store lists for `-l`/`--all`.
@@ -117,11 +150,14 @@ func (opts *deleteOptions) victims(ctx context.Context, t stores.Target, names [
 
 // deleteEach deletes the victims, saying what became of each.
 func (opts *deleteOptions) deleteEach(ctx context.Context, t stores.Target, victims []stores.Victim) error {
-	do := stores.DeleteOptions{WriteOptions: stores.WriteOptions{DryRun: opts.DryRun}}
+	do := stores.DeleteOptions{WriteOptions: stores.WriteOptions{DryRun: opts.DryRun}, IgnoreStoreReadError: opts.IgnoreStoreReadError}
 	if opts.GracePeriod >= 0 {
 		do.GracePeriod = &opts.GracePeriod
 	}
 	writeWarning(opts.IO.ErrOut)
+	if opts.IgnoreStoreReadError {
+		fmt.Fprintln(opts.IO.ErrOut, unsafeDeleteWarning())
+	}
 	kind := strings.ToLower(t.Resource.Kind)
 	rep := newWriteReport(&opts.writeOptions, "deleted", len(victims), false)
 	err := stores.DeleteEach(ctx, t, victims, do, func(v stores.Victim, d stores.Deleted, err error) error {

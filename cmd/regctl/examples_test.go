@@ -350,6 +350,11 @@ func newSandbox(t *testing.T) *sandbox {
 			}
 		}
 	}
+	// A secret whose value no store can read, for delete's example of
+	// removing one unread; no other example reads secrets in kube-system.
+	if _, err := e.client.Put(context.Background(), "/registry/secrets/kube-system/legacy-token", "\x00\xffnot a stored object"); err != nil {
+		t.Fatalf("seeding the sandbox with an unreadable secret: %v", err)
+	}
 	return &sandbox{etcdURL: e.url}
 }
 

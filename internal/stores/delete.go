@@ -2,12 +2,20 @@ package stores
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/features"
 	"k8s.io/apiserver/pkg/registry/rest"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/utils/ptr"
 )
 
 // DeleteOptions apply to one delete.
@@ -15,6 +23,34 @@ type DeleteOptions struct {
 	WriteOptions
 	// GracePeriod, when set, overrides the object's own grace period.
 	GracePeriod *int64
+	// IgnoreStoreReadError is the server's
+	// ignoreStoreReadErrorWithClusterBreakingPotential: an object whose
+	// stored value cannot be decoded or decrypted is deleted unread. It
+	// takes effect only with the AllowUnsafeMalformedObjectDeletion gate on
+	// (see UnsafeDeleteAllowed).
+	IgnoreStoreReadError bool
+}
+
+// UnsafeDeleteAllowed tells whether IgnoreStoreReadError takes effect: the
+// server's DELETE handler drops the option while its gate is off, and the
+// stores are given their unsafe deleter only with it on.
+func UnsafeDeleteAllowed() bool {
+	return utilfeature.DefaultFeatureGate.Enabled(features.AllowUnsafeMalformedObjectDeletion)
+}
+
+// UnsafeDeleteFlags are what a delete of an object that cannot be read
+// takes, for messages.
+var UnsafeDeleteFlags = fmt.Sprintf("`--ignore-store-read-error-with-cluster-breaking-potential` with `--feature-gates=%s=true`", features.AllowUnsafeMalformedObjectDeletion)
+
+// UnsafeDeleteCollectionError is the server's refusal of the option on a
+// DELETE of a collection. The handler (DeleteCollection in
+// k8s.io/apiserver/pkg/endpoints/handlers/delete.go) builds it inline, so
+// its text is repeated here; regctl refuses it for objects chosen with a
+// selector or all of them, which a delete of a collection would be.
+func UnsafeDeleteCollectionError() error {
+	return apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", field.ErrorList{
+		field.Invalid(field.NewPath("ignoreStoreReadErrorWithClusterBreakingPotential"), true, "is not allowed with DELETECOLLECTION, try again after removing the option"),
+	})
 }
 
 // Deleted is what one delete did.
@@ -34,10 +70,28 @@ type Deleted struct {
 // reads it in the delete itself, so what is returned, and whether the
 // cluster IP allocator is readied, follow the object that was deleted, not
 // an earlier read of it.
+//
+// With IgnoreStoreReadError and the gate on, the delete goes through the
+// store's unsafe deleter, as the server's DELETE handler sends it: an
+// object that cannot be read is removed from etcd without preconditions,
+// finalizers, graceful deletion or the store's after-delete steps (a
+// service's cluster IP is not released); a readable one is refused.
 func Delete(ctx context.Context, t Target, name string, opts DeleteOptions) (Deleted, error) {
 	deleter, ok := t.Storage.(rest.GracefulDeleter)
 	if !ok {
 		return Deleted{}, unwritten(fmt.Errorf("%s does not accept delete", t.Path))
+	}
+	options, err := deleteOptions(opts)
+	if err != nil {
+		return Deleted{}, unwritten(err)
+	}
+	unsafe := ptr.Deref(options.IgnoreStoreReadErrorWithClusterBreakingPotential, false)
+	if unsafe {
+		p, ok := t.Storage.(rest.CorruptObjectDeleterProvider)
+		if !ok || p.GetCorruptObjDeleter() == nil {
+			return Deleted{}, unwritten(fmt.Errorf("%s has no unsafe deleter: it cannot delete an object it cannot read", t.Path))
+		}
+		deleter = p.GetCorruptObjDeleter()
 	}
 	var last runtime.Object
 	validate := func(ctx context.Context, obj runtime.Object) error {
@@ -51,9 +105,13 @@ func Delete(ctx context.Context, t Target, name string, opts DeleteOptions) (Del
 		last = obj.DeepCopyObject()
 		return nil
 	}
-	out, removed, err := deleter.Delete(t.context(ctx), name, validate,
-		&metav1.DeleteOptions{GracePeriodSeconds: opts.GracePeriod, DryRun: opts.dryRun()})
+	out, removed, err := deleter.Delete(t.context(ctx), name, validate, options)
 	if err != nil {
+		// What validate refused is about a value the store did read.
+		var refusedHere *unwrittenError
+		if !unsafe && !errors.As(err, &refusedHere) && unreadable(ctx, err) {
+			return Deleted{}, fmt.Errorf("%w; deleting it unread takes %s", explain(ctx, t, name, err), UnsafeDeleteFlags)
+		}
 		return Deleted{}, err
 	}
 	// Most stores answer a delete with a Status, not the object.
@@ -65,6 +123,20 @@ func Delete(ctx context.Context, t Target, name string, opts DeleteOptions) (Del
 	}
 	ext, err := ToExternal(t, out)
 	return Deleted{Object: ext, Removed: removed}, err
+}
+
+// deleteOptions are the options the server's DELETE handler hands the
+// store for opts, checked as it checks them: the unsafe option is dropped
+// while the gate is off, and refused beside a dry run or a grace period.
+func deleteOptions(opts DeleteOptions) (*metav1.DeleteOptions, error) {
+	options := &metav1.DeleteOptions{GracePeriodSeconds: opts.GracePeriod, DryRun: opts.dryRun()}
+	if opts.IgnoreStoreReadError && UnsafeDeleteAllowed() {
+		options.IgnoreStoreReadErrorWithClusterBreakingPotential = ptr.To(true)
+	}
+	if errs := validation.ValidateDeleteOptions(options); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
+	}
+	return options, nil
 }
 
 // Victim is an object to delete.
