@@ -5,6 +5,7 @@
 //	go run ./bench [-n 5] [-pods 10000] reads
 //	go run ./bench [-n 3] [-pods 10000] writes
 //	go run ./bench [-n 3] [-pods 100000] snapshots
+//	go run ./bench [-n 3] [-pods 150000] scans
 //
 // With -profile DIR, each regctl command is also run n times from a build of
 // regctl that writes CPU and allocation profiles into DIR.
@@ -15,7 +16,9 @@
 // kubectl's (see reads.go). writes creates pods from one manifest with
 // regctl and with kubectl through a kube-apiserver (see writes.go).
 // snapshots reads the pods from a snapshot of that etcd next to the live
-// one, and times opening snapshots of two sizes (see snapshots.go).
+// one, and times opening snapshots of two sizes (see snapshots.go). scans
+// runs regctl scan over pods, config maps and events next to etcdctl's raw
+// read of every key, at two sizes (see scans.go).
 package main
 
 import (
@@ -32,17 +35,17 @@ import (
 
 func main() {
 	n := flag.Int("n", 20, "runs per command")
-	pods := flag.Int("pods", 10000, "reads, writes, snapshots: pods to write before measuring")
+	pods := flag.Int("pods", 10000, "reads, writes, snapshots, scans: pods to write before measuring")
 	profile := flag.String("profile", "", "also write CPU and allocation profiles of each regctl command to this directory")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: go run ./bench [-n runs] [-pods N] [-profile DIR] routes|reads|writes|snapshots")
+		fmt.Fprintln(os.Stderr, "usage: go run ./bench [-n runs] [-pods N] [-profile DIR] routes|reads|writes|snapshots|scans")
 		os.Exit(2)
 	}
 	switch flag.Arg(0) {
-	case "routes", "reads", "writes", "snapshots":
+	case "routes", "reads", "writes", "snapshots", "scans":
 	default:
-		fmt.Fprintf(os.Stderr, "unknown benchmark %q: want routes, reads, writes or snapshots\n", flag.Arg(0))
+		fmt.Fprintf(os.Stderr, "unknown benchmark %q: want routes, reads, writes, snapshots or scans\n", flag.Arg(0))
 		os.Exit(2)
 	}
 	if err := run(flag.Arg(0), *n, *pods, *profile); err != nil {
@@ -84,6 +87,8 @@ func run(benchmark string, n, pods int, profileDir string) error {
 		return writes(dir, launcher, bin, n, pods)
 	case "snapshots":
 		return snapshots(dir, launcher, bin, n, pods, profile)
+	case "scans":
+		return scans(dir, launcher, bin, n, pods)
 	}
 	t := newTable(launcher, 40, false)
 	cmds := []command{

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/regctl/regctl/internal/gctune"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/scan"
 )
@@ -125,6 +126,8 @@ func runScan(ctx context.Context, opts *scanOptions) error {
 		return err
 	}
 	defer w.Close()
+	// What is live while scanning is a few pages; the rest is garbage.
+	gctune.BoundHeap()
 	sections := opts.Only
 	if len(sections) > 0 {
 		// --fail-on a kind the scan would not look for could never fail.
