@@ -17,8 +17,9 @@ import (
 // container, as kube-apiserver's handler serves them: the action and kind
 // are the ones the installer records on each route, not re-derived. Custom
 // resources, which the CRD handler serves, and aggregated APIs, which the
-// aggregator proxies, have none. A version installed in part, for a
-// command on some resources, is not in the container and is left out.
+// aggregator proxies, have none. A map built for some resources only
+// (Config.Only) has not installed every version: it is refused rather than
+// read in part.
 func (w *Wiring) HTTPRoutes() (routetable.HTTPRouteTable, error) {
 	t := routetable.HTTPRouteTable{
 		Kind:              routetable.HTTPKind,
@@ -30,8 +31,11 @@ func (w *Wiring) HTTPRoutes() (routetable.HTTPRouteTable, error) {
 	}
 	services := w.container.RegisteredWebServices()
 	for _, v := range w.versions {
-		if v.info == nil || v.resources == nil || v.partial {
+		if v.info == nil {
 			continue
+		}
+		if v.resources == nil || v.partial {
+			return t, fmt.Errorf("reading the HTTP routes of %s: the map was built for some resources only, and %s is not installed whole", v.gv, v.gv)
 		}
 		root := path.Join(v.root, v.gv.Group, v.gv.Version)
 		namespaced := map[string]bool{}
