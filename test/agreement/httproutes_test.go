@@ -14,25 +14,37 @@ import (
 	"github.com/regctl/regctl/test/apiserver"
 )
 
-// TestHTTPRoutesAgreeWithOpenAPI starts a default kube-apiserver and
-// compares, group version by group version, the routes `regctl routes
-// --http` prints with the operations of the server's OpenAPI v3 document of
-// that group version: the same methods on the same paths, each with the
-// installer's action the server publishes as x-kubernetes-action.
+// TestHTTPRoutesAgreeWithOpenAPI starts a default kube-apiserver, and one
+// with every API version on, and compares, group version by group version,
+// the routes `regctl routes --http` prints with the operations of the
+// server's OpenAPI v3 document of that group version: the same methods on
+// the same paths, each with the installer's action the server publishes as
+// x-kubernetes-action.
 func TestHTTPRoutesAgreeWithOpenAPI(t *testing.T) {
-	server := apiserver.Start(t)
-	w := apiserver.Map(t, "--etcd-servers="+server.EtcdURL)
-	got, err := w.HTTPRoutes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	docs := httpRoutesAgree(t, server.Client, got)
-	t.Logf("compared %d routes with the operations of %d OpenAPI documents", len(got.Routes), len(docs))
-	if len(docs) < 20 {
-		t.Errorf("compared %d group versions (%v), want every built-in one", len(docs), docs)
-	}
-	if n := len(openAPIOperations(t, server.Client, "api/v1")); n < 240 {
-		t.Errorf("api/v1 has %d operations, want about 250", n)
+	for _, tc := range []struct {
+		name    string
+		flags   []string
+		minDocs int
+	}{
+		{"default", nil, 20},
+		{"every API", []string{"--runtime-config=api/all=true"}, 30},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			server := apiserver.Start(t, tc.flags...)
+			w := apiserver.Map(t, append([]string{"--etcd-servers=" + server.EtcdURL}, tc.flags...)...)
+			got, err := w.HTTPRoutes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			docs := httpRoutesAgree(t, server.Client, got)
+			t.Logf("compared %d routes with the operations of %d OpenAPI documents", len(got.Routes), len(docs))
+			if len(docs) < tc.minDocs {
+				t.Errorf("compared %d group versions (%v), want every built-in one", len(docs), docs)
+			}
+			if n := len(openAPIOperations(t, server.Client, "api/v1")); n < 240 {
+				t.Errorf("api/v1 has %d operations, want about 250", n)
+			}
+		})
 	}
 }
 
