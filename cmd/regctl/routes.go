@@ -114,6 +114,8 @@ the routes to some paths of the map (a resource names its subresources too),
 	cmd.Flags().StringSliceVar(&opts.Verbs, "verb", nil, "With --http, only the routes of these installer actions (comma-separated)")
 	cmd.AddCommand(newRoutesDiffCmd(g, nil))
 	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(routesFormats...))
+	_ = cmd.RegisterFlagCompletionFunc("resource", completeHTTPRoutes(g, routetable.HTTPRouteTable.Resources))
+	_ = cmd.RegisterFlagCompletionFunc("verb", completeHTTPRoutes(g, routetable.HTTPRouteTable.Actions))
 	return cmd
 }
 

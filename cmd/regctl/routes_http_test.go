@@ -220,3 +220,16 @@ func TestRoutesHTTPDiff(t *testing.T) {
 		}
 	}
 }
+
+func TestRoutesHTTPCompletion(t *testing.T) {
+	stdout, _, _ := run(t, "__complete", "routes", "--http", "--verb", "watch")
+	got, directive := completions(t, stdout)
+	if want := []string{"watch", "watchlist"}; !slices.Equal(got, want) || directive != ":6" {
+		t.Errorf("--verb watch completes %q %s, want %q :6 (no file, no space)", got, directive, want)
+	}
+	stdout, _, _ = run(t, "__complete", "routes", "--http", "--resource", "pods,pods/st")
+	got, _ = completions(t, stdout)
+	if want := []string{"pods,pods/status"}; !slices.Equal(got, want) {
+		t.Errorf("--resource pods,pods/st completes %q, want %q", got, want)
+	}
+}
