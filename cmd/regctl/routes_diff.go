@@ -186,10 +186,16 @@ func sameKind(opts *routesDiffOptions, from, to routetable.Document) (bool, erro
 		return from.HTTP != nil, nil
 	}
 	if (from.HTTP != nil) != (to.HTTP != nil) {
-		kinds := map[bool]string{false: "a route table", true: "an HTTP route table"}
-		return false, fmt.Errorf("%s is %s and %s %s: compare two tables of one kind", opts.Old, kinds[from.HTTP != nil], opts.New, kinds[to.HTTP != nil])
+		return false, fmt.Errorf("%s is %s and %s %s: compare two tables of one kind", opts.Old, kindName(from), opts.New, kindName(to))
 	}
 	return from.HTTP != nil, nil
+}
+
+func kindName(d routetable.Document) string {
+	if d.HTTP != nil {
+		return "an HTTP route table"
+	}
+	return "a route table"
 }
 
 // tableLoader reads each side of a diff, and builds the live table at most
