@@ -77,6 +77,34 @@ func completeResourceObjects(g *globalOptions) cobra.CompletionFunc {
 	}
 }
 
+// completeHTTPRoutes completes a comma-separated flag of `routes --http`
+// with the values of the routes the map's installer registers (their
+// resources, their actions): the last value after the commas typed so far.
+func completeHTTPRoutes(g *globalOptions, values func(routetable.HTTPRouteTable) []string) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		w, err := completionWiring(cmd, g)
+		if err != nil {
+			return completionError(cmd, err)
+		}
+		defer w.Close()
+		t, err := w.HTTPRoutes()
+		if err != nil {
+			return completionError(cmd, err)
+		}
+		typed, last := "", toComplete
+		if i := strings.LastIndex(toComplete, ","); i >= 0 {
+			typed, last = toComplete[:i+1], toComplete[i+1:]
+		}
+		var out []cobra.Completion
+		for _, v := range values(t) {
+			if strings.HasPrefix(v, last) && !slices.Contains(strings.Split(typed, ","), v) {
+				out = append(out, typed+v)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	}
+}
+
 // completeNamespaces completes a --namespace flag with the namespaces in the
 // etcd given by --etcd-servers; without one, with nothing.
 func completeNamespaces(g *globalOptions) cobra.CompletionFunc {

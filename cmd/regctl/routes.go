@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/internal/wiring"
 )
 
@@ -20,6 +21,13 @@ type routesOptions struct {
 	Check string
 	// Groups keeps only the routes of these API groups.
 	Groups []string
+	// HTTP prints the HTTP routes the server's installer registers
+	// instead of the storage map's paths.
+	HTTP bool
+	// Resources and Verbs keep only the HTTP routes to these paths of the
+	// map and with these installer actions.
+	Resources []string
+	Verbs     []string
 }
 
 var routesFormats = []render.Format{render.Table, render.Wide, render.YAML, render.JSON}
@@ -28,8 +36,8 @@ func newRoutesCmd(g *globalOptions, runF func(context.Context, *routesOptions) e
 	opts := &routesOptions{globalOptions: g}
 	var output string
 	cmd := &cobra.Command{
-		Use:   "routes [-o table|wide|yaml|json]",
-		Short: "Print every path of the storage map and how it is stored",
+		Use:   "routes [--http [--resource RESOURCE,...] [--verb ACTION,...]] [-o table|wide|yaml|json]",
+		Short: "Print every path of the storage map and how it is stored, or its HTTP routes",
 		Long: `Print every path kube-apiserver serves, in every API group and version, with
 its scope, etcd key prefix, storage decorator (watch cache or not), API
 version, kind, verbs and storage version.
@@ -41,7 +49,19 @@ others, a subresource after its resource ("deployments.apps/scale").
 The map is built by the server's own code from the given kube-apiserver flags.
 Groups come in the order the server installs them, versions by priority,
 paths sorted within a version: the output is deterministic, so it can be
-committed and diffed.`,
+committed and diffed.
+
+With --http, print instead every HTTP route kube-apiserver's installer
+registers for the map, as the server serves them: method, path template,
+the installer's action (get, list, watch, watchlist, post, put, patch, delete,
+deletecollection, connect, as it records it on the route), the path of the
+map it reaches and, with -o wide, API version, kind, scope and the storage's
+Go type. Path parameters are named in braces as the server's OpenAPI names
+them. Custom resources are served by the CRD handler and aggregated APIs by
+the aggregator, not by the installer: they have no routes here. Routes come
+by group and version as above, then by path and method. --resource keeps
+the routes to some paths of the map (a resource names its subresources too),
+--verb those of some actions.`,
 		Example: `  # The default kube-apiserver's storage map
   regctl routes
 
@@ -56,11 +76,24 @@ committed and diffed.`,
 
   # In CI: exit 1 with the diff when the committed table is out of date
   regctl routes -o yaml > routes.yaml
-  regctl routes --check routes.yaml`,
+  regctl routes --check routes.yaml
+
+  # Every HTTP route to pods and their subresources
+  regctl routes --http --resource pods
+
+  # The watch routes of the apps group, with kind and storage type
+  regctl routes --http --api-group apps --verb watch,watchlist -o wide
+
+  # The HTTP routes, committed and checked in CI as the map is
+  regctl routes --http -o yaml > http-routes.yaml
+  regctl routes --check http-routes.yaml`,
 		Args: cobra.NoArgs,
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if g.Revision != 0 {
 				return errors.New("`--revision` is for get, keys and inspect: routes shows the map the server builds now")
+			}
+			if !opts.HTTP && (len(opts.Resources) > 0 || len(opts.Verbs) > 0) {
+				return errors.New("`--resource` and `--verb` filter HTTP routes: add `--http`")
 			}
 			f, err := render.ParseFormat(output, routesFormats...)
 			opts.Output = f
@@ -76,8 +109,13 @@ committed and diffed.`,
 	cmd.Flags().StringVarP(&output, "output", "o", string(render.Table), "Output format: table|wide|yaml|json")
 	cmd.Flags().StringVar(&opts.Check, "check", "", "Compare the live table with this committed one: exit 1 with the diff when they differ, 2 on error")
 	addGroupFlag(cmd.Flags(), &opts.Groups)
+	cmd.Flags().BoolVar(&opts.HTTP, "http", false, "Print the HTTP routes the server's installer registers for the map")
+	cmd.Flags().StringSliceVar(&opts.Resources, "resource", nil, "With --http, only the routes to these paths of the map, a resource's subresources included (comma-separated)")
+	cmd.Flags().StringSliceVar(&opts.Verbs, "verb", nil, "With --http, only the routes of these installer actions (comma-separated)")
 	cmd.AddCommand(newRoutesDiffCmd(g, nil))
 	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(routesFormats...))
+	_ = cmd.RegisterFlagCompletionFunc("resource", completeHTTPRoutes(g, routetable.HTTPRouteTable.Resources))
+	_ = cmd.RegisterFlagCompletionFunc("verb", completeHTTPRoutes(g, routetable.HTTPRouteTable.Actions))
 	return cmd
 }
 
@@ -90,10 +128,32 @@ func runRoutes(ctx context.Context, opts *routesOptions) error {
 		return err
 	}
 	defer w.Close()
-	for _, g := range opts.Groups {
-		if known := w.Table.Groups(); g != "" && !slices.Contains(known, g) {
-			return fmt.Errorf("no API group %q in the map: it has %s", g, strings.Join(known, ", "))
+	if err := known("API group", "the map", opts.Groups, w.Table.Groups()); err != nil {
+		return err
+	}
+	if !opts.HTTP {
+		return render.Print(opts.IO.Out, opts.Output, w.Table.InGroups(opts.Groups))
+	}
+	t, err := w.HTTPRoutes()
+	if err != nil {
+		return err
+	}
+	if err := known("resource", "the HTTP routes", opts.Resources, t.Resources()); err != nil {
+		return err
+	}
+	if err := known("action", "the HTTP routes", opts.Verbs, t.Actions()); err != nil {
+		return err
+	}
+	return render.Print(opts.IO.Out, opts.Output, t.Filter(routetable.HTTPFilter{Groups: opts.Groups, Resources: opts.Resources, Actions: opts.Verbs}))
+}
+
+// known refuses a name that is not among those of the table: a typo
+// would print an empty table.
+func known(what, where string, names, valid []string) error {
+	for _, n := range names {
+		if n != "" && !slices.Contains(valid, n) {
+			return fmt.Errorf("no %s %q in %s: it has %s", what, n, where, strings.Join(valid, ", "))
 		}
 	}
-	return render.Print(opts.IO.Out, opts.Output, w.Table.InGroups(opts.Groups))
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -31,6 +32,9 @@ type routesDiffOptions struct {
 	// Groups keeps only the routes of these API groups on both sides.
 	Groups []string
 	Output render.Format
+	// http says the sides must be HTTP route tables (`routes --http
+	// --check`).
+	http bool
 }
 
 // exitTrouble makes err exit 2: like diff(1), a difference exits 1 and
@@ -50,6 +54,10 @@ Each side is a file written by ` + "`regctl routes -o yaml|json`" + `, - for std
 live for the table this regctl builds from the given kube-apiserver flags
 (write ./live for a file of that name).
 
+HTTP route tables, written by ` + "`regctl routes --http -o yaml|json`" + `, compare
+the same way, route by method and path; a file says which kind of table it
+is, and live is built of the other side's kind. Both sides are of one kind.
+
 --only and --ignore choose which fields count; added and removed routes always
 count. Changes in fields that do not count are listed, marked informational,
 with -v 1.
@@ -66,7 +74,11 @@ Exit status: 0 when the tables are equal, 1 when they differ, 2 on error.`,
   regctl routes diff routes.yaml routes.json --only keyPrefix,storageVersion
 
   # As data
-  regctl routes diff routes.yaml live -o json`,
+  regctl routes diff routes.yaml live -o json
+
+  # The HTTP routes: exit 0 unless the server's routes changed
+  regctl routes --http -o yaml > http-routes.yaml
+  regctl routes diff http-routes.yaml live --ignore storage`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				noun := "arguments"
@@ -103,69 +115,142 @@ Exit status: 0 when the tables are equal, 1 when they differ, 2 on error.`,
 }
 
 func runRoutesDiff(ctx context.Context, opts *routesDiffOptions) error {
-	filter, err := routetable.NewFilter(opts.Only, opts.Ignore)
-	if err != nil {
-		return exitTrouble(err)
-	}
+	_, err := diffTables(ctx, opts)
+	return err
+}
+
+// diffTables prints the diff and tells whether the tables were HTTP route
+// tables.
+func diffTables(ctx context.Context, opts *routesDiffOptions) (http bool, err error) {
 	if opts.Old == "-" && opts.New == "-" {
-		return exitTrouble(errors.New("stdin can be only one side of the diff"))
+		return false, exitTrouble(errors.New("stdin can be only one side of the diff"))
 	}
 	tables := &tableLoader{opts: opts.globalOptions}
 	defer tables.close()
-	from, err := tables.load(ctx, opts.Old)
+	// The files first: they say which kind of table the live side is, and
+	// which fields --only and --ignore may name, before the map is built.
+	from, err := tables.read(opts.Old)
 	if err != nil {
-		return exitTrouble(err)
+		return false, exitTrouble(err)
 	}
-	to, err := tables.load(ctx, opts.New)
+	to, err := tables.read(opts.New)
 	if err != nil {
-		return exitTrouble(err)
+		return false, exitTrouble(err)
 	}
-	res := routetable.Compare(from.InGroups(opts.Groups), to.InGroups(opts.Groups), filter)
+	http, err = sameKind(opts, from, to)
+	if err != nil {
+		return false, exitTrouble(err)
+	}
+	if opts.http && !http {
+		return false, exitTrouble(fmt.Errorf("%s is a route table: `--http --check` takes an HTTP route table (write one with `regctl routes --http -o yaml`)", opts.Old))
+	}
+	newFilter := routetable.NewFilter
+	if http {
+		newFilter = routetable.NewHTTPFilter
+	}
+	filter, err := newFilter(opts.Only, opts.Ignore)
+	if err != nil {
+		return false, exitTrouble(err)
+	}
+	if from, err = tables.live(ctx, from, http); err != nil {
+		return false, exitTrouble(err)
+	}
+	if to, err = tables.live(ctx, to, http); err != nil {
+		return false, exitTrouble(err)
+	}
+	if http {
+		keep := routetable.HTTPFilter{Groups: opts.Groups}
+		res := routetable.CompareHTTP(from.HTTP.Filter(keep), to.HTTP.Filter(keep), filter)
+		res.Old, res.New = opts.Old, opts.New
+		if opts.Verbosity <= 0 {
+			res = res.WithoutInformational()
+		}
+		return true, printDiff(opts.globalOptions, opts.Output, res, res.Equal)
+	}
+	res := routetable.Compare(from.Storage.InGroups(opts.Groups), to.Storage.InGroups(opts.Groups), filter)
 	res.Old, res.New = opts.Old, opts.New
-	return printDiff(opts.globalOptions, opts.Output, res)
+	if opts.Verbosity <= 0 {
+		res = res.WithoutInformational()
+	}
+	return false, printDiff(opts.globalOptions, opts.Output, res, res.Equal)
+}
+
+// sameKind tells whether the two sides are HTTP route tables: both are
+// tables of one kind, and live is the kind of the other side (a route
+// table when both are live).
+func sameKind(opts *routesDiffOptions, from, to routetable.Document) (bool, error) {
+	if from.Storage == nil && from.HTTP == nil {
+		return to.HTTP != nil, nil
+	}
+	if to.Storage == nil && to.HTTP == nil {
+		return from.HTTP != nil, nil
+	}
+	if (from.HTTP != nil) != (to.HTTP != nil) {
+		return false, fmt.Errorf("%s is %s and %s %s: compare two tables of one kind", opts.Old, kindName(from), opts.New, kindName(to))
+	}
+	return from.HTTP != nil, nil
+}
+
+func kindName(d routetable.Document) string {
+	if d.HTTP != nil {
+		return "an HTTP route table"
+	}
+	return "a route table"
 }
 
 // tableLoader reads each side of a diff, and builds the live table at most
 // once.
 type tableLoader struct {
 	opts *globalOptions
-	live *wiring.Wiring
+	w    *wiring.Wiring
 }
 
-func (l *tableLoader) load(ctx context.Context, arg string) (routetable.RouteTable, error) {
+// read reads the file arg names, or stdin; live is left empty for the
+// live method to fill once the kind of the diff is known.
+func (l *tableLoader) read(arg string) (routetable.Document, error) {
 	switch arg {
 	case liveTable:
-		if l.live == nil {
-			w, err := wiring.Build(ctx, l.opts.wiringConfig())
-			if err != nil {
-				return routetable.RouteTable{}, err
-			}
-			l.live = w
-		}
-		return l.live.Table, nil
+		return routetable.Document{}, nil
 	case "-":
-		return routetable.Load(l.opts.IO.In, "stdin")
+		return routetable.LoadDocument(l.opts.IO.In, "stdin")
 	}
 	f, err := os.Open(arg)
 	if err != nil {
-		return routetable.RouteTable{}, fmt.Errorf("reading route table: %w", err)
+		return routetable.Document{}, fmt.Errorf("reading route table: %w", err)
 	}
 	defer f.Close()
-	return routetable.Load(f, arg)
+	return routetable.LoadDocument(f, arg)
+}
+
+// live fills a live side with the table this regctl builds, of the kind
+// given.
+func (l *tableLoader) live(ctx context.Context, d routetable.Document, http bool) (routetable.Document, error) {
+	if d.Storage != nil || d.HTTP != nil {
+		return d, nil
+	}
+	if l.w == nil {
+		w, err := wiring.Build(ctx, l.opts.wiringConfig())
+		if err != nil {
+			return d, err
+		}
+		l.w = w
+	}
+	if !http {
+		return routetable.Document{Storage: &l.w.Table}, nil
+	}
+	t, err := l.w.HTTPRoutes()
+	return routetable.Document{HTTP: &t}, err
 }
 
 func (l *tableLoader) close() {
-	if l.live != nil {
-		l.live.Close()
+	if l.w != nil {
+		l.w.Close()
 	}
 }
 
 // printDiff writes res to Out and turns a difference into exit status 1,
 // with nothing more on stderr: the diff is the message.
-func printDiff(g *globalOptions, format render.Format, res routetable.Result) error {
-	if g.Verbosity <= 0 {
-		res = res.WithoutInformational()
-	}
+func printDiff(g *globalOptions, format render.Format, res interface{ WriteText(io.Writer) error }, equal bool) error {
 	var err error
 	if format == render.JSON {
 		err = render.Print(g.IO.Out, render.JSON, res)
@@ -175,7 +260,7 @@ func printDiff(g *globalOptions, format render.Format, res routetable.Result) er
 	if err != nil {
 		return exitTrouble(fmt.Errorf("writing the diff: %w", err))
 	}
-	if !res.Equal {
+	if !equal {
 		return &exitError{code: 1}
 	}
 	return nil
@@ -187,16 +272,24 @@ func checkRoutes(ctx context.Context, opts *routesOptions) error {
 	if opts.Output != render.Table {
 		return exitTrouble(errors.New("`--check` prints a diff and takes no `-o`: for data, use `regctl routes diff FILE live -o json`"))
 	}
-	err := runRoutesDiff(ctx, &routesDiffOptions{
+	if len(opts.Resources) > 0 || len(opts.Verbs) > 0 {
+		return exitTrouble(errors.New("`--check` compares whole tables, or groups of them: `--resource` and `--verb` are for printing"))
+	}
+	http, err := diffTables(ctx, &routesDiffOptions{
 		globalOptions: opts.globalOptions,
 		Old:           opts.Check,
 		New:           liveTable,
 		Groups:        opts.Groups,
 		Output:        textFormat,
+		http:          opts.HTTP,
 	})
 	var ee *exitError
 	if errors.As(err, &ee) && ee.code == 1 {
-		fmt.Fprintf(opts.IO.ErrOut, "hint: if the change is intended, regenerate %s with `regctl routes -o yaml > %s` and the same flags\n", opts.Check, opts.Check)
+		command := "regctl routes"
+		if http {
+			command += " --http"
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "hint: if the change is intended, regenerate %s with `%s -o yaml > %s` and the same flags\n", opts.Check, command, opts.Check)
 	}
 	return err
 }

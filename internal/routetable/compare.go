@@ -8,10 +8,25 @@ import (
 	"strings"
 )
 
-// Result is what changed from an old route table to a new one. Every list
-// is sorted (routes by path, fields in json tag order), so the same two
-// tables always give the same Result, in text and in json.
-type Result struct {
+// record is a route of either kind of table: routes of two tables are
+// matched by their key.
+type record interface {
+	Route | HTTPRoute
+	key() string
+}
+
+func (r Route) key() string { return r.Path }
+
+// Result is what changed from an old route table to a new one.
+type Result = Diff[Route]
+
+// HTTPResult is what changed from an old HTTP route table to a new one.
+type HTTPResult = Diff[HTTPRoute]
+
+// Diff is what changed from an old table to a new one. Every list is
+// sorted (routes by key, fields in json tag order), so the same two tables
+// always give the same Diff, in text and in json.
+type Diff[R record] struct {
 	// Old and New name the compared tables; Compare leaves them to the
 	// caller.
 	Old string `json:"old"`
@@ -22,12 +37,14 @@ type Result struct {
 	// Table holds the changes of the table's own fields.
 	Table   []Change      `json:"table"`
 	Changed []RouteChange `json:"changed"`
-	Added   []Route       `json:"added"`
-	Removed []Route       `json:"removed"`
+	Added   []R           `json:"added"`
+	Removed []R           `json:"removed"`
 }
 
-// RouteChange is a path present in both tables whose record changed.
+// RouteChange is a route present in both tables whose record changed.
 type RouteChange struct {
+	// Path is the route's path; for an HTTP route, its method and path
+	// ("GET /api/v1/pods"), which together name it.
 	Path    string   `json:"path"`
 	Changes []Change `json:"changes"`
 }
@@ -45,32 +62,38 @@ type Change struct {
 // Compare lists what changed from the table from to the table to. Added and
 // removed routes always count; a changed field counts when filter counts it.
 func Compare(from, to RouteTable, filter Filter) Result {
-	res := Result{
-		Table:   changes(reflect.ValueOf(from), reflect.ValueOf(to), tableFields, filter),
+	return compare(reflect.ValueOf(from), reflect.ValueOf(to), tableFields, from.Routes, to.Routes, routeFields, filter)
+}
+
+// compare matches the routes of two tables by key and lists their changes,
+// and those of the tables' own fields.
+func compare[R record](from, to reflect.Value, tFields []field, fromRoutes, toRoutes []R, rFields []field, filter Filter) Diff[R] {
+	res := Diff[R]{
+		Table:   changes(from, to, tFields, filter),
 		Changed: []RouteChange{},
-		Added:   []Route{},
-		Removed: []Route{},
+		Added:   []R{},
+		Removed: []R{},
 	}
-	oldByPath := byPath(from.Routes)
-	newByPath := byPath(to.Routes)
-	for p, o := range oldByPath {
-		n, ok := newByPath[p]
+	oldByKey := byKey(fromRoutes)
+	newByKey := byKey(toRoutes)
+	for k, o := range oldByKey {
+		n, ok := newByKey[k]
 		if !ok {
 			res.Removed = append(res.Removed, o)
 			continue
 		}
-		if c := changes(reflect.ValueOf(o), reflect.ValueOf(n), routeFields, filter); len(c) > 0 {
-			res.Changed = append(res.Changed, RouteChange{Path: p, Changes: c})
+		if c := changes(reflect.ValueOf(o), reflect.ValueOf(n), rFields, filter); len(c) > 0 {
+			res.Changed = append(res.Changed, RouteChange{Path: k, Changes: c})
 		}
 	}
-	for p, n := range newByPath {
-		if _, ok := oldByPath[p]; !ok {
+	for k, n := range newByKey {
+		if _, ok := oldByKey[k]; !ok {
 			res.Added = append(res.Added, n)
 		}
 	}
 	sort.Slice(res.Changed, func(i, j int) bool { return res.Changed[i].Path < res.Changed[j].Path })
-	sort.Slice(res.Added, func(i, j int) bool { return res.Added[i].Path < res.Added[j].Path })
-	sort.Slice(res.Removed, func(i, j int) bool { return res.Removed[i].Path < res.Removed[j].Path })
+	sort.Slice(res.Added, func(i, j int) bool { return res.Added[i].key() < res.Added[j].key() })
+	sort.Slice(res.Removed, func(i, j int) bool { return res.Removed[i].key() < res.Removed[j].key() })
 	res.Equal = len(res.Added) == 0 && len(res.Removed) == 0 && !counted(res.Table)
 	for _, rc := range res.Changed {
 		res.Equal = res.Equal && !counted(rc.Changes)
@@ -78,10 +101,10 @@ func Compare(from, to RouteTable, filter Filter) Result {
 	return res
 }
 
-func byPath(routes []Route) map[string]Route {
-	m := make(map[string]Route, len(routes))
+func byKey[R record](routes []R) map[string]R {
+	m := make(map[string]R, len(routes))
 	for _, r := range routes {
-		m[r.Path] = r
+		m[r.key()] = r
 	}
 	return m
 }
@@ -121,7 +144,7 @@ func counted(cs []Change) bool {
 
 // WithoutInformational drops the changes in fields that do not count, and
 // the routes left with no change.
-func (r Result) WithoutInformational() Result {
+func (r Diff[R]) WithoutInformational() Diff[R] {
 	r.Table = keepCounted(r.Table)
 	changed := []RouteChange{}
 	for _, rc := range r.Changed {
@@ -145,14 +168,15 @@ func keepCounted(cs []Change) []Change {
 
 // Empty reports whether there is nothing to show: no change at all, counted
 // or informational.
-func (r Result) Empty() bool {
+func (r Diff[R]) Empty() bool {
 	return len(r.Table) == 0 && len(r.Changed) == 0 && len(r.Added) == 0 && len(r.Removed) == 0
 }
 
 // WriteText writes the result as a short, git-like listing: the compared
-// tables, the table's changed fields, then changed, added and removed paths,
-// each field as `name: old -> new`. It writes nothing when r is Empty.
-func (r Result) WriteText(w io.Writer) error {
+// tables, the table's changed fields, then changed, added and removed routes
+// by key, each field as `name: old -> new`. It writes nothing when r is
+// Empty.
+func (r Diff[R]) WriteText(w io.Writer) error {
 	if r.Empty() {
 		return nil
 	}
@@ -168,10 +192,10 @@ func (r Result) WriteText(w io.Writer) error {
 		}
 	}
 	for _, a := range r.Added {
-		fmt.Fprintf(&b, "added: %s\n", a.Path)
+		fmt.Fprintf(&b, "added: %s\n", a.key())
 	}
 	for _, rm := range r.Removed {
-		fmt.Fprintf(&b, "removed: %s\n", rm.Path)
+		fmt.Fprintf(&b, "removed: %s\n", rm.key())
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

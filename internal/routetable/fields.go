@@ -25,6 +25,10 @@ var (
 	routeFields = jsonFields(reflect.TypeFor[Route](),
 		// Routes are matched by path, so it never changes.
 		"path")
+	httpTableFields = jsonFields(reflect.TypeFor[HTTPRouteTable](),
+		"kind", "formatVersion", "routes")
+	// HTTP routes are matched by method and path.
+	httpRouteFields = jsonFields(reflect.TypeFor[HTTPRoute](), "method", "path")
 )
 
 func jsonFields(t reflect.Type, skip ...string) []field {
@@ -41,15 +45,21 @@ func jsonFields(t reflect.Type, skip ...string) []field {
 
 // Fields are the names --only and --ignore accept: the table's fields, then a
 // route's, in the order the json tags declare them.
-func Fields() []string {
-	var names []string
-	for _, f := range tableFields {
-		names = append(names, f.name)
+func Fields() []string { return names(tableFields, routeFields) }
+
+// HTTPFields are the names --only and --ignore accept for HTTP route
+// tables, in the same order.
+func HTTPFields() []string { return names(httpTableFields, httpRouteFields) }
+
+func names(table, route []field) []string {
+	var out []string
+	for _, f := range table {
+		out = append(out, f.name)
 	}
-	for _, f := range routeFields {
-		names = append(names, f.name)
+	for _, f := range route {
+		out = append(out, f.name)
 	}
-	return names
+	return out
 }
 
 // Filter says which fields count toward a difference. The zero Filter
@@ -62,22 +72,30 @@ type Filter struct {
 // NewFilter counts the fields in only (all when only is empty) that are not
 // in ignore. Unknown names are an error that lists the valid ones.
 func NewFilter(only, ignore []string) (Filter, error) {
+	return newFilter(Fields(), only, ignore)
+}
+
+// NewHTTPFilter is NewFilter for HTTP route tables and their fields.
+func NewHTTPFilter(only, ignore []string) (Filter, error) {
+	return newFilter(HTTPFields(), only, ignore)
+}
+
+func newFilter(valid, only, ignore []string) (Filter, error) {
 	f := Filter{}
 	var err error
-	if f.only, err = fieldSet("--only", only); err != nil {
+	if f.only, err = fieldSet(valid, "--only", only); err != nil {
 		return Filter{}, err
 	}
-	if f.ignore, err = fieldSet("--ignore", ignore); err != nil {
+	if f.ignore, err = fieldSet(valid, "--ignore", ignore); err != nil {
 		return Filter{}, err
 	}
 	return f, nil
 }
 
-func fieldSet(flag string, names []string) (map[string]bool, error) {
+func fieldSet(valid []string, flag string, names []string) (map[string]bool, error) {
 	if len(names) == 0 {
 		return nil, nil
 	}
-	valid := Fields()
 	set := make(map[string]bool, len(names))
 	for _, n := range names {
 		if !slices.Contains(valid, n) {
