@@ -88,7 +88,7 @@ func run(benchmark string, n, pods int, profileDir string) error {
 	case "snapshots":
 		return snapshots(dir, launcher, bin, n, pods, profile)
 	case "scans":
-		return scans(dir, launcher, bin, n, pods)
+		return scans(dir, launcher, bin, n, pods, profile)
 	}
 	t := newTable(launcher, 40, false)
 	cmds := []command{

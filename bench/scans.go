@@ -31,7 +31,7 @@ const (
 // scans fills an etcd with pods, config maps and events (a sixth as many
 // of each as pods) in two steps, a fifteenth of it first, and at each
 // measures regctl scan of every key next to etcdctl's read of them.
-func scans(dir, launcher, regctl string, n, pods int) error {
+func scans(dir, launcher, regctl string, n, pods int, profile func([]command) error) error {
 	logs.Setup(0, io.Discard)
 	progress("building etcdctl")
 	etcdctl, err := buildEtcdctl(dir)
@@ -55,6 +55,7 @@ func scans(dir, launcher, regctl string, n, pods int) error {
 	t := newTable(launcher, 48, true)
 	t.header = "vs etcdctl"
 	var small, full stats
+	var last command
 	var smallObjects int
 	seeded := 0
 	for step, target := range []int{pods / 15, pods} {
@@ -79,11 +80,12 @@ func scans(dir, launcher, regctl string, n, pods int) error {
 		if err != nil {
 			return err
 		}
-		scanned, err := t.add(command{
+		last = command{
 			name: fmt.Sprintf("regctl scan -o json (%d keys)", keys), bin: regctl,
 			args:   []string{"scan", "-o", "json", "--etcd-servers=" + e.ClientURL},
 			verify: occurs(fmt.Sprintf(`"keys": %d,`, keys), 1),
-		}, n, func(st stats) string { return fmt.Sprintf("%.2fx", ratio(st, raw)) })
+		}
+		scanned, err := t.add(last, n, func(st stats) string { return fmt.Sprintf("%.2fx", ratio(st, raw)) })
 		if err != nil {
 			return err
 		}
@@ -99,6 +101,9 @@ func scans(dir, launcher, regctl string, n, pods int) error {
 	verdict(fmt.Sprintf("scan: %.1f MiB peak RSS", full.mib()), fmt.Sprintf("<= %d MiB", scanRSSTarget), full.mib() <= scanRSSTarget)
 	growth := full.mib() / small.mib()
 	verdict(fmt.Sprintf("scan: peak RSS %.2fx from %d keys", growth, smallObjects), fmt.Sprintf("<= %gx", scanRSSFlat), growth <= scanRSSFlat)
+	if profile != nil {
+		return profile([]command{last})
+	}
 	return nil
 }
 

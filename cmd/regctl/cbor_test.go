@@ -12,6 +12,7 @@ import (
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/routetable"
+	"github.com/regctl/regctl/internal/scan"
 	"github.com/regctl/regctl/test/apiserver"
 )
 
@@ -83,6 +84,18 @@ func TestCBORCustomResourcesAgreeWithKubeAPIServer(t *testing.T) {
 		t.Errorf("widgets stored as %q with the gate, %q without, pods as %q; want application/cbor, application/json and protobuf", with["widgets.example.com"], without["widgets.example.com"], with["pods"])
 	}
 
+	// scan reads CBOR as the server does, with the gate or without, and
+	// finds nothing wrong with what the server wrote.
+	for _, flags := range [][]string{{gate}, nil} {
+		var r scan.Report
+		if err := json.Unmarshal([]byte(mustRunBinary(t, append([]string{"scan", "-o", "json", "--only", "encoding,versions,corrupt", etcdFlag}, flags...)...)), &r); err != nil {
+			t.Fatal(err)
+		}
+		widgets := resourceOf(t, &r, "widgets.example.com", "")
+		if widgets.Encoding.Counts["application/cbor"] != 1 || widgets.Versions.Counts["example.com/v1"] != 1 || r.FindingCounts[scan.Corrupt] != 0 {
+			t.Errorf("scan %v: widgets %+v, %+v; findings %v", flags, widgets.Encoding, widgets.Versions, r.Findings)
+		}
+	}
 	// What regctl writes with the gate is CBOR, and served.
 	stdout = mustRunBinary(t, "create", "-f", manifestOf(t, widget("v1", "beta", map[string]any{"color": "blue"})), "-o", "json", etcdFlag, gate)
 	if v := raw("/registry/example.com/widgets/shop/beta"); !bytes.HasPrefix(v, cborTag) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,23 +17,55 @@ import (
 // secrets with aescbc key "key1".
 func encryptionConfig(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "encryption.yaml")
-	config := `apiVersion: apiserver.config.k8s.io/v1
-kind: EncryptionConfiguration
-resources:
-- resources: [secrets]
-  providers:
-  - aescbc:
-      keys:
-      - name: key1
-        secret: MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=
-  - identity: {}
-`
+	return encryptionConfigFile(t, "encryption.yaml", map[string]string{"secrets": aescbc("key1") + identityProvider})
+}
+
+// aescbc keys of the encryption configs below.
+const (
+	key1 = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+	key2 = "ZmVkY2JhOTg3NjU0MzIxMGZlZGNiYTk4NzY1NDMyMTA="
+)
+
+// encryptionFlag is --encryption-provider-config of a config written by
+// encryptionConfigFile.
+func encryptionFlag(t *testing.T, name string, rules map[string]string) string {
+	return "--encryption-provider-config=" + encryptionConfigFile(t, name, rules)
+}
+
+// encryptionConfigFile writes an EncryptionConfiguration of one provider
+// list per resource list.
+func encryptionConfigFile(t *testing.T, name string, rules map[string]string) string {
+	t.Helper()
+	config := "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n"
+	for _, resources := range slices.Sorted(func(yield func(string) bool) {
+		for k := range rules {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		config += "- resources: [" + resources + "]\n  providers:\n" + rules[resources]
+	}
+	path := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path
 }
+
+func aescbc(keys ...string) string {
+	out := "  - aescbc:\n      keys:\n"
+	for _, k := range keys {
+		secret := key1
+		if k == "key2" {
+			secret = key2
+		}
+		out += "      - name: " + k + "\n        secret: " + secret + "\n"
+	}
+	return out
+}
+
+const identityProvider = "  - identity: {}\n"
 
 func TestEncryptionAtRest(t *testing.T) {
 	s := newLiveEtcd(t)

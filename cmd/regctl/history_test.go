@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/regctl/regctl/internal/scan"
 	"reflect"
 	"strconv"
 	"strings"
@@ -142,6 +143,7 @@ func TestRevisionBounds(t *testing.T) {
 		{"keys", "pods", "-A"},
 		{"keys", "pods/pod-00000", "--check"},
 		{"inspect", "pods/pod-00000"},
+		{"scan"},
 	} {
 		oneLine(append(args, "--revision", strconv.FormatInt(first, 10)), tooOld)
 		oneLine(append(args, "--revision", strconv.FormatInt(current+10, 10)), future)
@@ -153,7 +155,7 @@ func TestRevisionBounds(t *testing.T) {
 	} {
 		oneLine(append(args, "--revision", "3"), "`--revision` is for reads")
 	}
-	oneLine([]string{"routes", "--revision", "3"}, "`--revision` is for get, keys and inspect")
+	oneLine([]string{"routes", "--revision", "3"}, "`--revision` is for get, keys, inspect and scan")
 
 	// At the compaction, the pods of "other" were not all created yet.
 	at := strconv.FormatInt(compacted, 10)
@@ -165,6 +167,13 @@ func TestRevisionBounds(t *testing.T) {
 	}
 	if got := mustRun(t, "keys", "pods", "-A", "--revision", at, s.flag()); strings.Count(got, "\n") != 4 {
 		t.Errorf("keys at the compacted revision: %q", got)
+	}
+	var scanned scan.Report
+	if err := json.Unmarshal([]byte(mustRun(t, "scan", "--only", "size", "--by", "namespace", "-o", "json", "--revision", at, s.flag())), &scanned); err != nil {
+		t.Fatal(err)
+	}
+	if scanned.Revision != compacted || resourceOf(t, &scanned, "pods", "other").Keys != 1 {
+		t.Errorf("scan at the compacted revision: revision %d, resources %+v", scanned.Revision, scanned.Resources)
 	}
 	for _, args := range [][]string{
 		{"get", "pods", "-A", "--revision", at, "-o", "json"},

@@ -165,7 +165,7 @@ etcd, regctl builds the map on an ephemeral in-process etcd.`,
 	fs.StringVar(&g.Manifest, "apiserver-manifest", "", "A kube-apiserver static Pod manifest (kubeadm's /etc/kubernetes/manifests/kube-apiserver.yaml): take the server's flags from it; flags given here win")
 	fs.StringVar(&g.Snapshot, "snapshot", "", "Read an etcd snapshot file (etcdctl snapshot save, or a stopped member's member/snap/db) instead of a live etcd; it is opened read-only")
 	fs.StringVar(&g.ManifestRoot, "manifest-root", "", "Read the files the manifest names under this directory (a copy of the node's filesystem, e.g. its /etc/kubernetes as DIR/etc/kubernetes)")
-	fs.Int64Var(&g.Revision, "revision", 0, "Read (get, keys, inspect) the keyspace as it was at this etcd revision, if etcd has not compacted it; writes refuse it")
+	fs.Int64Var(&g.Revision, "revision", 0, "Read (get, keys, inspect, scan) the keyspace as it was at this etcd revision, if etcd has not compacted it; writes refuse it")
 	g.Server.AddFlags(fs)
 
 	cmd.AddCommand(

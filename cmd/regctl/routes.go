@@ -90,7 +90,7 @@ the routes to some paths of the map (a resource names its subresources too),
 		Args: cobra.NoArgs,
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if g.Revision != 0 {
-				return errors.New("`--revision` is for get, keys and inspect: routes shows the map the server builds now")
+				return errors.New("`--revision` is for get, keys, inspect and scan: routes shows the map the server builds now")
 			}
 			if !opts.HTTP && (len(opts.Resources) > 0 || len(opts.Verbs) > 0) {
 				return errors.New("`--resource` and `--verb` filter HTTP routes: add `--http`")

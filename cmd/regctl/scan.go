@@ -105,7 +105,7 @@ and cron. While it runs, progress goes to stderr when that is a terminal.`,
 	fs.StringSliceVar(&opts.Only, "only", nil, "Report only these sections (comma-separated): "+strings.Join(scan.Sections, ","))
 	fs.StringSliceVar(&opts.FailOn, "fail-on", nil, "Exit 1 when the scan finds any finding of these kinds (comma-separated): "+strings.Join(scan.FindingKinds, ","))
 	fs.StringVar(&by, "by", "", "Split each resource's figures by: namespace")
-	fs.Int64Var(&opts.ChunkSize, "chunk-size", 500, "Keys read per etcd range request")
+	fs.Int64Var(&opts.ChunkSize, "chunk-size", scan.DefaultPageSize, "Keys read per etcd range request")
 	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(scanFormats...))
 	return cmd
 }
@@ -126,6 +126,9 @@ func runScan(ctx context.Context, opts *scanOptions) error {
 		return err
 	}
 	defer w.Close()
+	if err := opts.checkRevisionOn(ctx, w.Client); err != nil {
+		return err
+	}
 	// What is live while scanning is a few pages; the rest is garbage.
 	gctune.BoundHeap()
 	sections := opts.Only

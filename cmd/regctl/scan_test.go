@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -26,47 +23,6 @@ import (
 	"github.com/regctl/regctl/internal/scan"
 	"github.com/regctl/regctl/test/apiserver"
 )
-
-// aescbc keys of the encryption configs below.
-const (
-	key1 = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
-	key2 = "ZmVkY2JhOTg3NjU0MzIxMGZlZGNiYTk4NzY1NDMyMTA="
-)
-
-// writeEncryptionConfig writes an EncryptionConfiguration of one provider
-// list per resource list.
-func writeEncryptionConfig(t *testing.T, name string, rules map[string]string) string {
-	t.Helper()
-	config := "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n"
-	for _, resources := range slices.Sorted(func(yield func(string) bool) {
-		for k := range rules {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
-		config += "- resources: [" + resources + "]\n  providers:\n" + rules[resources]
-	}
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return "--encryption-provider-config=" + path
-}
-
-func aescbc(keys ...string) string {
-	out := "  - aescbc:\n      keys:\n"
-	for _, k := range keys {
-		secret := key1
-		if k == "key2" {
-			secret = key2
-		}
-		out += "      - name: " + k + "\n        secret: " + secret + "\n"
-	}
-	return out
-}
-
-const identityProvider = "  - identity: {}\n"
 
 // storageOn is the storage config of a second server on the etcd at url.
 func storageOn(url string) *storagebackend.Config {
@@ -133,9 +89,9 @@ func envelopeCounts(t *testing.T, c *clientv3.Client, prefix string) map[string]
 // findings, and `--fail-on encryption` fails until a server rewrites them.
 func TestScanFollowsAnEncryptionRotation(t *testing.T) {
 	ctx := context.Background()
-	first := writeEncryptionConfig(t, "first.yaml", map[string]string{"secrets": aescbc("key1") + identityProvider})
-	rotated := writeEncryptionConfig(t, "rotated.yaml", map[string]string{"secrets": aescbc("key2", "key1") + identityProvider})
-	extended := writeEncryptionConfig(t, "extended.yaml", map[string]string{
+	first := encryptionFlag(t, "first.yaml", map[string]string{"secrets": aescbc("key1") + identityProvider})
+	rotated := encryptionFlag(t, "rotated.yaml", map[string]string{"secrets": aescbc("key2", "key1") + identityProvider})
+	extended := encryptionFlag(t, "extended.yaml", map[string]string{
 		"secrets":    aescbc("key2", "key1") + identityProvider,
 		"configmaps": aescbc("key2") + identityProvider,
 	})
@@ -156,16 +112,7 @@ func TestScanFollowsAnEncryptionRotation(t *testing.T) {
 
 	// The rotation: key2 writes, key1 still reads; two secrets rewritten.
 	s = apiserver.StartOn(t, storageOn(s.EtcdURL), rotated)
-	for _, name := range []string{"a", "b"} {
-		secret, err := s.Client.CoreV1().Secrets("shop").Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		secret.Labels = map[string]string{"rotated": "yes"}
-		if _, err := s.Client.CoreV1().Secrets("shop").Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	rewriteSecrets(t, s, "a", "b")
 	s.Stop()
 	etcd := etcdClient(t, s.EtcdURL)
 	etcdFlag := "--etcd-servers=" + s.EtcdURL
@@ -213,16 +160,7 @@ func TestScanFollowsAnEncryptionRotation(t *testing.T) {
 
 	// A server on the extended config rewrites everything it should.
 	s = apiserver.StartOn(t, storageOn(s.EtcdURL), extended)
-	for _, name := range []string{"c", "d"} {
-		secret, err := s.Client.CoreV1().Secrets("shop").Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		secret.Labels = map[string]string{"rotated": "yes"}
-		if _, err := s.Client.CoreV1().Secrets("shop").Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	rewriteSecrets(t, s, "c", "d")
 	cms, err := s.Client.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -237,6 +175,23 @@ func TestScanFollowsAnEncryptionRotation(t *testing.T) {
 	stdout, stderr, code := run(t, "scan", "--only", "encryption", "--fail-on", "encryption", etcdFlag, extended)
 	if code != 0 {
 		t.Errorf("--fail-on encryption after the rewrite: exit %d, %q\n%s", code, stderr, stdout)
+	}
+}
+
+// rewriteSecrets has the server write the named secrets of shop again, as
+// a storage migration does.
+func rewriteSecrets(t *testing.T, s *apiserver.Server, names ...string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, name := range names {
+		secret, err := s.Client.CoreV1().Secrets("shop").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		secret.Labels = map[string]string{"rotated": "yes"}
+		if _, err := s.Client.CoreV1().Secrets("shop").Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -360,13 +315,14 @@ func TestScanTellsWhenAStoredVersionCanBeDropped(t *testing.T) {
 // TestScanFindsCorruptValuesAndOrphans damages an etcd a real server filled:
 // garbage, a truncated protobuf, a value under another object's key, a
 // secret encrypted with a key no longer configured, a protobuf field the
-// type does not declare, and a CRD deleted by deleting its key alone. Each
+// type does not declare, a custom resource with a field its schema prunes,
+// and a CRD deleted by deleting its key alone. Each
 // is found by key; everything else is still reported; a snapshot of the
 // same etcd gives the same report.
 func TestScanFindsCorruptValuesAndOrphans(t *testing.T) {
 	ctx := context.Background()
-	old := writeEncryptionConfig(t, "old.yaml", map[string]string{"secrets": aescbc("key1") + identityProvider})
-	current := writeEncryptionConfig(t, "current.yaml", map[string]string{"secrets": aescbc("key2") + identityProvider})
+	old := encryptionFlag(t, "old.yaml", map[string]string{"secrets": aescbc("key1") + identityProvider})
+	current := encryptionFlag(t, "current.yaml", map[string]string{"secrets": aescbc("key2") + identityProvider})
 	s := apiserver.Start(t, old)
 	apiserver.CreateWidgetsCRD(t, s)
 	if _, err := s.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
@@ -380,8 +336,28 @@ func TestScanFindsCorruptValuesAndOrphans(t *testing.T) {
 	if _, err := s.Client.CoreV1().Secrets("shop").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "lost"}, StringData: map[string]string{"v": "x"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Dynamic.Resource(widgetsV1).Namespace("shop").Create(ctx, widget("v1", "left", map[string]any{}), metav1.CreateOptions{}); err != nil {
+	if _, err := s.Dynamic.Resource(widgetsV1).Namespace("shop").Create(ctx, widget("v1", "kept", map[string]any{}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	// A second CRD, whose definition alone is deleted below.
+	gizmos := strings.NewReplacer("widgets", "gizmos", "widget", "gizmo", "Widget", "Gizmo", "[wd]", "[gz]").Replace(apiserver.WidgetsCRD)
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal([]byte(gizmos), &crd); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := apiextensionsclient.NewForConfigOrDie(s.Config).ApiextensionsV1().CustomResourceDefinitions().Create(ctx, &crd, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	gizmosV1 := widgetsV1
+	gizmosV1.Resource = "gizmos"
+	gizmo := widget("v1", "left", map[string]any{})
+	gizmo.SetKind("Gizmo")
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := s.Dynamic.Resource(gizmosV1).Namespace("shop").Create(ctx, gizmo, metav1.CreateOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("creating a gizmo: %v", err)
 	}
 	s.Stop()
 	etcd := etcdClient(t, s.EtcdURL)
@@ -405,8 +381,10 @@ func TestScanFindsCorruptValuesAndOrphans(t *testing.T) {
 	put(cms+"truncated", source[:len(source)/2])
 	put(cms+"moved", source)
 	put(cms+"extra", withUnknownField(t, get(cms+"extra"), 99))
-	widgetBytes := int64(len(get("/registry/example.com/widgets/shop/left")))
-	if _, err := etcd.Delete(ctx, "/registry/apiextensions.k8s.io/customresourcedefinitions/widgets.example.com"); err != nil {
+	const widgets = "/registry/example.com/widgets/shop/"
+	put(widgets+"pruned", bytes.Replace(get(widgets+"kept"), []byte(`"spec":{`), []byte(`"spec":{"shade":"teal",`), 1))
+	gizmoBytes := int64(len(get("/registry/example.com/gizmos/shop/left")))
+	if _, err := etcd.Delete(ctx, "/registry/apiextensions.k8s.io/customresourcedefinitions/gizmos.example.com"); err != nil {
 		t.Fatal(err)
 	}
 	etcdFlag := "--etcd-servers=" + s.EtcdURL
@@ -418,17 +396,21 @@ func TestScanFindsCorruptValuesAndOrphans(t *testing.T) {
 		{scan.ReasonWrongKey, cms + "moved"},
 		{scan.ReasonUnknownFields, cms + "extra"},
 		{scan.ReasonUndecryptable, "/registry/secrets/shop/lost"},
+		{scan.ReasonUnknownFields, widgets + "pruned"},
 	} {
 		if !slices.Contains(findingKeys(r, scan.Corrupt, c.reason), c.key) {
 			t.Errorf("no %s finding for %s: %v", c.reason, c.key, r.Findings)
 		}
 	}
-	if n := r.FindingCounts[scan.Corrupt]; n != 5 {
-		t.Errorf("%d corrupt findings, want 5: %v", n, r.Findings)
+	if n := r.FindingCounts[scan.Corrupt]; n != 6 {
+		t.Errorf("%d corrupt findings, want 6: %v", n, r.Findings)
 	}
 	for _, f := range r.Findings {
 		if f.Key == cms+"extra" && !strings.Contains(f.Detail, "#99") {
 			t.Errorf("unknown field finding %q does not name field 99", f.Detail)
+		}
+		if f.Key == widgets+"pruned" && !strings.Contains(f.Detail, `unknown field "spec.shade"`) {
+			t.Errorf("unknown field finding %q does not name spec.shade", f.Detail)
 		}
 	}
 	// The readable config maps are still counted and versioned.
@@ -438,15 +420,15 @@ func TestScanFindsCorruptValuesAndOrphans(t *testing.T) {
 	}
 	var orphan *scan.Orphan
 	for i, o := range r.Orphans {
-		if o.KeyPrefix == "/registry/example.com/widgets/" {
+		if o.KeyPrefix == "/registry/example.com/gizmos/" {
 			orphan = &r.Orphans[i]
 		}
 	}
-	if orphan == nil || orphan.Keys != 1 || orphan.Bytes != widgetBytes {
-		t.Errorf("orphans %+v: want the widget's key under /registry/example.com/widgets/ with %d bytes", r.Orphans, widgetBytes)
+	if orphan == nil || orphan.Keys != 1 || orphan.Bytes != gizmoBytes {
+		t.Errorf("orphans %+v: want the gizmo's key under /registry/example.com/gizmos/ with %d bytes", r.Orphans, gizmoBytes)
 	}
-	if got := findingKeys(r, scan.Orphans, scan.ReasonUnclaimed); !slices.Equal(got, []string{"/registry/example.com/widgets/shop/left"}) {
-		t.Errorf("orphan findings %v: want the widget alone", got)
+	if got := findingKeys(r, scan.Orphans, scan.ReasonUnclaimed); !slices.Equal(got, []string{"/registry/example.com/gizmos/shop/left"}) {
+		t.Errorf("orphan findings %v: want the gizmo alone", got)
 	}
 	// The node port allocator's range, which the server keeps beside the
 	// map, is not an orphan.
@@ -454,31 +436,19 @@ func TestScanFindsCorruptValuesAndOrphans(t *testing.T) {
 		t.Errorf("allocations %+v: want the server's node port range", r.Allocations)
 	}
 	_, stderr, code := run(t, "scan", "--fail-on", "corrupt", etcdFlag, current)
-	if code != 1 || !strings.Contains(stderr, "5 corrupt") {
+	if code != 1 || !strings.Contains(stderr, "6 corrupt") {
 		t.Errorf("--fail-on corrupt: exit %d, %q", code, stderr)
 	}
 	// The table names each finding's key.
 	table := mustRun(t, "scan", etcdFlag, current)
-	for _, key := range []string{cms + "garbage", cms + "moved", "/registry/secrets/shop/lost", "/registry/example.com/widgets/"} {
+	for _, key := range []string{cms + "garbage", cms + "moved", "/registry/secrets/shop/lost", "/registry/example.com/gizmos/"} {
 		if !strings.Contains(table, key) {
 			t.Errorf("the table does not show %s:\n%s", key, table)
 		}
 	}
 
 	// A snapshot of that etcd reports the same.
-	path := filepath.Join(t.TempDir(), "backup.db")
-	snapshot, err := etcd.Snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(f, snapshot); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	path := saveSnapshot(t, etcd)
 	live := mustRun(t, "scan", "-o", "json", "--by", "namespace", etcdFlag, current)
 	fromSnapshot := mustRun(t, "scan", "-o", "json", "--by", "namespace", "--snapshot", path, current)
 	if live != fromSnapshot {
@@ -518,5 +488,22 @@ func TestScanFlags(t *testing.T) {
 		if code == 0 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
 			t.Errorf("%v: exit %d, %q, want one line with %q", c.args, code, stderr, c.want)
 		}
+	}
+}
+
+func TestScanProgress(t *testing.T) {
+	if p := newProgress(&bytes.Buffer{}); p != nil {
+		t.Error("progress is shown on a stream that is not a terminal")
+	}
+	var out bytes.Buffer
+	p := &progress{w: &out}
+	p.show(scan.Progress{Keys: 10, Total: 100, Elapsed: 500 * time.Millisecond})
+	if out.Len() != 0 {
+		t.Errorf("progress shown before a second: %q", out.String())
+	}
+	p.show(scan.Progress{Keys: 30000, Bytes: 30 << 20, Total: 150000, Elapsed: 3 * time.Second})
+	p.done()
+	if want := "\r\033[K30000/150000 keys, 30.0 MiB, 10000 keys/s, 12s left\r\033[K"; out.String() != want {
+		t.Errorf("progress %q, want %q", out.String(), want)
 	}
 }

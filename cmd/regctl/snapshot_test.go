@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"io"
 	"os"
 	"os/exec"
@@ -17,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/regctl/regctl/internal/scan"
 	"github.com/regctl/regctl/test/apiserver"
 )
 
@@ -26,6 +29,27 @@ import (
 // `etcdctl snapshot save` does, and reads both with regctl: every read of
 // the snapshot equals the same read of the live etcd, and leaves the file
 // as it was.
+// saveSnapshot saves a snapshot of the etcd c is a client of, as
+// `etcdctl snapshot save` does, and returns its path.
+func saveSnapshot(t *testing.T, c *clientv3.Client) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "backup.db")
+	snapshot, err := c.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snapshot.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := io.Copy(f, snapshot); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func TestSnapshotReadsEqualLiveReads(t *testing.T) {
 	enc := "--encryption-provider-config=" + encryptionConfig(t)
 	s := apiserver.Start(t, enc)
@@ -66,20 +90,7 @@ func TestSnapshotReadsEqualLiveReads(t *testing.T) {
 	if _, err := etcd.Compact(ctx, compacted); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "backup.db")
-	snapshot, err := etcd.Snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(f, snapshot); err != nil {
-		t.Fatal(err)
-	}
-	snapshot.Close()
-	f.Close()
+	path := saveSnapshot(t, etcd)
 	sum := func() [32]byte {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -114,6 +125,7 @@ func TestSnapshotReadsEqualLiveReads(t *testing.T) {
 		{"inspect", "configmaps/settings", "-n", "shop", "--history", "-o", "json"},
 		{"get", "configmaps/settings", "-n", "shop", "--revision", cm.ResourceVersion, "-o", "yaml"},
 		{"keys", "configmaps", "-A", "--revision", cm.ResourceVersion},
+		{"scan", "-o", "json", "--by", "namespace", enc},
 	} {
 		t.Run(caseName(args), func(t *testing.T) {
 			want := mustRun(t, append(args, "--etcd-servers="+s.EtcdURL)...)
@@ -125,6 +137,20 @@ func TestSnapshotReadsEqualLiveReads(t *testing.T) {
 				t.Fatal("the command changed the snapshot file")
 			}
 		})
+	}
+	// What a server wrote, one object of every resource, holds nothing a
+	// scan with the server's own config finds wrong.
+	var report scan.Report
+	if err := json.Unmarshal([]byte(mustRun(t, "scan", "-o", "json", "--snapshot="+path, enc)), &report); err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range scan.FindingKinds {
+		if report.FindingCounts[kind] != 0 {
+			t.Errorf("%d %s findings in what the server wrote: %+v", report.FindingCounts[kind], kind, report.Findings)
+		}
+	}
+	if n := len(report.Resources); n < len(types) {
+		t.Errorf("the scan reports %d resources, fewer than the %d written", n, len(types))
 	}
 	if !strings.Contains(mustRun(t, "routes", "--snapshot="+path), "widgets.example.com ") {
 		t.Error("routes of the snapshot lack the CRD stored in it")

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -31,21 +29,7 @@ var unsafeGate = "--feature-gates=" + string(features.AllowUnsafeMalformedObject
 // read with it.
 func key2Config(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "encryption-key2.yaml")
-	config := `apiVersion: apiserver.config.k8s.io/v1
-kind: EncryptionConfiguration
-resources:
-- resources: [secrets]
-  providers:
-  - aescbc:
-      keys:
-      - name: key2
-        secret: ZmVkY2JhOTg3NjU0MzIxMGZlZGNiYTk4NzY1NDMyMTA=
-`
-	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return encryptionConfigFile(t, "encryption-key2.yaml", map[string]string{"secrets": aescbc("key2")})
 }
 
 // unreadableObjects writes, on s, objects whose stored values cannot be

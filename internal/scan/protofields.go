@@ -126,14 +126,22 @@ func protobufTag(tag string) (protowire.Number, string, bool) {
 var errMalformed = errors.New("malformed protobuf")
 
 // unknownFields lists the fields of raw, an encoded m, that m does not
-// declare, as their paths ("spec.containers[].#42"), at most limit of them.
+// declare, as their paths ("spec.containers.#42"), at most limit of them.
 func unknownFields(raw []byte, m *message, limit int) ([]string, error) {
-	var out []string
-	err := walk(raw, m, "", &out, limit)
-	return out, err
+	w := walker{limit: limit}
+	err := w.walk(raw, m)
+	return w.found, err
 }
 
-func walk(b []byte, m *message, path string, out *[]string, limit int) error {
+// walker walks a value against its type. The path of names it is at is
+// joined only for a field it reports: most values have none.
+type walker struct {
+	path  []string
+	found []string
+	limit int
+}
+
+func (w *walker) walk(b []byte, m *message) error {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
@@ -146,7 +154,10 @@ func walk(b []byte, m *message, path string, out *[]string, limit int) error {
 			if n < 0 {
 				return errMalformed
 			}
-			if err := walkField(v, f, join(path, f.name), out, limit); err != nil {
+			w.path = append(w.path, f.name)
+			err := w.field(v, f)
+			w.path = w.path[:len(w.path)-1]
+			if err != nil {
 				return err
 			}
 			b = b[n:]
@@ -157,17 +168,17 @@ func walk(b []byte, m *message, path string, out *[]string, limit int) error {
 			return errMalformed
 		}
 		b = b[n:]
-		if !known && len(*out) < limit {
-			*out = append(*out, join(path, "#"+strconv.Itoa(int(num))))
+		if !known && len(w.found) < w.limit {
+			w.found = append(w.found, join(strings.Join(w.path, "."), "#"+strconv.Itoa(int(num))))
 		}
 	}
 	return nil
 }
 
-func walkField(v []byte, f messageField, path string, out *[]string, limit int) error {
+func (w *walker) field(v []byte, f messageField) error {
 	if !f.isMap {
 		if f.msg != nil {
-			return walk(v, f.msg, path, out, limit)
+			return w.walk(v, f.msg)
 		}
 		return nil
 	}
@@ -183,7 +194,10 @@ func walkField(v []byte, f messageField, path string, out *[]string, limit int) 
 			if n < 0 {
 				return errMalformed
 			}
-			if err := walk(value, f.mapValue, path+"[]", out, limit); err != nil {
+			w.path[len(w.path)-1] += "[]"
+			err := w.walk(value, f.mapValue)
+			w.path[len(w.path)-1] = strings.TrimSuffix(w.path[len(w.path)-1], "[]")
+			if err != nil {
 				return err
 			}
 			v = v[n:]
