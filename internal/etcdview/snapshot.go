@@ -136,6 +136,10 @@ type snapshotIndex struct {
 	names []byte           // every key, one after the other
 	keys  []indexedKey     // sorted by name
 	revs  []storedRevision // each key's revisions, oldest first, key after key
+	// copies are values bbolt did not hand out of the mapping: those of a
+	// bucket small enough to be stored inline in its parent, which bbolt
+	// copies when they are not aligned. They are a page's worth at most.
+	copies []byte
 	// current is the snapshot's revision, compacted the oldest one readable.
 	current, compacted int64
 }
@@ -148,7 +152,8 @@ type indexedKey struct {
 type span struct{ from, to int }
 
 // storedRevision is one revision of a key, whether it deleted the key, and
-// where its value (a stored mvccpb.KeyValue) is in the file.
+// where its value (a stored mvccpb.KeyValue) is: at offset in the file, or,
+// when offset is negative, at -offset-1 in the index's copies.
 type storedRevision struct {
 	main, sub int64
 	offset    int64
@@ -186,12 +191,18 @@ func (s *Snapshot) mapped(size int) {
 // when short), and decodes it. The decoded key and value are copies: buf
 // is the caller's to reuse.
 func (s *Snapshot) value(r storedRevision, buf *[]byte) (*mvccpb.KeyValue, error) {
-	if cap(*buf) < int(r.size) {
-		*buf = make([]byte, r.size)
-	}
-	b := (*buf)[:r.size]
-	if _, err := s.file.ReadAt(b, r.offset); err != nil {
-		return nil, fmt.Errorf("reading revision %d at byte %d: %w", r.main, r.offset, err)
+	var b []byte
+	if r.offset < 0 {
+		from := -r.offset - 1
+		b = s.index.copies[from : from+int64(r.size)]
+	} else {
+		if cap(*buf) < int(r.size) {
+			*buf = make([]byte, r.size)
+		}
+		b = (*buf)[:r.size]
+		if _, err := s.file.ReadAt(b, r.offset); err != nil {
+			return nil, fmt.Errorf("reading revision %d at byte %d: %w", r.main, r.offset, err)
+		}
 	}
 	var kv mvccpb.KeyValue
 	if err := kv.Unmarshal(b); err != nil {
@@ -234,10 +245,12 @@ func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 				idx.keys = append(idx.keys, indexedKey{name: span{from, len(idx.names)}})
 			}
 			// A read-only transaction's values are slices of the
-			// mapping, so their place in it is their place in the file.
+			// mapping, so their place in it is their place in the file;
+			// those bbolt copied out of it are kept.
 			offset := int64(uintptr(unsafe.Pointer(unsafe.SliceData(v))) - base)
 			if offset < 0 || offset+int64(len(v)) > s.size {
-				return fmt.Errorf("revision %d: its value is outside the file", rev.Main)
+				offset = -int64(len(idx.copies)) - 1
+				idx.copies = append(idx.copies, v...)
 			}
 			scan = append(scan, scanned{i, storedRevision{main: rev.Main, sub: rev.Sub, offset: offset, size: int32(len(v)), tombstone: mvcc.IsTombstone(k)}})
 			idx.current = rev.Main
