@@ -25,6 +25,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/regctl/regctl/internal/gctune"
 )
 
 // Snapshot serves an etcd snapshot file (`etcdctl snapshot save`, or a
@@ -53,6 +55,12 @@ type Snapshot struct {
 	// read counts the bytes of the mapping read since its pages were last
 	// handed back.
 	read atomic.Int64
+	// largest is the most bytes of values one response has held: the
+	// server keeps about twice that at a time (a response built, the last
+	// one marshalled), which it reserves beside a list's heap bound.
+	largest atomic.Int64
+	// reserved is what the snapshot has reserved in all.
+	reserved atomic.Int64
 
 	indexOnce sync.Once
 	index     *snapshotIndex
@@ -125,6 +133,7 @@ func checkSnapshot(db *bolt.DB, fileSize int64) (size int64, err error) {
 // Close stops serving and closes the file.
 func (s *Snapshot) Close() error {
 	s.server.Stop()
+	gctune.Reserve(-s.reserved.Swap(0))
 	return errors.Join(s.db.Close(), s.file.Close())
 }
 
@@ -184,6 +193,28 @@ func (s *Snapshot) mapped(size int) {
 	if s.read.Add(int64(size)) > releaseEvery {
 		s.read.Store(0)
 		s.releasePages()
+	}
+}
+
+// reserve reserves n bytes beside a list's heap bound until the snapshot
+// closes.
+func (s *Snapshot) reserve(n int64) {
+	s.reserved.Add(n)
+	gctune.Reserve(n)
+}
+
+// responded reserves memory for responses of size bytes of keys and values
+// when they are the largest yet.
+func (s *Snapshot) responded(size int64) {
+	for {
+		largest := s.largest.Load()
+		if size <= largest {
+			return
+		}
+		if s.largest.CompareAndSwap(largest, size) {
+			s.reserve(2 * (size - largest))
+			return
+		}
 	}
 }
 
@@ -281,7 +312,14 @@ func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 		idx.keys[r.key].revs.to++
 	}
 	sort.Slice(idx.keys, func(i, j int) bool { return bytes.Compare(idx.name(idx.keys[i]), idx.name(idx.keys[j])) < 0 })
+	s.reserve(idx.bytes())
 	return idx, nil
+}
+
+// bytes is the memory the index keeps.
+func (idx *snapshotIndex) bytes() int64 {
+	return int64(cap(idx.names)) + int64(cap(idx.keys))*int64(unsafe.Sizeof(indexedKey{})) +
+		int64(cap(idx.revs))*int64(unsafe.Sizeof(storedRevision{})) + int64(cap(idx.copies))
 }
 
 // keyOf reads the key of a stored mvccpb.KeyValue (its field 1) without
@@ -373,6 +411,7 @@ func (kv snapshotKV) Range(_ context.Context, r *etcdserverpb.RangeRequest) (*et
 	// read telling whether there are more. Values are read only until then.
 	collecting := !r.CountOnly
 	var buf []byte
+	var size int64
 	for _, k := range idx.between(r.Key, r.RangeEnd) {
 		at, ok := idx.at(k, rev)
 		if !ok {
@@ -396,8 +435,10 @@ func (kv snapshotKV) Range(_ context.Context, r *etcdserverpb.RangeRequest) (*et
 		if r.KeysOnly {
 			item.Value = nil
 		}
+		size += int64(len(item.Key) + len(item.Value))
 		resp.Kvs = append(resp.Kvs, item)
 	}
+	kv.s.responded(size)
 	return resp, nil
 }
 

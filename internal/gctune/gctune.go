@@ -1,7 +1,7 @@
-// Package gctune is regctl's garbage collector policy. Only regctl's main
-// package imports it: its initialiser sets the start-up pacing as early as a
-// Go program can, and commands call Steady and BoundHeap when their own work
-// begins.
+// Package gctune is regctl's garbage collector policy. Its initialiser sets
+// the start-up pacing as early as a Go program can, commands call Steady and
+// BoundHeap when their own work begins, and what keeps memory beside a
+// command's work (a snapshot's index) reserves it.
 //
 // A run of regctl is short, and it allocates most of what it ever will
 // while the server's packages initialise and the storage map is built, so
@@ -14,6 +14,7 @@ package gctune
 import (
 	"os"
 	"runtime/debug"
+	"sync"
 )
 
 const gcPercent = 300
@@ -38,8 +39,35 @@ func Steady() {
 // garbage from decoding and encoding, which a limit well above two pages
 // collects before it piles up. GOMEMLIMIT, when set, wins.
 func BoundHeap() {
+	mu.Lock()
+	defer mu.Unlock()
+	bounded = true
+	setLimit()
+}
+
+// Reserve adds n bytes to the bound, for memory the process keeps beside
+// the list it streams: the index of a snapshot served in-process, and the
+// responses its server builds. Without it the collector would run ever more
+// often as that memory grows, to keep the list's garbage within what is
+// left. It may be called before or after BoundHeap, from any goroutine.
+func Reserve(n int64) {
+	mu.Lock()
+	defer mu.Unlock()
+	reserved += n
+	if bounded {
+		setLimit()
+	}
+}
+
+var (
+	mu       sync.Mutex
+	bounded  bool
+	reserved int64
+)
+
+func setLimit() {
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(streamingLimit)
+		debug.SetMemoryLimit(streamingLimit + reserved)
 	}
 }
 
