@@ -21,6 +21,7 @@ import (
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/routetable"
+	"github.com/regctl/regctl/internal/scan"
 	"github.com/regctl/regctl/test/apiserver"
 )
 
@@ -159,6 +160,15 @@ func TestKMSv2AgreesWithKubeAPIServer(t *testing.T) {
 		}
 		if info.Encryption != "kms:v2:testkms" || info.KMSKeyID != mockKeyID || info.Problem != "" {
 			t.Errorf("inspect: %+v", info)
+		}
+	})
+
+	t.Run("scan counts the secrets by the plugin's key ID", func(t *testing.T) {
+		r := scanReport(t, "--only", "encryption", "--by", "namespace", etcdFlag, enc)
+		secrets := resourceOf(t, r, "secrets", ns)
+		want := "kms:v2:testkms (key ID " + mockKeyID + ")"
+		if secrets.Encryption.Counts[want] != secrets.Keys || secrets.Encryption.StaleKey != 0 || r.FindingCounts[scan.Encryption] != 0 {
+			t.Errorf("secrets: %+v, want every one under %q; findings %v", secrets.Encryption, want, r.Findings)
 		}
 	})
 

@@ -122,40 +122,10 @@ func runRoutesDiff(ctx context.Context, opts *routesDiffOptions) error {
 // diffTables prints the diff and tells whether the tables were HTTP route
 // tables.
 func diffTables(ctx context.Context, opts *routesDiffOptions) (http bool, err error) {
-	if opts.Old == "-" && opts.New == "-" {
-		return false, exitTrouble(errors.New("stdin can be only one side of the diff"))
-	}
 	tables := &tableLoader{opts: opts.globalOptions}
 	defer tables.close()
-	// The files first: they say which kind of table the live side is, and
-	// which fields --only and --ignore may name, before the map is built.
-	from, err := tables.read(opts.Old)
+	from, to, http, filter, err := loadSides(ctx, opts, tables)
 	if err != nil {
-		return false, exitTrouble(err)
-	}
-	to, err := tables.read(opts.New)
-	if err != nil {
-		return false, exitTrouble(err)
-	}
-	http, err = sameKind(opts, from, to)
-	if err != nil {
-		return false, exitTrouble(err)
-	}
-	if opts.http && !http {
-		return false, exitTrouble(fmt.Errorf("%s is a route table: `--http --check` takes an HTTP route table (write one with `regctl routes --http -o yaml`)", opts.Old))
-	}
-	newFilter := routetable.NewFilter
-	if http {
-		newFilter = routetable.NewHTTPFilter
-	}
-	filter, err := newFilter(opts.Only, opts.Ignore)
-	if err != nil {
-		return false, exitTrouble(err)
-	}
-	if from, err = tables.live(ctx, from, http); err != nil {
-		return false, exitTrouble(err)
-	}
-	if to, err = tables.live(ctx, to, http); err != nil {
 		return false, exitTrouble(err)
 	}
 	if http {
@@ -173,6 +143,40 @@ func diffTables(ctx context.Context, opts *routesDiffOptions) (http bool, err er
 		res = res.WithoutInformational()
 	}
 	return false, printDiff(opts.globalOptions, opts.Output, res, res.Equal)
+}
+
+// loadSides reads both sides of a diff and the filter of their kind. The
+// files come first: they say which kind of table the live side is, and
+// which fields --only and --ignore may name, before the map is built.
+func loadSides(ctx context.Context, opts *routesDiffOptions, tables *tableLoader) (from, to routetable.Document, http bool, filter routetable.Filter, err error) {
+	if opts.Old == "-" && opts.New == "-" {
+		return from, to, false, filter, errors.New("stdin can be only one side of the diff")
+	}
+	if from, err = tables.read(opts.Old); err != nil {
+		return
+	}
+	if to, err = tables.read(opts.New); err != nil {
+		return
+	}
+	if http, err = sameKind(opts, from, to); err != nil {
+		return
+	}
+	if opts.http && !http {
+		err = fmt.Errorf("%s is a route table: `--http --check` takes an HTTP route table (write one with `regctl routes --http -o yaml`)", opts.Old)
+		return
+	}
+	newFilter := routetable.NewFilter
+	if http {
+		newFilter = routetable.NewHTTPFilter
+	}
+	if filter, err = newFilter(opts.Only, opts.Ignore); err != nil {
+		return
+	}
+	if from, err = tables.live(ctx, from, http); err != nil {
+		return
+	}
+	to, err = tables.live(ctx, to, http)
+	return
 }
 
 // sameKind tells whether the two sides are HTTP route tables: both are

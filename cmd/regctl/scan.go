@@ -57,17 +57,18 @@ reads a backup; with --revision, the keyspace as it was.
 
 --fail-on makes the exit code 1 when the scan finds any finding of those kinds, for CI
 and cron. While it runs, progress goes to stderr when that is a terminal.`,
-		Example: `  # Everything, as a table
-  regctl scan --etcd-servers=https://127.0.0.1:2379 --encryption-provider-config=enc.yaml
+		Example: `  # Everything, as a table (add the server's --encryption-provider-config to read
+  # encrypted values; --snapshot FILE reads a backup instead of a live etcd)
+  regctl scan
 
-  # Is every secret encrypted with the current key? Exit 1 when not.
-  regctl scan --only encryption --fail-on encryption --encryption-provider-config=enc.yaml
+  # In CI or cron: exit 1 while a value is not encrypted as the config says
+  regctl scan --only encryption --fail-on encryption
 
-  # Can v1beta1 of a CRD be dropped?
+  # Which versions each resource is stored at, and whether an old one can be dropped
   regctl scan --only versions -o yaml
 
-  # Where the space goes, namespace by namespace, in a backup
-  regctl scan --only size --by namespace --snapshot backup.db`,
+  # Where the space goes, namespace by namespace
+  regctl scan --only size --by namespace -o json > usage.json`,
 		Args: cobra.NoArgs,
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			f, err := render.ParseFormat(output, scanFormats...)

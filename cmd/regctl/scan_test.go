@@ -254,24 +254,23 @@ func TestScanTellsWhenAStoredVersionCanBeDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The CRD handler serves the new storage version once it has seen the
-	// update: until then a new object could still be stored at v1beta1.
+	// update: until then a new object may still be stored at v1beta1, and
+	// is written again until it is stored at v1.
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		name := "probe"
-		if _, err := s.Dynamic.Resource(widgetsV1).Namespace("shop").Create(ctx, widget("v1", name, map[string]any{}), metav1.CreateOptions{}); err != nil {
+		if _, err := s.Dynamic.Resource(widgetsV1).Namespace("shop").Create(ctx, widget("v1", "new-1", map[string]any{}), metav1.CreateOptions{}); err != nil {
 			return false, nil
 		}
-		raw, err := etcdClient(t, s.EtcdURL).Get(ctx, "/registry/example.com/widgets/shop/probe")
+		raw, err := etcdClient(t, s.EtcdURL).Get(ctx, "/registry/example.com/widgets/shop/new-1")
 		if err != nil || len(raw.Kvs) == 0 {
 			return false, err
 		}
-		stored := bytes.Contains(raw.Kvs[0].Value, []byte(`"apiVersion":"example.com/v1"`))
-		return stored, s.Dynamic.Resource(widgetsV1).Namespace("shop").Delete(ctx, name, metav1.DeleteOptions{})
+		if bytes.Contains(raw.Kvs[0].Value, []byte(`"apiVersion":"example.com/v1"`)) {
+			return true, nil
+		}
+		return false, s.Dynamic.Resource(widgetsV1).Namespace("shop").Delete(ctx, "new-1", metav1.DeleteOptions{})
 	})
 	if err != nil {
 		t.Fatalf("waiting for the server to store widgets at v1: %v", err)
-	}
-	if _, err := s.Dynamic.Resource(widgetsV1).Namespace("shop").Create(ctx, widget("v1", "new-1", map[string]any{}), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
 	}
 	served, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
 	if err != nil {
@@ -382,7 +381,7 @@ func TestScanFindsCorruptValuesAndOrphans(t *testing.T) {
 	put(cms+"moved", source)
 	put(cms+"extra", withUnknownField(t, get(cms+"extra"), 99))
 	const widgets = "/registry/example.com/widgets/shop/"
-	put(widgets+"pruned", bytes.Replace(get(widgets+"kept"), []byte(`"spec":{`), []byte(`"spec":{"shade":"teal",`), 1))
+	put(widgets+"kept", bytes.Replace(get(widgets+"kept"), []byte(`"spec":{`), []byte(`"spec":{"shade":"teal",`), 1))
 	gizmoBytes := int64(len(get("/registry/example.com/gizmos/shop/left")))
 	if _, err := etcd.Delete(ctx, "/registry/apiextensions.k8s.io/customresourcedefinitions/gizmos.example.com"); err != nil {
 		t.Fatal(err)
@@ -396,7 +395,7 @@ func TestScanFindsCorruptValuesAndOrphans(t *testing.T) {
 		{scan.ReasonWrongKey, cms + "moved"},
 		{scan.ReasonUnknownFields, cms + "extra"},
 		{scan.ReasonUndecryptable, "/registry/secrets/shop/lost"},
-		{scan.ReasonUnknownFields, widgets + "pruned"},
+		{scan.ReasonUnknownFields, widgets + "kept"},
 	} {
 		if !slices.Contains(findingKeys(r, scan.Corrupt, c.reason), c.key) {
 			t.Errorf("no %s finding for %s: %v", c.reason, c.key, r.Findings)
@@ -409,7 +408,7 @@ func TestScanFindsCorruptValuesAndOrphans(t *testing.T) {
 		if f.Key == cms+"extra" && !strings.Contains(f.Detail, "#99") {
 			t.Errorf("unknown field finding %q does not name field 99", f.Detail)
 		}
-		if f.Key == widgets+"pruned" && !strings.Contains(f.Detail, `unknown field "spec.shade"`) {
+		if f.Key == widgets+"kept" && !strings.Contains(f.Detail, `unknown field "spec.shade"`) {
 			t.Errorf("unknown field finding %q does not name spec.shade", f.Detail)
 		}
 	}

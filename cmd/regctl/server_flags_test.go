@@ -83,6 +83,15 @@ reason: Started
 	if !found {
 		t.Errorf("keys: no usage for events in %+v", usage)
 	}
+	// scan reads the events on their own etcd, and the namespace on the
+	// main one.
+	r := scanReport(t, flags...)
+	if events := resourceOf(t, r, "events", ""); events.Keys != 1 || len(events.EtcdServers) != 1 || events.EtcdServers[0] != second.url {
+		t.Errorf("scan of events %+v: want 1 key on %s", events, second.url)
+	}
+	if namespaces := resourceOf(t, r, "namespaces", ""); namespaces.Keys != 1 || len(namespaces.EtcdServers) != 0 {
+		t.Errorf("scan of namespaces %+v: want 1 key on the main etcd", namespaces)
+	}
 }
 
 func TestRoutesCheckTakesTheServersCommandLine(t *testing.T) {
