@@ -73,10 +73,11 @@ func messageOfLocked(t reflect.Type) *message {
 		ft := f.Type
 		switch {
 		case ft.Kind() == reflect.Map:
+			// The generated types tag a map as a repeated field; its
+			// entries are messages of a key (1) and a value (2), a
+			// message when the value's type is one.
 			field.isMap = true
-			if _, _, ok := protobufTag(f.Tag.Get("protobuf_val")); ok {
-				field.mapValue = elemMessage(ft.Elem())
-			}
+			field.mapValue = elemMessage(ft.Elem())
 		case ft.Kind() == reflect.Slice && ft.Elem().Kind() != reflect.Uint8:
 			field.msg = elemMessage(ft.Elem())
 		default:
