@@ -47,8 +47,10 @@ stored resource:
               are in use and which can be dropped;
   corrupt     values the server cannot read as the resource's: undecryptable,
               undecodable, of another kind, whose namespace/name belong at another key,
-              or holding protobuf fields their type no longer declares;
-  orphans     keys no path of the map stores (a deleted CRD's objects, removed APIs).
+              or holding fields their type (or a CRD's schema) does not declare;
+  orphans     keys no path of the map stores (a deleted CRD's objects, removed APIs);
+              the service allocators' ranges, which the server keeps beside the
+              map, are listed apart.
 
 Each value is decrypted with the resource's transformer and decoded with its storage
 codec, as the server reads it, at one etcd revision. The keys are read in pages
