@@ -143,72 +143,61 @@ type walker struct {
 }
 
 func (w *walker) walk(b []byte, m *message) error {
+	return eachField(b, func(num protowire.Number, value []byte) error {
+		f, known := m.fields[num]
+		if !known {
+			if len(w.found) < w.limit {
+				w.found = append(w.found, join(strings.Join(w.path, "."), "#"+strconv.Itoa(int(num))))
+			}
+			return nil
+		}
+		if value == nil || f.msg == nil && f.mapValue == nil {
+			return nil
+		}
+		w.path = append(w.path, f.name)
+		defer func() { w.path = w.path[:len(w.path)-1] }()
+		if !f.isMap {
+			return w.walk(value, f.msg)
+		}
+		// A map entry is a message of its key (1) and its value (2).
+		w.path[len(w.path)-1] += "[]"
+		return eachField(value, func(num protowire.Number, v []byte) error {
+			if num == 2 && v != nil {
+				return w.walk(v, f.mapValue)
+			}
+			return nil
+		})
+	})
+}
+
+// noBytes is an empty length-delimited field's value, told from nil.
+var noBytes = make([]byte, 0)
+
+// eachField calls fn with every field of an encoded message, and the bytes
+// of those that are length-delimited (nil for the others).
+func eachField(b []byte, fn func(num protowire.Number, value []byte) error) error {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
 			return errMalformed
 		}
 		b = b[n:]
-		f, known := m.fields[num]
-		if typ == protowire.BytesType && known && (f.msg != nil || f.mapValue != nil) {
-			v, n := protowire.ConsumeBytes(b)
-			if n < 0 {
-				return errMalformed
+		var value []byte
+		if typ == protowire.BytesType {
+			value, n = protowire.ConsumeBytes(b)
+			if value == nil && n >= 0 {
+				value = noBytes
 			}
-			w.path = append(w.path, f.name)
-			err := w.field(v, f)
-			w.path = w.path[:len(w.path)-1]
-			if err != nil {
-				return err
-			}
-			b = b[n:]
-			continue
+		} else {
+			n = protowire.ConsumeFieldValue(num, typ, b)
 		}
-		n = protowire.ConsumeFieldValue(num, typ, b)
 		if n < 0 {
 			return errMalformed
 		}
 		b = b[n:]
-		if !known && len(w.found) < w.limit {
-			w.found = append(w.found, join(strings.Join(w.path, "."), "#"+strconv.Itoa(int(num))))
+		if err := fn(num, value); err != nil {
+			return err
 		}
-	}
-	return nil
-}
-
-func (w *walker) field(v []byte, f messageField) error {
-	if !f.isMap {
-		if f.msg != nil {
-			return w.walk(v, f.msg)
-		}
-		return nil
-	}
-	// A map entry is a message of its key (1) and its value (2).
-	for len(v) > 0 {
-		num, typ, n := protowire.ConsumeTag(v)
-		if n < 0 {
-			return errMalformed
-		}
-		v = v[n:]
-		if num == 2 && typ == protowire.BytesType {
-			value, n := protowire.ConsumeBytes(v)
-			if n < 0 {
-				return errMalformed
-			}
-			w.path[len(w.path)-1] += "[]"
-			err := w.walk(value, f.mapValue)
-			w.path[len(w.path)-1] = strings.TrimSuffix(w.path[len(w.path)-1], "[]")
-			if err != nil {
-				return err
-			}
-			v = v[n:]
-			continue
-		}
-		n = protowire.ConsumeFieldValue(num, typ, v)
-		if n < 0 {
-			return errMalformed
-		}
-		v = v[n:]
 	}
 	return nil
 }
@@ -231,61 +220,24 @@ func unwrapProtobuf(data []byte) (apiVersion, kind string, raw []byte, err error
 	if !bytes.HasPrefix(data, protobufMagic) {
 		return "", "", nil, errMalformed
 	}
-	b2 := data[len(protobufMagic):]
-	for len(b2) > 0 {
-		num, typ, n := protowire.ConsumeTag(b2)
-		if n < 0 {
-			return "", "", nil, errMalformed
+	err = eachField(data[len(protobufMagic):], func(num protowire.Number, value []byte) error {
+		switch {
+		case value == nil:
+		case num == 1:
+			return eachField(value, func(num protowire.Number, value []byte) error {
+				switch {
+				case value == nil:
+				case num == 1:
+					apiVersion = string(value)
+				case num == 2:
+					kind = string(value)
+				}
+				return nil
+			})
+		case num == 2:
+			raw = value
 		}
-		b2 = b2[n:]
-		if typ == protowire.BytesType && (num == 1 || num == 2) {
-			v, n := protowire.ConsumeBytes(b2)
-			if n < 0 {
-				return "", "", nil, errMalformed
-			}
-			if num == 2 {
-				raw = v
-			} else if apiVersion, kind, err = typeMeta(v); err != nil {
-				return "", "", nil, err
-			}
-			b2 = b2[n:]
-			continue
-		}
-		n = protowire.ConsumeFieldValue(num, typ, b2)
-		if n < 0 {
-			return "", "", nil, errMalformed
-		}
-		b2 = b2[n:]
-	}
-	return apiVersion, kind, raw, nil
-}
-
-func typeMeta(b []byte) (apiVersion, kind string, err error) {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return "", "", errMalformed
-		}
-		b = b[n:]
-		if typ == protowire.BytesType {
-			v, n := protowire.ConsumeBytes(b)
-			if n < 0 {
-				return "", "", errMalformed
-			}
-			switch num {
-			case 1:
-				apiVersion = string(v)
-			case 2:
-				kind = string(v)
-			}
-			b = b[n:]
-			continue
-		}
-		n = protowire.ConsumeFieldValue(num, typ, b)
-		if n < 0 {
-			return "", "", errMalformed
-		}
-		b = b[n:]
-	}
-	return apiVersion, kind, nil
+		return nil
+	})
+	return apiVersion, kind, raw, err
 }
