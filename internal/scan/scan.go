@@ -14,7 +14,6 @@ import (
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"golang.org/x/sync/errgroup"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -78,6 +77,7 @@ func Run(ctx context.Context, w *wiring.Wiring, opts Options) (*Report, error) {
 	s.decrypt = s.sections[Encryption] || s.sections[Encoding] || s.sections[Versions] || s.sections[Corrupt]
 	s.decode = s.sections[Versions] || s.sections[Corrupt]
 	var elsewhere []*target
+	claimed := map[string]bool{}
 	for _, h := range w.Ordered() {
 		if h == nil || h.Route.Store != routetable.StoreOwn || h.OwnStore() == nil {
 			continue
@@ -86,12 +86,12 @@ func Run(ctx context.Context, w *wiring.Wiring, opts Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		if slices.ContainsFunc(s.targets, func(t *target) bool { return t.prefix == prefix }) ||
-			slices.ContainsFunc(elsewhere, func(t *target) bool { return t.prefix == prefix }) {
+		if claimed[prefix] {
 			// Several paths store under one prefix (a resource in two
 			// versions): the keys are the first's, as kubectl resolves.
 			continue
 		}
+		claimed[prefix] = true
 		t := &target{h: h, prefix: prefix, group: h.Resource.Group, plural: h.Route.Resource}
 		if len(h.Route.EtcdServers) > 0 {
 			elsewhere = append(elsewhere, t)
@@ -207,29 +207,22 @@ type page struct {
 func (s *scanner) run(ctx context.Context, read func(chan<- page) error) error {
 	workers := max(1, runtime.GOMAXPROCS(0))
 	pages := make(chan page, workers)
-	g, ctx := errgroup.WithContext(ctx)
+	var wg sync.WaitGroup
 	for range workers {
 		t := newTally()
 		s.tallies = append(s.tallies, t)
-		g.Go(func() error {
+		wg.Go(func() {
 			for p := range pages {
 				for _, kv := range p.kvs {
 					s.look(ctx, t, p.only, kv)
 				}
 			}
-			return nil
 		})
 	}
 	err := read(pages)
 	close(pages)
-	return errorsJoin(g.Wait(), err)
-}
-
-func errorsJoin(a, b error) error {
-	if b != nil {
-		return b
-	}
-	return a
+	wg.Wait()
+	return err
 }
 
 // report calls fn with the scan's progress until the returned stop.

@@ -139,11 +139,12 @@ func (s *scanner) result(etcdPrefix string, rev int64, sections []string, target
 		r.Allocations = append(r.Allocations, tl.allocations...)
 	}
 	sort.Slice(r.Allocations, func(i, j int) bool { return r.Allocations[i].Key < r.Allocations[j].Key })
+	// Every kind scanned is counted, none found included; the others not.
 	for _, kind := range FindingKinds {
-		if s.sections[kind] {
-			r.FindingCounts[kind] += 0
-		} else {
+		if !s.sections[kind] {
 			delete(r.FindingCounts, kind)
+		} else if _, ok := r.FindingCounts[kind]; !ok {
+			r.FindingCounts[kind] = 0
 		}
 	}
 
