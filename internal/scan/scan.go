@@ -147,6 +147,10 @@ func Run(ctx context.Context, w *wiring.Wiring, opts Options) (*Report, error) {
 		return nil
 	})
 	stop()
+	if ctx.Err() != nil {
+		// Cut short: say why (an interrupt, a deadline), not where.
+		return nil, context.Cause(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +168,7 @@ func send(ctx context.Context, pages chan<- page, p page) error {
 		select {
 		case pages <- part:
 		case <-ctx.Done():
-			return ctx.Err()
+			return context.Cause(ctx)
 		}
 	}
 	return nil

@@ -108,7 +108,7 @@ func (r *Report) summary() string {
 		total += n
 	}
 	if total > listed {
-		line += fmt.Sprintf(" (%d listed: -o json has them with their details)", listed)
+		line += fmt.Sprintf(" (%d listed, at most %d per resource and reason)", listed, maxListedPerResource)
 	}
 	return line
 }
