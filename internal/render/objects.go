@@ -2,7 +2,6 @@ package render
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -22,8 +21,8 @@ type ListWriter struct {
 	format Format
 	n      int
 	// Buffers reused object after object.
-	sorter           keySorter
-	sorted, indented []byte
+	json jsonItems
+	out  []byte
 	// held keeps the objects of a list printed only once whole (--sort-by,
 	// kubectl's template and column printers); nil streams them.
 	held *heldList
@@ -51,18 +50,16 @@ func (l *ListWriter) add(obj runtime.Object) error {
 	case JSON:
 		// kubectl's JSON printer indents a List by four spaces, its items
 		// at two levels in; each item is indented here as it would be there.
-		compact, err := json.Marshal(obj)
-		if err != nil {
-			return fmt.Errorf("encoding json: %w", err)
-		}
-		l.sorted = l.sorter.appendSorted(l.sorted[:0], compact)
-		l.indented = appendIndent(l.indented[:0], l.sorted, "        ", "    ")
-		out := l.indented
 		sep := ",\n        "
 		if l.n == 0 {
 			sep = "{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n        "
 		}
-		_, err = fmt.Fprintf(l.w, "%s%s", sep, out)
+		out, err := l.json.appendItem(append(l.out[:0], sep...), obj, len("        "))
+		l.out = out
+		if err != nil {
+			return err
+		}
+		_, err = l.w.Write(out)
 		return err
 	case YAML:
 		out, err := yaml.Marshal(obj)

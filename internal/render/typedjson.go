@@ -1,0 +1,788 @@
+package render
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// typedJSON writes a typed Go object as kubectl prints it with -o json:
+// encoding/json's encoding of it, with the members of every object in key
+// order (as kubectl's unstructured objects come out) and indented as
+// json.MarshalIndent indents. It does in one pass what json.Marshal,
+// appendSortedKeys and appendIndent do in three, which is most of the cost
+// of printing a long list: each type gets a plan once, with its fields
+// already in name order, and values are read through the plan without
+// reflection.
+//
+// The plans follow encoding/json's rules for the types Kubernetes' APIs are
+// made of (structs with embedded structs, pointers, slices, string-keyed
+// maps, strings, integers, booleans, json.Marshaler). Whatever else a type
+// holds (floats, interfaces, TextMarshalers, arrays, embedded pointers,
+// conflicting field names, the ",string" option) is encoded by encoding/json
+// itself, then sorted and indented, so the output is the same either way.
+type typedJSON struct {
+	buf    []byte
+	depth  int
+	margin int // spaces before every line but the first
+	sorter keySorter
+	// scratch holds a json.Marshaler's output or a value encoding/json
+	// encoded, compacted and sorted.
+	scratch, sorted []byte
+	// freeEntries are slices reused to sort maps' members.
+	freeEntries [][]mapEntry
+}
+
+// appendTypedJSON appends obj, a pointer to a typed object, as
+// json.MarshalIndent(obj, margin, "    ") would write its unstructured
+// form, to dst. ok is false when obj is not a pointer to a struct.
+func (e *typedJSON) append(dst []byte, obj any, margin int) (out []byte, ok bool, err error) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return dst, false, nil
+	}
+	p := planFor(v.Type().Elem(), true)
+	e.buf, e.depth, e.margin = dst, 0, margin
+	err = e.encode(p, v.UnsafePointer())
+	out, e.buf = e.buf, nil
+	return out, true, err
+}
+
+func (e *typedJSON) encode(p *plan, ptr unsafe.Pointer) (err error) {
+	defer func() {
+		// A Marshaler of the object may panic on what it holds, as it
+		// would in encoding/json.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	return p.encode(e, ptr)
+}
+
+// spaces is enough spaces for any line's indentation.
+var spaces = strings.Repeat(" ", 256)
+
+func (e *typedJSON) newline() {
+	n := e.margin + 4*e.depth
+	e.buf = append(e.buf, '\n')
+	for n > len(spaces) {
+		e.buf = append(e.buf, spaces...)
+		n -= len(spaces)
+	}
+	e.buf = append(e.buf, spaces[:n]...)
+}
+
+// plan encodes one type at a pointer to a value of it.
+type plan struct {
+	encode func(e *typedJSON, p unsafe.Pointer) error
+	// empty is encoding/json's isEmptyValue, for omitempty.
+	empty func(p unsafe.Pointer) bool
+}
+
+type planKey struct {
+	t reflect.Type
+	// addressable: a pointer receiver's MarshalJSON is called only on a
+	// value encoding/json can take the address of (not a map's values).
+	addressable bool
+}
+
+var (
+	plansMu sync.Mutex
+	plans   = map[planKey]*plan{}
+)
+
+// planFor returns t's plan. A plan is stored before it is filled, so that a
+// recursive type's plan refers to itself.
+func planFor(t reflect.Type, addressable bool) *plan {
+	plansMu.Lock()
+	defer plansMu.Unlock()
+	return planLocked(t, addressable)
+}
+
+func planLocked(t reflect.Type, addressable bool) *plan {
+	key := planKey{t, addressable}
+	if p, ok := plans[key]; ok {
+		return p
+	}
+	p := &plan{}
+	plans[key] = p
+	build(p, t, addressable)
+	return p
+}
+
+var (
+	marshalerType     = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+	isZeroerType      = reflect.TypeFor[interface{ IsZero() bool }]()
+)
+
+// build fills p in encoding/json's order of precedence: Marshalers first,
+// then the kind.
+func build(p *plan, t reflect.Type, addressable bool) {
+	p.empty = emptyFunc(t)
+	if t.Kind() != reflect.Pointer {
+		switch {
+		case t.Implements(marshalerType), addressable && reflect.PointerTo(t).Implements(marshalerType):
+			p.encode = marshalerEncoder(t)
+			return
+		case t.Implements(textMarshalerType), addressable && reflect.PointerTo(t).Implements(textMarshalerType):
+			p.encode = fallbackEncoder(t, addressable)
+			return
+		}
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		p.encode = func(e *typedJSON, ptr unsafe.Pointer) error {
+			e.buf = strconv.AppendBool(e.buf, *(*bool)(ptr))
+			return nil
+		}
+	case reflect.Int:
+		p.encode = intEncoder[int]()
+	case reflect.Int8:
+		p.encode = intEncoder[int8]()
+	case reflect.Int16:
+		p.encode = intEncoder[int16]()
+	case reflect.Int32:
+		p.encode = intEncoder[int32]()
+	case reflect.Int64:
+		p.encode = intEncoder[int64]()
+	case reflect.Uint:
+		p.encode = uintEncoder[uint]()
+	case reflect.Uint8:
+		p.encode = uintEncoder[uint8]()
+	case reflect.Uint16:
+		p.encode = uintEncoder[uint16]()
+	case reflect.Uint32:
+		p.encode = uintEncoder[uint32]()
+	case reflect.Uint64:
+		p.encode = uintEncoder[uint64]()
+	case reflect.Uintptr:
+		p.encode = uintEncoder[uintptr]()
+	case reflect.String:
+		p.encode = func(e *typedJSON, ptr unsafe.Pointer) error {
+			e.buf = appendJSONString(e.buf, *(*string)(ptr))
+			return nil
+		}
+	case reflect.Pointer:
+		elem := planLocked(t.Elem(), true)
+		p.encode = func(e *typedJSON, ptr unsafe.Pointer) error {
+			to := *(*unsafe.Pointer)(ptr)
+			if to == nil {
+				e.buf = append(e.buf, "null"...)
+				return nil
+			}
+			return elem.encode(e, to)
+		}
+	case reflect.Slice:
+		p.encode = sliceEncoder(t, addressable)
+	case reflect.Map:
+		p.encode = mapEncoder(t)
+	case reflect.Struct:
+		p.encode = structEncoder(t, addressable)
+	default:
+		// Floats, complex numbers, interfaces, arrays, channels and
+		// functions: encoding/json decides.
+		p.encode = fallbackEncoder(t, addressable)
+	}
+}
+
+type signed interface {
+	~int | ~int8 | ~int16 | ~int32 | ~int64
+}
+
+type unsigned interface {
+	~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uintptr
+}
+
+func intEncoder[T signed]() func(*typedJSON, unsafe.Pointer) error {
+	return func(e *typedJSON, ptr unsafe.Pointer) error {
+		e.buf = strconv.AppendInt(e.buf, int64(*(*T)(ptr)), 10)
+		return nil
+	}
+}
+
+func uintEncoder[T unsigned]() func(*typedJSON, unsafe.Pointer) error {
+	return func(e *typedJSON, ptr unsafe.Pointer) error {
+		e.buf = strconv.AppendUint(e.buf, uint64(*(*T)(ptr)), 10)
+		return nil
+	}
+}
+
+// emptyFunc is encoding/json's isEmptyValue for values of t.
+func emptyFunc(t reflect.Type) func(unsafe.Pointer) bool {
+	switch t.Kind() {
+	case reflect.String:
+		return func(p unsafe.Pointer) bool { return len(*(*string)(p)) == 0 }
+	case reflect.Slice:
+		return func(p unsafe.Pointer) bool { return (*sliceHeader)(p).len == 0 }
+	case reflect.Map:
+		return func(p unsafe.Pointer) bool { return reflect.NewAt(t, p).Elem().Len() == 0 }
+	case reflect.Pointer:
+		return func(p unsafe.Pointer) bool { return *(*unsafe.Pointer)(p) == nil }
+	case reflect.Array:
+		empty := t.Len() == 0
+		return func(unsafe.Pointer) bool { return empty }
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Interface:
+		return func(p unsafe.Pointer) bool { return reflect.NewAt(t, p).Elem().IsZero() }
+	}
+	return func(unsafe.Pointer) bool { return false }
+}
+
+// sliceHeader is how Go lays out a slice.
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
+}
+
+func sliceEncoder(t reflect.Type, addressable bool) func(*typedJSON, unsafe.Pointer) error {
+	elemType := t.Elem()
+	if elemType.Kind() == reflect.Uint8 {
+		pe := reflect.PointerTo(elemType)
+		if !pe.Implements(marshalerType) && !pe.Implements(textMarshalerType) {
+			// []byte: a base64 string.
+			return func(e *typedJSON, ptr unsafe.Pointer) error {
+				h := (*sliceHeader)(ptr)
+				if h.data == nil {
+					e.buf = append(e.buf, "null"...)
+					return nil
+				}
+				b := unsafe.Slice((*byte)(h.data), h.len)
+				e.buf = append(e.buf, '"')
+				e.buf = base64.StdEncoding.AppendEncode(e.buf, b)
+				e.buf = append(e.buf, '"')
+				return nil
+			}
+		}
+		return fallbackEncoder(t, addressable)
+	}
+	// A slice's elements are addressable whatever holds the slice.
+	elem := planLocked(elemType, true)
+	size := elemType.Size()
+	return func(e *typedJSON, ptr unsafe.Pointer) error {
+		h := (*sliceHeader)(ptr)
+		if h.data == nil {
+			e.buf = append(e.buf, "null"...)
+			return nil
+		}
+		if h.len == 0 {
+			e.buf = append(e.buf, "[]"...)
+			return nil
+		}
+		e.buf = append(e.buf, '[')
+		e.depth++
+		for i := 0; i < h.len; i++ {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			e.newline()
+			if err := elem.encode(e, unsafe.Add(h.data, uintptr(i)*size)); err != nil {
+				return err
+			}
+		}
+		e.depth--
+		e.newline()
+		e.buf = append(e.buf, ']')
+		return nil
+	}
+}
+
+var stringMapType = reflect.TypeFor[map[string]string]()
+
+// mapEntry is one member of a map being written: its key, and its value
+// (a string map's) or where its value was copied to.
+type mapEntry struct {
+	key, value string
+	at         int
+}
+
+// mapEncoder writes a map with string keys in key order, as encoding/json
+// does. A map's values are not addressable.
+func mapEncoder(t reflect.Type) func(*typedJSON, unsafe.Pointer) error {
+	if t.Key().Kind() != reflect.String {
+		return fallbackEncoder(t, false)
+	}
+	if t == stringMapType {
+		return func(e *typedJSON, ptr unsafe.Pointer) error {
+			m := *(*map[string]string)(ptr)
+			if m == nil {
+				e.buf = append(e.buf, "null"...)
+				return nil
+			}
+			entries := e.takeEntries()
+			for k, v := range m {
+				entries = append(entries, mapEntry{key: k, value: v})
+			}
+			sortEntries(entries)
+			e.openObject(len(entries))
+			for i, en := range entries {
+				e.member(i, en.key)
+				e.buf = appendJSONString(e.buf, en.value)
+			}
+			e.closeObject(len(entries))
+			e.giveEntries(entries)
+			return nil
+		}
+	}
+	elemType := t.Elem()
+	elem := planLocked(elemType, false)
+	size := elemType.Size()
+	sliceType := reflect.SliceOf(elemType)
+	return func(e *typedJSON, ptr unsafe.Pointer) error {
+		m := reflect.NewAt(t, ptr).Elem()
+		if m.IsNil() {
+			e.buf = append(e.buf, "null"...)
+			return nil
+		}
+		// The values are copied out, in iteration order, to be written
+		// in key order.
+		values := reflect.MakeSlice(sliceType, m.Len(), m.Len())
+		entries := e.takeEntries()
+		iter := m.MapRange()
+		for i := 0; iter.Next(); i++ {
+			entries = append(entries, mapEntry{key: iter.Key().String(), at: i})
+			values.Index(i).SetIterValue(iter)
+		}
+		sortEntries(entries)
+		base := values.UnsafePointer()
+		e.openObject(len(entries))
+		for i, en := range entries {
+			e.member(i, en.key)
+			if err := elem.encode(e, unsafe.Add(base, uintptr(en.at)*size)); err != nil {
+				return err
+			}
+		}
+		e.closeObject(len(entries))
+		e.giveEntries(entries)
+		return nil
+	}
+}
+
+func sortEntries(entries []mapEntry) {
+	slices.SortFunc(entries, func(a, b mapEntry) int { return strings.Compare(a.key, b.key) })
+}
+
+// takeEntries lends an empty slice for one map's members; maps nest, so
+// each level takes its own and gives it back when done.
+func (e *typedJSON) takeEntries() []mapEntry {
+	n := len(e.freeEntries)
+	if n == 0 {
+		return nil
+	}
+	s := e.freeEntries[n-1]
+	e.freeEntries = e.freeEntries[:n-1]
+	return s[:0]
+}
+
+func (e *typedJSON) giveEntries(s []mapEntry) {
+	clear(s) // the keys and values belong to the object
+	e.freeEntries = append(e.freeEntries, s[:0])
+}
+
+func (e *typedJSON) openObject(n int) {
+	if n == 0 {
+		e.buf = append(e.buf, "{}"...)
+		return
+	}
+	e.buf = append(e.buf, '{')
+	e.depth++
+}
+
+func (e *typedJSON) closeObject(n int) {
+	if n == 0 {
+		return
+	}
+	e.depth--
+	e.newline()
+	e.buf = append(e.buf, '}')
+}
+
+// member starts the i-th member of an object, named key.
+func (e *typedJSON) member(i int, key string) {
+	if i > 0 {
+		e.buf = append(e.buf, ',')
+	}
+	e.newline()
+	e.buf = appendJSONString(e.buf, key)
+	e.buf = append(e.buf, ':', ' ')
+}
+
+// field is one member a struct's plan may write.
+type field struct {
+	name   string // quoted, followed by ": "
+	offset uintptr
+	plan   *plan
+	// omit reports a value omitempty or omitzero leaves out; nil when
+	// neither is set.
+	omit func(unsafe.Pointer) bool
+}
+
+func structEncoder(t reflect.Type, addressable bool) func(*typedJSON, unsafe.Pointer) error {
+	fields, ok := structFields(t, addressable)
+	if !ok {
+		return fallbackEncoder(t, addressable)
+	}
+	return func(e *typedJSON, ptr unsafe.Pointer) error {
+		n := 0
+		for i := range fields {
+			f := &fields[i]
+			fp := unsafe.Add(ptr, f.offset)
+			if f.omit != nil && f.omit(fp) {
+				continue
+			}
+			if n == 0 {
+				e.buf = append(e.buf, '{')
+				e.depth++
+			} else {
+				e.buf = append(e.buf, ',')
+			}
+			n++
+			e.newline()
+			e.buf = append(e.buf, f.name...)
+			if err := f.plan.encode(e, fp); err != nil {
+				return err
+			}
+		}
+		if n == 0 {
+			e.buf = append(e.buf, "{}"...)
+			return nil
+		}
+		e.closeObject(n)
+		return nil
+	}
+}
+
+// structFields lists the members encoding/json writes for t, in name order;
+// ok is false for what the plans leave to encoding/json: embedded
+// pointers, the ",string" option, names that need escaping, and names that
+// occur more than once (which encoding/json resolves by Go's rules for
+// embedded fields).
+func structFields(t reflect.Type, addressable bool) (fields []field, ok bool) {
+	var walk func(t reflect.Type, base uintptr) bool
+	walk = func(t reflect.Type, base uintptr) bool {
+		for i := 0; i < t.NumField(); i++ {
+			sf := t.Field(i)
+			if sf.Anonymous {
+				ft := sf.Type
+				if ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if !sf.IsExported() && ft.Kind() != reflect.Struct {
+					continue
+				}
+			} else if !sf.IsExported() {
+				continue
+			}
+			tag := sf.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			name, opts, _ := strings.Cut(tag, ",")
+			if sf.Anonymous && name == "" {
+				if sf.Type.Kind() != reflect.Struct {
+					return false // an embedded pointer: promoted only when not nil
+				}
+				if !walk(sf.Type, base+sf.Offset) {
+					return false
+				}
+				continue
+			}
+			if name == "" {
+				name = sf.Name
+			}
+			if !plainName(name) || hasOption(opts, "string") {
+				return false
+			}
+			f := field{
+				name:   `"` + name + `": `,
+				offset: base + sf.Offset,
+				plan:   planLocked(sf.Type, addressable),
+			}
+			omitEmpty, omitZero := hasOption(opts, "omitempty"), hasOption(opts, "omitzero")
+			f.omit = omitFunc(sf.Type, f.plan, omitEmpty, omitZero)
+			fields = append(fields, f)
+		}
+		return true
+	}
+	if !walk(t, 0) {
+		return nil, false
+	}
+	slices.SortFunc(fields, func(a, b field) int { return strings.Compare(a.name, b.name) })
+	for i := 1; i < len(fields); i++ {
+		if fields[i].name == fields[i-1].name {
+			return nil, false
+		}
+	}
+	return fields, true
+}
+
+// plainName is a member name written as it is: no escaping, and sorting
+// its quoted form sorts the names.
+func plainName(name string) bool {
+	for _, c := range []byte(name) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.' || c == '$') {
+			return false
+		}
+	}
+	return name != ""
+}
+
+func hasOption(opts, name string) bool {
+	for opts != "" {
+		var o string
+		o, opts, _ = strings.Cut(opts, ",")
+		if o == name {
+			return true
+		}
+	}
+	return false
+}
+
+// omitFunc reports the values omitempty and omitzero leave out, as
+// encoding/json decides.
+func omitFunc(t reflect.Type, p *plan, omitEmpty, omitZero bool) func(unsafe.Pointer) bool {
+	var zero func(unsafe.Pointer) bool
+	if omitZero {
+		zero = zeroFunc(t)
+	}
+	switch {
+	case omitEmpty && omitZero:
+		return func(ptr unsafe.Pointer) bool { return p.empty(ptr) || zero(ptr) }
+	case omitEmpty:
+		return p.empty
+	case omitZero:
+		return zero
+	}
+	return nil
+}
+
+// zeroFunc is omitzero's test: the type's IsZero method, else the zero
+// value.
+func zeroFunc(t reflect.Type) func(unsafe.Pointer) bool {
+	switch {
+	case t.Kind() == reflect.Interface && t.Implements(isZeroerType):
+		return func(p unsafe.Pointer) bool {
+			v := reflect.NewAt(t, p).Elem()
+			return v.IsNil() || (v.Elem().Kind() == reflect.Pointer && v.Elem().IsNil()) ||
+				v.Interface().(interface{ IsZero() bool }).IsZero()
+		}
+	case t.Kind() == reflect.Pointer && t.Implements(isZeroerType):
+		return func(p unsafe.Pointer) bool {
+			v := reflect.NewAt(t, p).Elem()
+			return v.IsNil() || v.Interface().(interface{ IsZero() bool }).IsZero()
+		}
+	case t.Implements(isZeroerType), reflect.PointerTo(t).Implements(isZeroerType):
+		// Through a pointer to the value, whichever receiver IsZero has.
+		return func(p unsafe.Pointer) bool {
+			return reflect.NewAt(t, p).Interface().(interface{ IsZero() bool }).IsZero()
+		}
+	}
+	return func(p unsafe.Pointer) bool { return reflect.NewAt(t, p).Elem().IsZero() }
+}
+
+// marshalerEncoder calls the type's MarshalJSON, through a pointer to the
+// value (its method set has both receivers' methods), and writes its output
+// compacted, HTML-escaped, sorted and indented, as encoding/json then
+// MarshalIndent would.
+func marshalerEncoder(t reflect.Type) func(*typedJSON, unsafe.Pointer) error {
+	return func(e *typedJSON, ptr unsafe.Pointer) error {
+		m := reflect.NewAt(t, ptr).Interface().(json.Marshaler)
+		b, err := m.MarshalJSON()
+		if err != nil {
+			return &json.MarshalerError{Type: t, Err: err}
+		}
+		if plainScalar(b) {
+			e.buf = append(e.buf, b...)
+			return nil
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, b); err != nil {
+			return &json.MarshalerError{Type: t, Err: err}
+		}
+		var escaped bytes.Buffer
+		json.HTMLEscape(&escaped, compact.Bytes())
+		e.appendEncoded(escaped.Bytes())
+		return nil
+	}
+}
+
+// plainScalar is a string without escapes, an integer or a literal: JSON
+// that needs no compacting nor escaping, the usual output of a Marshaler (a
+// time, a quantity, an int-or-string).
+func plainScalar(b []byte) bool {
+	switch s := string(b); {
+	case s == "true", s == "false", s == "null":
+		return true
+	case len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"':
+		for _, c := range b[1 : len(b)-1] {
+			if c >= utf8.RuneSelf || !htmlSafe[c] {
+				return false
+			}
+		}
+		return true
+	}
+	digits := strings.TrimPrefix(string(b), "-")
+	if digits == "" || digits[0] == '0' && len(digits) > 1 {
+		return false
+	}
+	for _, c := range []byte(digits) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// fallbackEncoder has encoding/json encode the value, through a pointer
+// when it is addressable, as it would be inside the whole object.
+func fallbackEncoder(t reflect.Type, addressable bool) func(*typedJSON, unsafe.Pointer) error {
+	return func(e *typedJSON, ptr unsafe.Pointer) error {
+		v := reflect.NewAt(t, ptr)
+		var b []byte
+		var err error
+		if addressable {
+			b, err = json.Marshal(v.Interface())
+		} else {
+			b, err = json.Marshal(v.Elem().Interface())
+		}
+		if err != nil {
+			return err
+		}
+		e.appendEncoded(b)
+		return nil
+	}
+}
+
+// appendEncoded writes compact JSON encoding/json produced at the current
+// depth, sorted and indented.
+func (e *typedJSON) appendEncoded(compact []byte) {
+	if bytes.Contains(compact, []byte(`\ufffd`)) {
+		compact = asKubectlReadsIt(compact)
+	}
+	e.sorted = e.sorter.appendSorted(e.sorted[:0], compact)
+	n := e.margin + 4*e.depth
+	prefix := strings.Repeat(" ", n)
+	if n <= len(spaces) {
+		prefix = spaces[:n]
+	}
+	e.buf = appendIndent(e.buf, e.sorted, prefix, "    ")
+}
+
+// asKubectlReadsIt is compact JSON read back and written again, as kubectl
+// does with what it prints: an invalid UTF-8 sequence, which encoding/json
+// writes as \ufffd, comes out as the replacement character itself.
+func asKubectlReadsIt(compact []byte) []byte {
+	d := json.NewDecoder(bytes.NewReader(compact))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return compact
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	if enc.Encode(v) != nil {
+		return compact
+	}
+	return bytes.TrimSuffix(out.Bytes(), []byte("\n"))
+}
+
+// appendJSONString appends s quoted as kubectl's encoding/json quotes
+// strings, with HTML escaping.
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if htmlSafe[b] {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			// encoding/json writes \ufffd; kubectl reads that back and
+			// writes the character itself.
+			dst = append(dst, s[start:i]...)
+			dst = utf8.AppendRune(dst, utf8.RuneError)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// htmlSafe holds the ASCII bytes encoding/json writes as they are when it
+// escapes HTML: printable, and none of `"`, `\`, `<`, `>`, `&`.
+var htmlSafe = func() (set [utf8.RuneSelf]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		set[b] = !strings.ContainsRune("\"\\<>&", rune(b))
+	}
+	return set
+}()
+
+// jsonItems writes the items of a JSON list as kubectl prints them, typed
+// objects with their plans and anything else through encoding/json.
+type jsonItems struct {
+	typed  typedJSON
+	sorter keySorter
+	sorted []byte
+}
+
+// appendItem appends obj at the given margin.
+func (j *jsonItems) appendItem(dst []byte, obj any, margin int) ([]byte, error) {
+	out, ok, err := j.typed.append(dst, obj, margin)
+	if ok {
+		if err != nil {
+			return dst, fmt.Errorf("encoding json: %w", err)
+		}
+		return out, nil
+	}
+	compact, err := json.Marshal(obj)
+	if err != nil {
+		return dst, fmt.Errorf("encoding json: %w", err)
+	}
+	j.sorted = j.sorter.appendSorted(j.sorted[:0], compact)
+	return appendIndent(dst, j.sorted, strings.Repeat(" ", margin), "    "), nil
+}
