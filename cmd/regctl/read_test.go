@@ -121,27 +121,31 @@ func TestReadsLeaveRevisionUnchanged(t *testing.T) {
 func TestGetPagesWithBoundedRequests(t *testing.T) {
 	// Count in a fresh process: the prometheus registry is process-wide, and
 	// collectors left by other tests' in-process kube-apiserver make
-	// gathering it crawl.
+	// gathering it crawl. One process has a core, the other two.
 	if os.Getenv("REGCTL_TEST_CHILD") == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestGetPagesWithBoundedRequests$")
-		cmd.Env = append(os.Environ(), "REGCTL_TEST_CHILD=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v\n%s", err, out)
+		for _, procs := range []string{"1", "2"} {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestGetPagesWithBoundedRequests$")
+			cmd.Env = append(os.Environ(), "REGCTL_TEST_CHILD=1", "GOMAXPROCS="+procs)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("GOMAXPROCS=%s: %v\n%s", procs, err, out)
+			}
 		}
 		return
 	}
 	s := newLiveEtcd(t)
 	s.createPods(t, "default", 2000, nil)
+	oneCore := os.Getenv("GOMAXPROCS") == "1"
 	for _, tc := range []struct {
-		chunk        string
-		minRanges    float64
-		maxRanges    float64
-		wantPageSize int
+		chunk     string
+		minRanges float64
+		maxRanges float64
 	}{
-		// 2000 objects in pages of 500: 4 pages, plus the empty tail check
-		// and a few reads of the build itself.
-		{chunk: "500", minRanges: 4, maxRanges: 12},
-		{chunk: "0", minRanges: 1, maxRanges: 6},
+		// 2000 objects in pages of 500, plus a few reads of the build
+		// itself. On one core: 4 pages. On two, each page is read in two
+		// shares of 250, side by side: 8 shares, after counting the keys
+		// (1 request) and walking them in pages of 1000 (2).
+		{chunk: "500", minRanges: map[bool]float64{true: 4, false: 11}[oneCore], maxRanges: map[bool]float64{true: 8, false: 14}[oneCore]},
+		{chunk: "0", minRanges: 1, maxRanges: 4},
 	} {
 		before := rangeRequests(t)
 		stdout, stderr, code := run(t, "get", "pods", "-o", "name", "--chunk-size", tc.chunk, s.flag())
@@ -152,7 +156,7 @@ func TestGetPagesWithBoundedRequests(t *testing.T) {
 			t.Fatalf("--chunk-size %s: printed %d pods, want 2000", tc.chunk, n)
 		}
 		if got := rangeRequests(t) - before; got < tc.minRanges || got > tc.maxRanges {
-			t.Errorf("--chunk-size %s: %v etcd range requests, want %v..%v", tc.chunk, got, tc.minRanges, tc.maxRanges)
+			t.Errorf("GOMAXPROCS=%s, --chunk-size %s: %v etcd range requests, want %v..%v", os.Getenv("GOMAXPROCS"), tc.chunk, got, tc.minRanges, tc.maxRanges)
 		}
 	}
 }

@@ -99,9 +99,10 @@ type Page struct {
 }
 
 // List pages through the target's objects with the store's own List and
-// predicates, handing each page to fn. The next page is read while fn works
-// on this one, so two pages are held at a time: memory stays flat however
-// many objects match, and reading overlaps printing.
+// predicates, handing each page to fn. The next pages are read while fn
+// works on this one (see readPages), so a few pages are held at a time:
+// memory stays flat however many objects match, and reading overlaps
+// printing.
 func List(ctx context.Context, t Target, opts ListOptions, fn func(Page) error) error {
 	lister, ok := t.Storage.(rest.Lister)
 	if !ok {
@@ -112,12 +113,17 @@ func List(ctx context.Context, t Target, opts ListOptions, fn func(Page) error) 
 		return err
 	}
 	ctx, cancel := context.WithCancel(t.context(ctx))
-	defer cancel()
-	pages := make(chan fetched)
-	go fetch(ctx, lister, *lo, pages)
+	pages, wait := readPages(ctx, t, lister, *lo, opts.Revision)
+	defer func() {
+		cancel()
+		wait()
+	}()
 	var last runtime.Object
 	rev := opts.Revision
 	for f := range pages {
+		if rev == 0 {
+			rev = f.rev
+		}
 		if unreadable(ctx, f.err) && opts.OnError != nil {
 			// One bad value fails a whole page in the store; go object by
 			// object from the last good one, at the same revision, to
@@ -157,9 +163,13 @@ func listRevision(list runtime.Object) int64 {
 type fetched struct {
 	page Page
 	err  error
+	// rev is the revision the page was read at when a failed page knows
+	// it.
+	rev int64
 }
 
-// fetch lists page after page into out until the last page or an error.
+// fetch lists page after page into out until the last page or an error,
+// and closes it.
 func fetch(ctx context.Context, lister rest.Lister, lo metainternalversion.ListOptions, out chan<- fetched) {
 	defer close(out)
 	// A panic in the server's code here would end the process with a
