@@ -137,7 +137,7 @@ lists the revisions of an object.`,
 	fs.StringVar(&opts.Subresource, "subresource", "", "Read this subresource of the object (e.g. status)")
 	fs.StringVarP(&opts.LabelSelector, "selector", "l", "", "Label selector, e.g. app=web,tier!=db")
 	fs.StringVar(&opts.FieldSelector, "field-selector", "", "Field selector, e.g. spec.nodeName=node-1,status.phase=Running")
-	fs.Int64Var(&opts.ChunkSize, "chunk-size", 500, "Objects per page (one etcd range request each); 0 reads all at once")
+	fs.Int64Var(&opts.ChunkSize, "chunk-size", 500, "Objects per page; 0 reads all at once. A page is one etcd range request, or, without selectors, one per core, read side by side")
 	fs.BoolVar(&opts.IgnoreNotFound, "ignore-not-found", false, "Pass over named objects that do not exist, and say nothing when a list finds none")
 	fs.BoolVar(&opts.ShowManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in yaml and json output")
 	addWatchFlags(fs, &opts.watchFlags)
