@@ -72,7 +72,7 @@ revision N, as long as etcd has not compacted it.`,
 	fs.StringVarP(&output, "output", "o", string(render.Table), "Output format: table|yaml|json")
 	addScopeFlags(fs, &opts.scopeOptions)
 	fs.BoolVar(&opts.Check, "check", false, "With an object: read the key from etcd and show whether it exists")
-	fs.Int64Var(&opts.ChunkSize, "chunk-size", 1000, "Keys per etcd range request")
+	fs.Int64Var(&opts.ChunkSize, "chunk-size", 10000, "Keys per etcd range request (keys only: etcd sends no values)")
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
 	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(keysFormats...))
 	return cmd
