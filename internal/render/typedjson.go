@@ -30,19 +30,21 @@ import (
 // holds (floats, interfaces, TextMarshalers, arrays, embedded pointers,
 // conflicting field names, the ",string" option) is encoded by encoding/json
 // itself, then sorted and indented, so the output is the same either way.
+//
+// The output is passed from plan to plan, not kept in the encoder: storing
+// it into a heap object on every append would cost a write barrier each
+// time while the collector runs.
 type typedJSON struct {
-	buf    []byte
 	depth  int
 	margin int // spaces before every line but the first
 	sorter keySorter
-	// scratch holds a json.Marshaler's output or a value encoding/json
-	// encoded, compacted and sorted.
-	scratch, sorted []byte
+	// sorted holds a value encoding/json encoded, sorted.
+	sorted []byte
 	// freeEntries are slices reused to sort maps' members.
 	freeEntries [][]mapEntry
 }
 
-// appendTypedJSON appends obj, a pointer to a typed object, as
+// append appends obj, a pointer to a typed object, as
 // json.MarshalIndent(obj, margin, "    ") would write its unstructured
 // form, to dst. ok is false when obj is not a pointer to a struct.
 func (e *typedJSON) append(dst []byte, obj any, margin int) (out []byte, ok bool, err error) {
@@ -51,39 +53,38 @@ func (e *typedJSON) append(dst []byte, obj any, margin int) (out []byte, ok bool
 		return dst, false, nil
 	}
 	p := planFor(v.Type().Elem(), true)
-	e.buf, e.depth, e.margin = dst, 0, margin
-	err = e.encode(p, v.UnsafePointer())
-	out, e.buf = e.buf, nil
+	e.depth, e.margin = 0, margin
+	out, err = e.encode(p, dst, v.UnsafePointer())
 	return out, true, err
 }
 
-func (e *typedJSON) encode(p *plan, ptr unsafe.Pointer) (err error) {
+func (e *typedJSON) encode(p *plan, b []byte, ptr unsafe.Pointer) (out []byte, err error) {
 	defer func() {
 		// A Marshaler of the object may panic on what it holds, as it
 		// would in encoding/json.
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%v", r)
+			out, err = b, fmt.Errorf("%v", r)
 		}
 	}()
-	return p.encode(e, ptr)
+	return p.encode(e, b, ptr)
 }
 
 // spaces is enough spaces for any line's indentation.
 var spaces = strings.Repeat(" ", 256)
 
-func (e *typedJSON) newline() {
+func (e *typedJSON) newline(b []byte) []byte {
 	n := e.margin + 4*e.depth
-	e.buf = append(e.buf, '\n')
+	b = append(b, '\n')
 	for n > len(spaces) {
-		e.buf = append(e.buf, spaces...)
+		b = append(b, spaces...)
 		n -= len(spaces)
 	}
-	e.buf = append(e.buf, spaces[:n]...)
+	return append(b, spaces[:n]...)
 }
 
 // plan encodes one type at a pointer to a value of it.
 type plan struct {
-	encode func(e *typedJSON, p unsafe.Pointer) error
+	encode func(e *typedJSON, b []byte, p unsafe.Pointer) ([]byte, error)
 	// empty is encoding/json's isEmptyValue, for omitempty.
 	empty func(p unsafe.Pointer) bool
 }
@@ -141,9 +142,9 @@ func build(p *plan, t reflect.Type, addressable bool) {
 	}
 	switch t.Kind() {
 	case reflect.Bool:
-		p.encode = func(e *typedJSON, ptr unsafe.Pointer) error {
-			e.buf = strconv.AppendBool(e.buf, *(*bool)(ptr))
-			return nil
+		p.encode = func(e *typedJSON, b []byte, ptr unsafe.Pointer) ([]byte, error) {
+			b = strconv.AppendBool(b, *(*bool)(ptr))
+			return b, nil
 		}
 	case reflect.Int:
 		p.encode = intEncoder[int]()
@@ -168,19 +169,19 @@ func build(p *plan, t reflect.Type, addressable bool) {
 	case reflect.Uintptr:
 		p.encode = uintEncoder[uintptr]()
 	case reflect.String:
-		p.encode = func(e *typedJSON, ptr unsafe.Pointer) error {
-			e.buf = appendJSONString(e.buf, *(*string)(ptr))
-			return nil
+		p.encode = func(e *typedJSON, b []byte, ptr unsafe.Pointer) ([]byte, error) {
+			b = appendJSONString(b, *(*string)(ptr))
+			return b, nil
 		}
 	case reflect.Pointer:
 		elem := planLocked(t.Elem(), true)
-		p.encode = func(e *typedJSON, ptr unsafe.Pointer) error {
+		p.encode = func(e *typedJSON, b []byte, ptr unsafe.Pointer) ([]byte, error) {
 			to := *(*unsafe.Pointer)(ptr)
 			if to == nil {
-				e.buf = append(e.buf, "null"...)
-				return nil
+				b = append(b, "null"...)
+				return b, nil
 			}
-			return elem.encode(e, to)
+			return elem.encode(e, b, to)
 		}
 	case reflect.Slice:
 		p.encode = sliceEncoder(t, addressable)
@@ -203,17 +204,17 @@ type unsigned interface {
 	~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uintptr
 }
 
-func intEncoder[T signed]() func(*typedJSON, unsafe.Pointer) error {
-	return func(e *typedJSON, ptr unsafe.Pointer) error {
-		e.buf = strconv.AppendInt(e.buf, int64(*(*T)(ptr)), 10)
-		return nil
+func intEncoder[T signed]() func(*typedJSON, []byte, unsafe.Pointer) ([]byte, error) {
+	return func(e *typedJSON, b []byte, ptr unsafe.Pointer) ([]byte, error) {
+		b = strconv.AppendInt(b, int64(*(*T)(ptr)), 10)
+		return b, nil
 	}
 }
 
-func uintEncoder[T unsigned]() func(*typedJSON, unsafe.Pointer) error {
-	return func(e *typedJSON, ptr unsafe.Pointer) error {
-		e.buf = strconv.AppendUint(e.buf, uint64(*(*T)(ptr)), 10)
-		return nil
+func uintEncoder[T unsigned]() func(*typedJSON, []byte, unsafe.Pointer) ([]byte, error) {
+	return func(e *typedJSON, b []byte, ptr unsafe.Pointer) ([]byte, error) {
+		b = strconv.AppendUint(b, uint64(*(*T)(ptr)), 10)
+		return b, nil
 	}
 }
 
@@ -245,23 +246,21 @@ type sliceHeader struct {
 	len, cap int
 }
 
-func sliceEncoder(t reflect.Type, addressable bool) func(*typedJSON, unsafe.Pointer) error {
+func sliceEncoder(t reflect.Type, addressable bool) func(*typedJSON, []byte, unsafe.Pointer) ([]byte, error) {
 	elemType := t.Elem()
 	if elemType.Kind() == reflect.Uint8 {
 		pe := reflect.PointerTo(elemType)
 		if !pe.Implements(marshalerType) && !pe.Implements(textMarshalerType) {
 			// []byte: a base64 string.
-			return func(e *typedJSON, ptr unsafe.Pointer) error {
+			return func(e *typedJSON, b []byte, ptr unsafe.Pointer) ([]byte, error) {
 				h := (*sliceHeader)(ptr)
 				if h.data == nil {
-					e.buf = append(e.buf, "null"...)
-					return nil
+					b = append(b, "null"...)
+					return b, nil
 				}
-				b := unsafe.Slice((*byte)(h.data), h.len)
-				e.buf = append(e.buf, '"')
-				e.buf = base64.StdEncoding.AppendEncode(e.buf, b)
-				e.buf = append(e.buf, '"')
-				return nil
+				b = append(b, '"')
+				b = base64.StdEncoding.AppendEncode(b, unsafe.Slice((*byte)(h.data), h.len))
+				return append(b, '"'), nil
 			}
 		}
 		return fallbackEncoder(t, addressable)
@@ -269,31 +268,32 @@ func sliceEncoder(t reflect.Type, addressable bool) func(*typedJSON, unsafe.Poin
 	// A slice's elements are addressable whatever holds the slice.
 	elem := planLocked(elemType, true)
 	size := elemType.Size()
-	return func(e *typedJSON, ptr unsafe.Pointer) error {
+	return func(e *typedJSON, b []byte, ptr unsafe.Pointer) ([]byte, error) {
 		h := (*sliceHeader)(ptr)
 		if h.data == nil {
-			e.buf = append(e.buf, "null"...)
-			return nil
+			b = append(b, "null"...)
+			return b, nil
 		}
 		if h.len == 0 {
-			e.buf = append(e.buf, "[]"...)
-			return nil
+			b = append(b, "[]"...)
+			return b, nil
 		}
-		e.buf = append(e.buf, '[')
+		b = append(b, '[')
 		e.depth++
 		for i := 0; i < h.len; i++ {
 			if i > 0 {
-				e.buf = append(e.buf, ',')
+				b = append(b, ',')
 			}
-			e.newline()
-			if err := elem.encode(e, unsafe.Add(h.data, uintptr(i)*size)); err != nil {
-				return err
+			b = e.newline(b)
+			var err error
+			if b, err = elem.encode(e, b, unsafe.Add(h.data, uintptr(i)*size)); err != nil {
+				return b, err
 			}
 		}
 		e.depth--
-		e.newline()
-		e.buf = append(e.buf, ']')
-		return nil
+		b = e.newline(b)
+		b = append(b, ']')
+		return b, nil
 	}
 }
 
@@ -308,41 +308,41 @@ type mapEntry struct {
 
 // mapEncoder writes a map with string keys in key order, as encoding/json
 // does. A map's values are not addressable.
-func mapEncoder(t reflect.Type) func(*typedJSON, unsafe.Pointer) error {
+func mapEncoder(t reflect.Type) func(*typedJSON, []byte, unsafe.Pointer) ([]byte, error) {
 	if t.Key().Kind() != reflect.String {
 		return fallbackEncoder(t, false)
 	}
 	if t == stringMapType {
-		return func(e *typedJSON, ptr unsafe.Pointer) error {
+		return func(e *typedJSON, b []byte, ptr unsafe.Pointer) ([]byte, error) {
 			m := *(*map[string]string)(ptr)
 			if m == nil {
-				e.buf = append(e.buf, "null"...)
-				return nil
+				b = append(b, "null"...)
+				return b, nil
 			}
 			entries := e.takeEntries()
 			for k, v := range m {
 				entries = append(entries, mapEntry{key: k, value: v})
 			}
 			sortEntries(entries)
-			e.openObject(len(entries))
+			b = e.openObject(b, len(entries))
 			for i, en := range entries {
-				e.member(i, en.key)
-				e.buf = appendJSONString(e.buf, en.value)
+				b = e.member(b, i, en.key)
+				b = appendJSONString(b, en.value)
 			}
-			e.closeObject(len(entries))
+			b = e.closeObject(b, len(entries))
 			e.giveEntries(entries)
-			return nil
+			return b, nil
 		}
 	}
 	elemType := t.Elem()
 	elem := planLocked(elemType, false)
 	size := elemType.Size()
 	sliceType := reflect.SliceOf(elemType)
-	return func(e *typedJSON, ptr unsafe.Pointer) error {
+	return func(e *typedJSON, b []byte, ptr unsafe.Pointer) ([]byte, error) {
 		m := reflect.NewAt(t, ptr).Elem()
 		if m.IsNil() {
-			e.buf = append(e.buf, "null"...)
-			return nil
+			b = append(b, "null"...)
+			return b, nil
 		}
 		// The values are copied out, in iteration order, to be written
 		// in key order.
@@ -355,16 +355,17 @@ func mapEncoder(t reflect.Type) func(*typedJSON, unsafe.Pointer) error {
 		}
 		sortEntries(entries)
 		base := values.UnsafePointer()
-		e.openObject(len(entries))
+		b = e.openObject(b, len(entries))
 		for i, en := range entries {
-			e.member(i, en.key)
-			if err := elem.encode(e, unsafe.Add(base, uintptr(en.at)*size)); err != nil {
-				return err
+			b = e.member(b, i, en.key)
+			var err error
+			if b, err = elem.encode(e, b, unsafe.Add(base, uintptr(en.at)*size)); err != nil {
+				return b, err
 			}
 		}
-		e.closeObject(len(entries))
+		b = e.closeObject(b, len(entries))
 		e.giveEntries(entries)
-		return nil
+		return b, nil
 	}
 }
 
@@ -389,32 +390,31 @@ func (e *typedJSON) giveEntries(s []mapEntry) {
 	e.freeEntries = append(e.freeEntries, s[:0])
 }
 
-func (e *typedJSON) openObject(n int) {
+func (e *typedJSON) openObject(b []byte, n int) []byte {
 	if n == 0 {
-		e.buf = append(e.buf, "{}"...)
-		return
+		return append(b, "{}"...)
 	}
-	e.buf = append(e.buf, '{')
 	e.depth++
+	return append(b, '{')
 }
 
-func (e *typedJSON) closeObject(n int) {
+func (e *typedJSON) closeObject(b []byte, n int) []byte {
 	if n == 0 {
-		return
+		return b
 	}
 	e.depth--
-	e.newline()
-	e.buf = append(e.buf, '}')
+	b = e.newline(b)
+	return append(b, '}')
 }
 
 // member starts the i-th member of an object, named key.
-func (e *typedJSON) member(i int, key string) {
+func (e *typedJSON) member(b []byte, i int, key string) []byte {
 	if i > 0 {
-		e.buf = append(e.buf, ',')
+		b = append(b, ',')
 	}
-	e.newline()
-	e.buf = appendJSONString(e.buf, key)
-	e.buf = append(e.buf, ':', ' ')
+	b = e.newline(b)
+	b = appendJSONString(b, key)
+	return append(b, ':', ' ')
 }
 
 // field is one member a struct's plan may write.
@@ -427,12 +427,12 @@ type field struct {
 	omit func(unsafe.Pointer) bool
 }
 
-func structEncoder(t reflect.Type, addressable bool) func(*typedJSON, unsafe.Pointer) error {
+func structEncoder(t reflect.Type, addressable bool) func(*typedJSON, []byte, unsafe.Pointer) ([]byte, error) {
 	fields, ok := structFields(t, addressable)
 	if !ok {
 		return fallbackEncoder(t, addressable)
 	}
-	return func(e *typedJSON, ptr unsafe.Pointer) error {
+	return func(e *typedJSON, b []byte, ptr unsafe.Pointer) ([]byte, error) {
 		n := 0
 		for i := range fields {
 			f := &fields[i]
@@ -441,24 +441,25 @@ func structEncoder(t reflect.Type, addressable bool) func(*typedJSON, unsafe.Poi
 				continue
 			}
 			if n == 0 {
-				e.buf = append(e.buf, '{')
+				b = append(b, '{')
 				e.depth++
 			} else {
-				e.buf = append(e.buf, ',')
+				b = append(b, ',')
 			}
 			n++
-			e.newline()
-			e.buf = append(e.buf, f.name...)
-			if err := f.plan.encode(e, fp); err != nil {
-				return err
+			b = e.newline(b)
+			b = append(b, f.name...)
+			var err error
+			if b, err = f.plan.encode(e, b, fp); err != nil {
+				return b, err
 			}
 		}
 		if n == 0 {
-			e.buf = append(e.buf, "{}"...)
-			return nil
+			b = append(b, "{}"...)
+			return b, nil
 		}
-		e.closeObject(n)
-		return nil
+		b = e.closeObject(b, n)
+		return b, nil
 	}
 }
 
@@ -594,25 +595,23 @@ func zeroFunc(t reflect.Type) func(unsafe.Pointer) bool {
 // value (its method set has both receivers' methods), and writes its output
 // compacted, HTML-escaped, sorted and indented, as encoding/json then
 // MarshalIndent would.
-func marshalerEncoder(t reflect.Type) func(*typedJSON, unsafe.Pointer) error {
-	return func(e *typedJSON, ptr unsafe.Pointer) error {
+func marshalerEncoder(t reflect.Type) func(*typedJSON, []byte, unsafe.Pointer) ([]byte, error) {
+	return func(e *typedJSON, b []byte, ptr unsafe.Pointer) ([]byte, error) {
 		m := reflect.NewAt(t, ptr).Interface().(json.Marshaler)
-		b, err := m.MarshalJSON()
+		out, err := m.MarshalJSON()
 		if err != nil {
-			return &json.MarshalerError{Type: t, Err: err}
+			return b, &json.MarshalerError{Type: t, Err: err}
 		}
-		if plainScalar(b) {
-			e.buf = append(e.buf, b...)
-			return nil
+		if plainScalar(out) {
+			return append(b, out...), nil
 		}
 		var compact bytes.Buffer
-		if err := json.Compact(&compact, b); err != nil {
-			return &json.MarshalerError{Type: t, Err: err}
+		if err := json.Compact(&compact, out); err != nil {
+			return b, &json.MarshalerError{Type: t, Err: err}
 		}
 		var escaped bytes.Buffer
 		json.HTMLEscape(&escaped, compact.Bytes())
-		e.appendEncoded(escaped.Bytes())
-		return nil
+		return e.appendEncoded(b, escaped.Bytes()), nil
 	}
 }
 
@@ -645,27 +644,26 @@ func plainScalar(b []byte) bool {
 
 // fallbackEncoder has encoding/json encode the value, through a pointer
 // when it is addressable, as it would be inside the whole object.
-func fallbackEncoder(t reflect.Type, addressable bool) func(*typedJSON, unsafe.Pointer) error {
-	return func(e *typedJSON, ptr unsafe.Pointer) error {
+func fallbackEncoder(t reflect.Type, addressable bool) func(*typedJSON, []byte, unsafe.Pointer) ([]byte, error) {
+	return func(e *typedJSON, b []byte, ptr unsafe.Pointer) ([]byte, error) {
 		v := reflect.NewAt(t, ptr)
-		var b []byte
+		var compact []byte
 		var err error
 		if addressable {
-			b, err = json.Marshal(v.Interface())
+			compact, err = json.Marshal(v.Interface())
 		} else {
-			b, err = json.Marshal(v.Elem().Interface())
+			compact, err = json.Marshal(v.Elem().Interface())
 		}
 		if err != nil {
-			return err
+			return b, err
 		}
-		e.appendEncoded(b)
-		return nil
+		return e.appendEncoded(b, compact), nil
 	}
 }
 
 // appendEncoded writes compact JSON encoding/json produced at the current
 // depth, sorted and indented.
-func (e *typedJSON) appendEncoded(compact []byte) {
+func (e *typedJSON) appendEncoded(b, compact []byte) []byte {
 	if bytes.Contains(compact, []byte(`\ufffd`)) {
 		compact = asKubectlReadsIt(compact)
 	}
@@ -675,7 +673,7 @@ func (e *typedJSON) appendEncoded(compact []byte) {
 	if n <= len(spaces) {
 		prefix = spaces[:n]
 	}
-	e.buf = appendIndent(e.buf, e.sorted, prefix, "    ")
+	return appendIndent(b, e.sorted, prefix, "    ")
 }
 
 // asKubectlReadsIt is compact JSON read back and written again, as kubectl
