@@ -21,7 +21,7 @@ type ListWriter struct {
 	format Format
 	n      int
 	// Buffers reused object after object.
-	json jsonItems
+	json typedJSON
 	out  []byte
 	// held keeps the objects of a list printed only once whole (--sort-by,
 	// kubectl's template and column printers); nil streams them.
@@ -54,7 +54,7 @@ func (l *ListWriter) add(obj runtime.Object) error {
 		if l.n == 0 {
 			sep = "{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n        "
 		}
-		out, err := l.json.appendItem(append(l.out[:0], sep...), obj, len("        "))
+		out, err := l.json.append(append(l.out[:0], sep...), obj, len("        "))
 		l.out = out
 		if err != nil {
 			return err

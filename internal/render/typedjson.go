@@ -44,18 +44,26 @@ type typedJSON struct {
 	freeEntries [][]mapEntry
 }
 
-// append appends obj, a pointer to a typed object, as
-// json.MarshalIndent(obj, margin, "    ") would write its unstructured
-// form, to dst. ok is false when obj is not a pointer to a struct.
-func (e *typedJSON) append(dst []byte, obj any, margin int) (out []byte, ok bool, err error) {
+// append appends obj as kubectl prints it as an item of a list: as
+// json.MarshalIndent(obj, margin spaces, "    ") would write its
+// unstructured form. A pointer to a typed object is written through its
+// type's plan; anything else (an unstructured object) through encoding/json,
+// then sorted and indented.
+func (e *typedJSON) append(dst []byte, obj any, margin int) ([]byte, error) {
+	e.depth, e.margin = 0, margin
 	v := reflect.ValueOf(obj)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return dst, false, nil
+		compact, err := json.Marshal(obj)
+		if err != nil {
+			return dst, fmt.Errorf("encoding json: %w", err)
+		}
+		return e.appendEncoded(dst, compact), nil
 	}
-	p := planFor(v.Type().Elem(), true)
-	e.depth, e.margin = 0, margin
-	out, err = e.encode(p, dst, v.UnsafePointer())
-	return out, true, err
+	out, err := e.encode(planFor(v.Type().Elem(), true), dst, v.UnsafePointer())
+	if err != nil {
+		return dst, fmt.Errorf("encoding json: %w", err)
+	}
+	return out, nil
 }
 
 func (e *typedJSON) encode(p *plan, b []byte, ptr unsafe.Pointer) (out []byte, err error) {
@@ -759,28 +767,3 @@ var htmlSafe = func() (set [utf8.RuneSelf]bool) {
 	}
 	return set
 }()
-
-// jsonItems writes the items of a JSON list as kubectl prints them, typed
-// objects with their plans and anything else through encoding/json.
-type jsonItems struct {
-	typed  typedJSON
-	sorter keySorter
-	sorted []byte
-}
-
-// appendItem appends obj at the given margin.
-func (j *jsonItems) appendItem(dst []byte, obj any, margin int) ([]byte, error) {
-	out, ok, err := j.typed.append(dst, obj, margin)
-	if ok {
-		if err != nil {
-			return dst, fmt.Errorf("encoding json: %w", err)
-		}
-		return out, nil
-	}
-	compact, err := json.Marshal(obj)
-	if err != nil {
-		return dst, fmt.Errorf("encoding json: %w", err)
-	}
-	j.sorted = j.sorter.appendSorted(j.sorted[:0], compact)
-	return appendIndent(dst, j.sorted, strings.Repeat(" ", margin), "    "), nil
-}

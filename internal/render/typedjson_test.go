@@ -41,8 +41,8 @@ func kubectlJSON(t *testing.T, obj any) (string, error) {
 }
 
 func typedItem(obj any) (string, error) {
-	var j jsonItems
-	out, err := j.appendItem(nil, obj, 8)
+	var e typedJSON
+	out, err := e.append(nil, obj, 8)
 	return string(out), err
 }
 
