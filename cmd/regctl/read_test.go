@@ -391,3 +391,50 @@ func TestUnreadableValueMidListIsReportedOnce(t *testing.T) {
 		t.Errorf("stdout %q: want every readable pod exactly once, in order", stdout)
 	}
 }
+
+// metricsAPIService is metrics-server's APIService as its release manifest
+// ships it: a group version the aggregator proxies to a service, present in
+// most clusters.
+const metricsAPIService = `apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata:
+  name: v1beta1.metrics.k8s.io
+  labels:
+    k8s-app: metrics-server
+spec:
+  group: metrics.k8s.io
+  groupPriorityMinimum: 100
+  insecureSkipTLSVerify: true
+  service:
+    name: metrics-server
+    namespace: kube-system
+  version: v1beta1
+  versionPriority: 100
+`
+
+// TestKeysAndScanWithAProxiedAPIService reads an etcd holding an APIService
+// backed by a service: its group version is a route of the map with no
+// store, which every account of the keys must pass over.
+func TestKeysAndScanWithAProxiedAPIService(t *testing.T) {
+	s := newLiveEtcd(t)
+	mustRun(t, "create", "-f", manifestFile(t, metricsAPIService), s.flag())
+	s.createPods(t, "default", 1, nil)
+	snapshot := saveSnapshot(t, s.client)
+
+	for _, data := range []string{s.flag(), "--snapshot=" + snapshot} {
+		for _, format := range []string{"", "yaml", "json"} {
+			args := []string{"keys", data}
+			if format != "" {
+				args = append(args, "-o", format)
+			}
+			stdout, stderr, code := run(t, args...)
+			if code != 0 || !strings.Contains(stdout, "/registry/apiregistration.k8s.io/apiservices/") || !strings.Contains(stdout, "/registry/pods/") {
+				t.Errorf("regctl %s: exit %d, stdout %q, stderr %q", strings.Join(args, " "), code, stdout, stderr)
+			}
+		}
+		stdout, stderr, code := run(t, "scan", data)
+		if code != 0 || !strings.Contains(stdout, "apiservices") {
+			t.Errorf("regctl scan %s: exit %d, stdout %q, stderr %q", data, code, stdout, stderr)
+		}
+	}
+}

@@ -79,7 +79,7 @@ func Run(ctx context.Context, w *wiring.Wiring, opts Options) (*Report, error) {
 	var elsewhere []*target
 	claimed := map[string]bool{}
 	for _, h := range w.Ordered() {
-		if h == nil || h.Route.Store != routetable.StoreOwn || h.OwnStore() == nil {
+		if h.Route.Store != routetable.StoreOwn || h.OwnStore() == nil {
 			continue
 		}
 		prefix, err := h.KeyPrefix("")

@@ -96,11 +96,16 @@ func (w *Wiring) Handle(path string) (*Handle, error) {
 	return nil, fmt.Errorf("%s is not a path of the storage map (see `regctl routes`)", path)
 }
 
-// Ordered is every handle in route table order.
+// Ordered is every handle in route table order. Routes with no handle are
+// left out: the group versions the aggregator proxies to a service (as
+// metrics-server's v1beta1.metrics.k8s.io) are routes whose objects are not
+// in this etcd.
 func (w *Wiring) Ordered() []*Handle {
-	out := make([]*Handle, len(w.Table.Routes))
-	for i, r := range w.Table.Routes {
-		out[i] = w.Handles[r.Path]
+	out := make([]*Handle, 0, len(w.Table.Routes))
+	for _, r := range w.Table.Routes {
+		if h, ok := w.Handles[r.Path]; ok {
+			out = append(out, h)
+		}
 	}
 	return out
 }
