@@ -49,8 +49,8 @@ stored resource:
               undecodable, of another kind, whose namespace/name belong at another key,
               or holding fields their type (or a CRD's schema) does not declare;
   orphans     keys no path of the map stores (a deleted CRD's objects, removed APIs);
-              the service allocators' ranges, which the server keeps beside the
-              map, are listed apart.
+              the service allocators' ranges and the apiservers' endpoint leases,
+              which the server keeps beside the map, are listed apart.
 
 Each value is decrypted with the resource's transformer and decoded with its storage
 codec, as the server reads it, at one etcd revision. The keys are read in pages

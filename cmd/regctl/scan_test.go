@@ -514,3 +514,53 @@ func TestScanProgress(t *testing.T) {
 		t.Errorf("progress %q, want %q", out.String(), want)
 	}
 }
+
+// TestScanSetsTheApiserversLeasesApart scans the etcd of a running
+// kube-apiserver: the endpoint leases it keeps beside the map (its endpoint
+// reconciler's and its peer proxy's) are listed apart, not as orphans, so
+// `--fail-on orphans` passes on a fresh cluster.
+func TestScanSetsTheApiserversLeasesApart(t *testing.T) {
+	s := apiserver.Start(t)
+	etcdFlag := "--etcd-servers=" + s.EtcdURL
+	etcd := etcdClient(t, s.EtcdURL)
+	// The server writes its leases once started; wait for both.
+	var leased []string
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		resp, err := etcd.Get(ctx, "/registry/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+		if err != nil {
+			return false, err
+		}
+		leased = nil
+		for _, kv := range resp.Kvs {
+			if kv.Lease != 0 {
+				leased = append(leased, string(kv.Key))
+			}
+		}
+		return slices.ContainsFunc(leased, func(k string) bool { return strings.HasPrefix(k, "/registry/masterleases/") }) &&
+			slices.ContainsFunc(leased, func(k string) bool { return strings.HasPrefix(k, "/registry/peerserverleases/") }), nil
+	})
+	if err != nil {
+		t.Fatalf("the server's leases %v: %v", leased, err)
+	}
+
+	r := scanReport(t, "--only", "orphans", etcdFlag)
+	var got []string
+	for _, l := range r.Leases {
+		got = append(got, l.Key)
+	}
+	for _, key := range leased {
+		if !slices.Contains(got, key) {
+			t.Errorf("the lease %s is not listed apart: leases %v, orphans %+v", key, got, r.Orphans)
+		}
+	}
+	if len(r.Orphans) != 0 {
+		t.Errorf("orphans on a fresh cluster: %+v", r.Orphans)
+	}
+	if _, stderr, code := run(t, "scan", "--fail-on", "orphans", etcdFlag); code != 0 {
+		t.Errorf("--fail-on orphans on a fresh cluster: exit %d, %q", code, stderr)
+	}
+	table := mustRun(t, "scan", "--only", "orphans", etcdFlag)
+	if !strings.Contains(table, "Apiserver endpoint leases") || !strings.Contains(table, leased[0]) {
+		t.Errorf("the table does not show the leases:\n%s", table)
+	}
+}

@@ -61,6 +61,9 @@ type Report struct {
 	// Allocations are the keys the server's service allocators keep their
 	// ranges in (node ports, cluster IPs), beside the storage map.
 	Allocations []SizedKey `json:"allocations,omitempty"`
+	// Leases are the endpoint leases the apiservers keep, with a TTL,
+	// beside the storage map (one per running server).
+	Leases []SizedKey `json:"leases,omitempty"`
 	// FindingCounts are the findings of each kind; Findings lists them,
 	// at most 100 per resource and reason, smallest keys first.
 	FindingCounts map[string]int64 `json:"findingCounts"`

@@ -285,6 +285,10 @@ func (s *scanner) look(ctx context.Context, tl *tally, only *target, kv *mvccpb.
 			tl.allocation(key, size)
 			return
 		}
+		if isEndpointLease(kv) {
+			tl.lease(key, size)
+			return
+		}
 		tl.orphan(s.root, key, size, s.sections[Orphans])
 		return
 	}
@@ -448,6 +452,26 @@ func isRangeAllocation(data []byte) bool {
 		return false
 	}
 	_, ok := obj.(*api.RangeAllocation)
+	return ok
+}
+
+// isEndpointLease tells whether an unclaimed key is an apiserver's endpoint
+// lease: a core Endpoints value written with an etcd lease. kube-apiserver
+// keeps one per server beside the storage map, through storage of its own
+// with a TTL (its endpoint reconciler's master leases, its peer proxy's
+// peer server leases), and deletes it when it stops; they are no orphans.
+// They are told by what they are, as allocator ranges are: their key
+// prefixes are literals inside the server's reconciler constructors, which
+// only a running server calls.
+func isEndpointLease(kv *mvccpb.KeyValue) bool {
+	if kv.Lease == 0 {
+		return false
+	}
+	obj, _, err := legacyscheme.Codecs.UniversalDecoder().Decode(kv.Value, nil, nil)
+	if err != nil {
+		return false
+	}
+	_, ok := obj.(*api.Endpoints)
 	return ok
 }
 

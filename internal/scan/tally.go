@@ -17,6 +17,7 @@ type tally struct {
 	resources   map[resourceKey]*resourceTally
 	orphans     map[string]*Orphan
 	allocations []SizedKey
+	leases      []SizedKey
 	findings    map[findingKey][]Finding
 	counts      map[string]int64
 	// storedVersions are the CRDs' status.storedVersions, by the group
@@ -108,6 +109,10 @@ func (tl *tally) allocation(key string, size int64) {
 	tl.allocations = append(tl.allocations, SizedKey{Key: key, Bytes: size})
 }
 
+func (tl *tally) lease(key string, size int64) {
+	tl.leases = append(tl.leases, SizedKey{Key: key, Bytes: size})
+}
+
 // result adds up the workers' tallies into the report.
 func (s *scanner) result(etcdPrefix string, rev int64, sections []string, targets []*target) *Report {
 	r := &Report{EtcdPrefix: etcdPrefix, Revision: rev, Scanned: sections, FindingCounts: map[string]int64{}}
@@ -137,8 +142,11 @@ func (s *scanner) result(etcdPrefix string, rev int64, sections []string, target
 		}
 		maps.Copy(storedVersions, tl.storedVersions)
 		r.Allocations = append(r.Allocations, tl.allocations...)
+		r.Leases = append(r.Leases, tl.leases...)
 	}
-	sort.Slice(r.Allocations, func(i, j int) bool { return r.Allocations[i].Key < r.Allocations[j].Key })
+	byKey := func(a, b SizedKey) int { return strings.Compare(a.Key, b.Key) }
+	slices.SortFunc(r.Allocations, byKey)
+	slices.SortFunc(r.Leases, byKey)
 	// Every kind scanned is counted, none found included; the others not.
 	for _, kind := range FindingKinds {
 		if !s.sections[kind] {

@@ -71,11 +71,10 @@ func (r *Report) Sections(wide bool) []render.Section {
 	for _, o := range r.Orphans {
 		orphans = append(orphans, []string{o.KeyPrefix, strconv.FormatInt(o.Keys, 10), strconv.FormatInt(o.Bytes, 10)})
 	}
-	var allocations [][]string
-	for _, a := range r.Allocations {
-		allocations = append(allocations, []string{a.Key, strconv.FormatInt(a.Bytes, 10)})
+	sections = append(sections, render.Section{Title: "Service allocator ranges (kept beside the map):", Header: []string{"KEY", "BYTES"}, Rows: sizedRows(r.Allocations)})
+	if len(r.Leases) > 0 {
+		sections = append(sections, render.Section{Title: "Apiserver endpoint leases (kept beside the map):", Header: []string{"KEY", "BYTES"}, Rows: sizedRows(r.Leases)})
 	}
-	sections = append(sections, render.Section{Title: "Service allocator ranges (kept beside the map):", Header: []string{"KEY", "BYTES"}, Rows: allocations})
 	sections = append(sections, render.Section{Title: "Keys no path of the map stores:", Header: []string{"KEY PREFIX", "KEYS", "BYTES"}, Rows: orphans})
 
 	var findings [][]string
@@ -159,4 +158,12 @@ func orNone(s string) string {
 		return "<none>"
 	}
 	return s
+}
+
+func sizedRows(keys []SizedKey) [][]string {
+	rows := make([][]string, 0, len(keys))
+	for _, k := range keys {
+		rows = append(rows, []string{k.Key, strconv.FormatInt(k.Bytes, 10)})
+	}
+	return rows
 }
