@@ -132,8 +132,8 @@ func TestRuntimeConfigIsCheckedAsTheServerDoes(t *testing.T) {
 		{"api/all=false", "invalid runtime-config with only api/all=false"},
 		{"api/all=false,apps/v1=true", "--runtime-config=api/all=false conflicts with --enable-priority-and-fairness=true"},
 		{"api/ga=false", "--runtime-config=api/ga=false conflicts with --enable-priority-and-fairness=true"},
-		{"v1=false", "runtime-config invalid key v1"},
-		{"v1/pods=false", "unknown api groups v1/pods"},
+		{"apps=false", "runtime-config invalid key apps"},
+		{"example.com/v1=false", "unknown api groups example.com/v1"},
 	} {
 		_, stderr, code := run(t, "routes", "--runtime-config="+tc.value)
 		if code == 0 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {

@@ -193,7 +193,7 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	if err := cfg.Options.versions.set(); err != nil {
 		return err
 	}
-	if err := validate(s); err != nil {
+	if err := validate(ctx, s); err != nil {
 		return err
 	}
 	restore, err := cfg.Options.versions.apply()
