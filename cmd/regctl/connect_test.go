@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"net/url"
@@ -275,5 +276,65 @@ func TestRequestTimeoutBoundsEachRequestNotTheCommand(t *testing.T) {
 		if code != 0 || strings.Count(out.String(), "\n") != 40 {
 			t.Errorf("--request-timeout=%s: exit %d, %d pods, stderr %q: want all 40", timeout, code, strings.Count(out.String(), "\n"), errOut.String())
 		}
+	}
+}
+
+// memberWithoutQuorum is the client URL of a member of a two-member etcd
+// cluster whose other member has stopped: it answers, but has no leader.
+func memberWithoutQuorum(t *testing.T) string {
+	t.Helper()
+	ports := freePorts(t, 4)
+	members := make([]*embed.Config, 2)
+	var initial []string
+	for i := range members {
+		cfg := embed.NewConfig()
+		cfg.Name = fmt.Sprintf("m%d", i)
+		cfg.Dir = t.TempDir()
+		cfg.TickMs, cfg.ElectionMs = 10, 100
+		client := url.URL{Scheme: "http", Host: "127.0.0.1:" + ports[2*i]}
+		peer := url.URL{Scheme: "http", Host: "127.0.0.1:" + ports[2*i+1]}
+		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
+		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
+		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+		cfg.LogLevel = "error"
+		initial = append(initial, cfg.Name+"="+peer.String())
+		members[i] = cfg
+	}
+	started := make([]*embed.Etcd, 2)
+	errs := make(chan error, 2)
+	for i, cfg := range members {
+		cfg.InitialCluster = strings.Join(initial, ",")
+		go func() {
+			e, err := embed.StartEtcd(cfg)
+			started[i] = e
+			errs <- err
+		}()
+	}
+	for range members {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, e := range started {
+		select {
+		case <-e.Server.ReadyNotify():
+		case <-time.After(30 * time.Second):
+			t.Fatal("the two-member etcd did not become ready")
+		}
+	}
+	t.Cleanup(started[0].Close)
+	started[1].Close()
+	return members[0].AdvertiseClientUrls[0].String()
+}
+
+func TestAMemberWithoutQuorumSaysSo(t *testing.T) {
+	endpoint := memberWithoutQuorum(t)
+	start := time.Now()
+	_, stderr, code := runWithin(t, 20*time.Second, "get", "pods", "--request-timeout=5s", "--etcd-servers="+endpoint)
+	if code == 0 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "etcd at "+endpoint+" answered but has no leader (etcdserver: no leader)") {
+		t.Errorf("exit %d, stderr %q: want one line saying the member has no leader", code, stderr)
+	}
+	if took := time.Since(start); took > 6*time.Second {
+		t.Errorf("took %s, longer than the request timeout", took)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,9 +25,11 @@ import (
 	api "k8s.io/kubernetes/pkg/apis/core"
 	"k8s.io/kubernetes/pkg/apis/networking"
 
+	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/manifest"
 	"github.com/regctl/regctl/internal/stores"
 	"github.com/regctl/regctl/internal/wiring"
+	"github.com/regctl/regctl/test/apiserver"
 )
 
 func configMapDoc(name string) string {
@@ -500,4 +503,84 @@ func TestDeleteIgnoreNotFound(t *testing.T) {
 	if n := s.count(t, "/registry/configmaps/shop/"); n != 0 {
 		t.Errorf("%d config maps left, want none", n)
 	}
+}
+
+// TestPlaintextRefusedAfterEncryptionIsTurnedOn follows a cluster that
+// turned encryption on: five Secrets written in plain text by a
+// kube-apiserver without an encryption config, in the namespace whose keys
+// come first, then one written encrypted by the same cluster's server
+// restarted with an aescbc config. A Secret that regctl would write in
+// plain text is refused whatever the order of the stored values, and the
+// refusal names what to pass.
+func TestPlaintextRefusedAfterEncryptionIsTurnedOn(t *testing.T) {
+	ctx := context.Background()
+	s := apiserver.Start(t)
+	secret := func(ns, name string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, StringData: map[string]string{"password": "hunter2"}}
+	}
+	for _, ns := range []string{"aaa", "zzz"} {
+		if _, err := s.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 5 {
+		if _, err := s.Client.CoreV1().Secrets("aaa").Create(ctx, secret("aaa", fmt.Sprintf("s%d", i)), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Stop()
+	s = apiserver.StartOn(t, storageOn(s.EtcdURL), "--encryption-provider-config="+encryptionConfig(t))
+	if _, err := s.Client.CoreV1().Secrets("zzz").Create(ctx, secret("zzz", "sealed"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.Stop()
+	etcd := etcdClient(t, s.EtcdURL)
+	if raw := rawValue(t, etcd, "/registry/secrets/zzz/sealed"); !bytes.HasPrefix(raw, []byte("k8s:enc:aescbc:v1:key1:")) {
+		t.Fatalf("the server did not encrypt the secret: %q", raw[:min(len(raw), 24)])
+	}
+	etcdFlag := "--etcd-servers=" + s.EtcdURL
+	before := revisionOf(t, etcd)
+	doc := "apiVersion: v1\nkind: Secret\nmetadata: {name: new, namespace: aaa}\nstringData: {password: hunter2}\n"
+	otherConfig := encryptionFlag(t, "configmaps.yaml", map[string]string{"configmaps": aescbc("key2") + identityProvider})
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{etcdFlag}, "pass the apiserver's `--encryption-provider-config`"},
+		{[]string{etcdFlag, otherConfig}, `the ` + "`--encryption-provider-config`" + ` given has no aescbc key "key1" for secrets`},
+	} {
+		args := append([]string{"create", "-f", manifestFile(t, doc)}, tc.args...)
+		_, stderr, code := run(t, args...)
+		if code == 0 || !strings.Contains(stderr, "secrets are stored encrypted with aescbc:v1:key1 (/registry/secrets/zzz/sealed)") || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q: want a refusal with %q", tc.args, code, stderr, tc.want)
+		}
+		if strings.Contains(stderr, "pass the apiserver's `--encryption-provider-config`") && len(tc.args) > 1 {
+			t.Errorf("%v: asks for the encryption config that was given: %q", tc.args, stderr)
+		}
+	}
+	if after := revisionOf(t, etcd); after != before {
+		t.Fatalf("a refused write moved the etcd revision from %d to %d", before, after)
+	}
+	// inspect, given a config without the key, names the key it lacks.
+	var info etcdview.ValueInfo
+	if err := json.Unmarshal([]byte(mustRun(t, "inspect", "secrets/sealed", "-n", "zzz", "-o", "json", etcdFlag, otherConfig)), &info); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(info.Problem, `it needs that aescbc key "key1"`) {
+		t.Errorf("inspect with a config that lacks the key: problem %q", info.Problem)
+	}
+	// With the server's config the Secret is written encrypted.
+	mustRun(t, "create", "-f", manifestFile(t, doc), etcdFlag, "--encryption-provider-config="+encryptionConfig(t))
+	if raw := rawValue(t, etcd, "/registry/secrets/aaa/new"); !bytes.HasPrefix(raw, []byte("k8s:enc:aescbc:v1:key1:")) {
+		t.Errorf("written with the server's config: %q, want an aescbc value", raw[:min(len(raw), 24)])
+	}
+}
+
+func rawValue(t *testing.T, c *clientv3.Client, key string) []byte {
+	t.Helper()
+	resp, err := c.Get(context.Background(), key)
+	if err != nil || len(resp.Kvs) == 0 {
+		t.Fatalf("reading %s: %v", key, err)
+	}
+	return resp.Kvs[0].Value
 }

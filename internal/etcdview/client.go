@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
@@ -78,7 +79,9 @@ func checkHealth(ctx context.Context, c *clientv3.Client, endpoints []string, tl
 	defer cancel()
 	answered := make(chan error, 1)
 	go func() {
-		_, err := c.Get(ctx, "\x00", clientv3.WithCountOnly())
+		// A member without a leader answers at once that it has none,
+		// where a plain read waits for one until the timeout.
+		_, err := c.Get(clientv3.WithRequireLeader(ctx), "\x00", clientv3.WithCountOnly())
 		answered <- err
 	}()
 	probed := make(chan probeResult, len(endpoints))
@@ -123,6 +126,8 @@ func unhealthy(ctx context.Context, endpoints []string, failures map[string]erro
 	}
 	servers := strings.Join(endpoints, ",")
 	switch {
+	case errors.Is(err, rpctypes.ErrNoLeader):
+		return fmt.Errorf("etcd at %s answered but has no leader (%v): a majority of its cluster's members is down or cut off; check the other members", servers, err)
 	case len(reasons) == len(endpoints) && len(endpoints) == 1:
 		return fmt.Errorf("etcd at %s", reasons[0])
 	case len(reasons) == len(endpoints):

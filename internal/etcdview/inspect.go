@@ -76,7 +76,7 @@ func Inspect(ctx context.Context, c *clientv3.Client, key string, rev int64, tra
 		plain, _, err := transformer.TransformFromStorage(ctx, data, value.DefaultContext(key))
 		if err != nil {
 			info.Encoding = "unknown"
-			info.Problem = fmt.Sprintf("decrypting with the given encryption config: %v", err)
+			info.Problem = fmt.Sprintf("encrypted with %s, which the given `--encryption-provider-config` does not read: it needs that %s key %q (%v)", env, env.Provider, env.Key, err)
 			return info, nil
 		}
 		data = plain
