@@ -369,3 +369,12 @@ func TestManifestDecodeErrorsNameTheField(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+func TestANegativeRequestTimeoutIsRefused(t *testing.T) {
+	for _, args := range [][]string{{"routes", "--request-timeout=-1s"}, {"get", "pods", "--request-timeout", "-5m", "--etcd-servers=http://127.0.0.1:1"}} {
+		_, stderr, code := run(t, args...)
+		if code == 0 || !strings.HasPrefix(stderr, "error: `--request-timeout` must be 0 (no timeout) or more, not -") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%q: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+}

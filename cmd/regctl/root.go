@@ -132,6 +132,9 @@ etcd, regctl builds the map on an ephemeral in-process etcd.`,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			logs.Setup(g.Verbosity, streams.ErrOut)
+			if g.RequestTimeout < 0 {
+				return fmt.Errorf("`--request-timeout` must be 0 (no timeout) or more, not %s", g.RequestTimeout)
+			}
 			if g.Snapshot != "" && cmd.Flags().Changed("etcd-servers") {
 				return errors.New("`--snapshot` and `--etcd-servers` both name an etcd to read: give one")
 			}

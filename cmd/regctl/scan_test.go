@@ -443,7 +443,7 @@ func TestScanFindsCorruptValuesAndOrphans(t *testing.T) {
 		t.Errorf("allocations %+v: want the server's node port range", r.Allocations)
 	}
 	_, stderr, code := run(t, "scan", "--fail-on", "corrupt", etcdFlag, current)
-	if code != 1 || !strings.Contains(stderr, "6 corrupt") {
+	if code != 1 || !strings.Contains(stderr, "the scan found 6 corrupt findings") {
 		t.Errorf("--fail-on corrupt: exit %d, %q", code, stderr)
 	}
 	// The table names each finding's key.

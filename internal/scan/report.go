@@ -152,7 +152,11 @@ func (r *Report) Failed(kinds []string) []string {
 	var out []string
 	for _, k := range kinds {
 		if r.FindingCounts[k] > 0 {
-			out = append(out, fmt.Sprintf("%d %s", r.FindingCounts[k], k))
+			noun := "findings"
+			if r.FindingCounts[k] == 1 {
+				noun = "finding"
+			}
+			out = append(out, fmt.Sprintf("%d %s %s", r.FindingCounts[k], k, noun))
 		}
 	}
 	return out

@@ -122,3 +122,12 @@ func TestKeepLargest(t *testing.T) {
 		t.Errorf("largest %v, want %v", largest, want)
 	}
 }
+
+func TestFailedNamesWhatWasFound(t *testing.T) {
+	r := &Report{FindingCounts: map[string]int64{Encryption: 10, Orphans: 1, Corrupt: 0}}
+	got := r.Failed([]string{Encryption, Corrupt, Orphans})
+	want := []string{"10 encryption findings", "1 orphans finding"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Failed = %q, want %q", got, want)
+	}
+}
