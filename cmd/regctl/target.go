@@ -104,7 +104,14 @@ func (o *writeOptions) buildLive(ctx context.Context) (*wiring.Wiring, error) {
 	if err := o.scopeOptions.check(); err != nil {
 		return nil, err
 	}
-	return o.globalOptions.buildLive(ctx)
+	if !o.etcdGiven() {
+		return nil, errNoEtcd
+	}
+	// Their writes run the field managers of custom resources too, which
+	// need the OpenAPI models of the CRDs' schemas.
+	cfg := o.wiringConfig()
+	cfg.FieldManagement = true
+	return wiring.Build(ctx, cfg)
 }
 
 // scopeOptions are the namespace flags shared by the commands that take them.
