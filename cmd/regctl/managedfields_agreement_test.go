@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -156,6 +158,19 @@ func TestManagedFieldsAgreeWithKubeAPIServer(t *testing.T) {
 			})
 		}
 	}
+	t.Run("a --field-manager the server refuses is refused", func(t *testing.T) {
+		long := strings.Repeat("m", 129)
+		cm := &unstructured.Unstructured{Object: fieldsCases[0].object("long-manager")}
+		if _, err := s.Dynamic.Resource(fieldsCases[0].gvr).Namespace(ns).Create(ctx, cm, metav1.CreateOptions{FieldManager: long}); !apierrors.IsInvalid(err) {
+			t.Fatalf("the server's create with a fieldManager of 129 bytes: %v, want Invalid", err)
+		}
+		for _, verb := range []string{"create", "replace"} {
+			_, stderr, code := run(t, verb, "-f", manifestFile(t, js(t, cm.Object)), "-n", ns, "--field-manager="+long, etcdFlag)
+			if code != 1 || !strings.HasPrefix(stderr, "error: `--field-manager`: fieldManager: Too long") || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("%s --field-manager=<129 bytes>: exit %d: %s", verb, code, stderr)
+			}
+		}
+	})
 }
 
 // managedFields is an object's managedFields as JSON, times aside, in an
