@@ -99,7 +99,8 @@ func resolveOne(w *wiring.Wiring, ref objectRef, scope scopeOptions) ([]stores.T
 // They take it for the objects of a manifest that name no namespace, and
 // resolve no path through resolve, where the other commands have it
 // checked. As a method of writeOptions it is the buildLive their manifest
-// writing calls.
+// writing calls; it builds the map with what the field managers of custom
+// resources need, which reads do without.
 func (o *writeOptions) buildLive(ctx context.Context) (*wiring.Wiring, error) {
 	if err := o.scopeOptions.check(); err != nil {
 		return nil, err
@@ -107,8 +108,6 @@ func (o *writeOptions) buildLive(ctx context.Context) (*wiring.Wiring, error) {
 	if !o.etcdGiven() {
 		return nil, errNoEtcd
 	}
-	// Their writes run the field managers of custom resources too, which
-	// need the OpenAPI models of the CRDs' schemas.
 	cfg := o.wiringConfig()
 	cfg.FieldManagement = true
 	return wiring.Build(ctx, cfg)

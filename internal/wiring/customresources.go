@@ -186,7 +186,7 @@ type crScopes struct {
 // servingInfo reads back what the CRD handler built for a CRD: every
 // version's storage and request scopes. The handler keeps them unexported
 // (customStorage, an atomic.Value holding a map by CRD UID of *crdInfo) and
-// hands out the storage version's store alone. Reading the two fields by
+// hands out the storage version's store alone. Reading the fields by
 // name, each checked against its type, lets regctl use what the server
 // built instead of copying getOrCreateServingInfoFor; a change upstream
 // fails here, loudly, not later.
@@ -212,12 +212,15 @@ func servingInfo(handler any, uid types.UID) (map[string]customresource.CustomRe
 		return nil, crScopes{}, err
 	}
 	var scopes crScopes
-	for name, to := range map[string]*map[string]*handlers.RequestScope{"requestScopes": &scopes.resource, "statusRequestScopes": &scopes.status, "scaleRequestScopes": &scopes.scale} {
-		byVersion, err := fieldOf[map[string]*handlers.RequestScope](info.Elem(), name)
+	for _, f := range []struct {
+		name string
+		to   *map[string]*handlers.RequestScope
+	}{{"requestScopes", &scopes.resource}, {"statusRequestScopes", &scopes.status}, {"scaleRequestScopes", &scopes.scale}} {
+		byVersion, err := fieldOf[map[string]*handlers.RequestScope](info.Elem(), f.name)
 		if err != nil {
 			return nil, crScopes{}, err
 		}
-		*to = *byVersion
+		*f.to = *byVersion
 	}
 	return *storages, scopes, nil
 }
@@ -276,12 +279,14 @@ func buildCR(handler crdServingInfo, crd *apiextensionsv1.CustomResourceDefiniti
 	// The field managers are the ones the handler's create and update
 	// run on each path.
 	v.stores[plural], v.codecs[plural], v.fieldManagers[plural] = s.CustomResource, codec, scopeFieldManager(scope)
-	if s.Status != nil && scopes.status[name] != nil {
-		v.stores[plural+"/status"], v.codecs[plural+"/status"], v.fieldManagers[plural+"/status"] = &crStatus{s.Status}, codec, scopeFieldManager(scopes.status[name])
+	if s.Status != nil {
+		v.stores[plural+"/status"], v.codecs[plural+"/status"] = &crStatus{s.Status}, codec
+		v.fieldManagers[plural+"/status"] = scopeFieldManager(scopes.status[name])
 	}
-	if s.Scale != nil && scopes.scale[name] != nil {
+	if s.Scale != nil {
 		// Its Scale kind is kube-apiserver's autoscaling/v1 (codecFor).
-		v.stores[plural+"/scale"], v.fieldManagers[plural+"/scale"] = &crScale{s.Scale}, scopeFieldManager(scopes.scale[name])
+		v.stores[plural+"/scale"] = &crScale{s.Scale}
+		v.fieldManagers[plural+"/scale"] = scopeFieldManager(scopes.scale[name])
 	}
 	return nil
 }
@@ -289,7 +294,7 @@ func buildCR(handler crdServingInfo, crd *apiextensionsv1.CustomResourceDefiniti
 // scopeFieldManager is the field manager of a request scope, with the
 // creater and kind its create handler uses.
 func scopeFieldManager(scope *handlers.RequestScope) *FieldManager {
-	if scope.FieldManager == nil {
+	if scope == nil || scope.FieldManager == nil {
 		return nil
 	}
 	return &FieldManager{FieldManager: scope.FieldManager, creater: scope.Creater, kind: scope.Kind}
