@@ -25,7 +25,8 @@ func newCreateCmd(g *globalOptions, runF func(context.Context, *createOptions) e
 documents) by writing them through the store of their path, exactly as kube-apiserver's
 create would: decoding with kubectl's field validation (--validate, strict by default) and
 defaulting (a custom resource's by its CRD's schema, which prunes unknown fields when they
-are not refused), generateName, uid, creationTimestamp,
+are not refused), generateName, uid, creationTimestamp, managedFields (the server's field
+manager records the fields as set by "regctl", or the manager --field-manager names),
 the resource's strategy and validation, encoding in the storage version and media type,
 encryption when configured, and a TTL lease for events.
 
@@ -65,7 +66,7 @@ the way to bring back a deleted object from ` + "`regctl inspect TYPE/NAME --his
 	fs.StringVarP(&opts.Filename, "filename", "f", "", "The manifest to create: a file, or - for standard input")
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace for objects that do not name one")
 	addWriteFlags(fs, &opts.writeOptions, &output)
-	addManifestFlags(fs, &opts.writeOptions)
+	addManifestFlags(cmd, &opts.writeOptions)
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
 	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(writeFormats...))
 	return cmd
@@ -74,7 +75,7 @@ the way to bring back a deleted object from ` + "`regctl inspect TYPE/NAME --his
 func runCreate(ctx context.Context, opts *createOptions) error {
 	return opts.writeManifest(ctx, opts.Filename, "", manifestVerb{
 		name:    "created",
-		options: stores.WriteOptions{DryRun: opts.DryRun},
+		options: stores.WriteOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager},
 		check: func(ctx context.Context, _ stores.WriteOptions, p stores.Planned, obj runtime.Object) error {
 			return stores.ValidateCreate(ctx, p.Target, asNew(obj))
 		},

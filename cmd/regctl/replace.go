@@ -29,6 +29,10 @@ kube-apiserver's update (PUT) would: the object's metadata.resourceVersion is th
 precondition, so a stale one fails with Conflict and nothing is written. An object without
 a resourceVersion is refused unless --force, which reads the current one first.
 
+The server's field manager records the write in metadata.managedFields, as the manager
+"regctl" or the one --field-manager names; a manifest without managedFields keeps the
+stored ones, so that what server-side apply owns stays owned.
+
 With --subresource (e.g. status) the write goes through that subresource's store, as
 PUT .../status would: only the fields that subresource owns change.
 
@@ -61,7 +65,7 @@ apiserver's --encryption-provider-config, or --allow-plaintext to write it anywa
 	fs.StringVar(&opts.Subresource, "subresource", "", "Write through this subresource's store (e.g. status)")
 	fs.BoolVar(&opts.Force, "force", false, "Replace objects that carry no resourceVersion: read the current one first")
 	addWriteFlags(fs, &opts.writeOptions, &output)
-	addManifestFlags(fs, &opts.writeOptions)
+	addManifestFlags(cmd, &opts.writeOptions)
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
 	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(writeFormats...))
 	return cmd
@@ -70,7 +74,7 @@ apiserver's --encryption-provider-config, or --allow-plaintext to write it anywa
 func runReplace(ctx context.Context, opts *replaceOptions) error {
 	return opts.writeManifest(ctx, opts.Filename, opts.Subresource, manifestVerb{
 		name:    "replaced",
-		options: stores.WriteOptions{DryRun: opts.DryRun, CurrentVersion: opts.Force},
+		options: stores.WriteOptions{DryRun: opts.DryRun, CurrentVersion: opts.Force, FieldManager: opts.FieldManager},
 		// A dry-run update reads the stored object and runs the whole
 		// update on it, precondition included, and writes nothing.
 		check: func(ctx context.Context, wo stores.WriteOptions, p stores.Planned, obj runtime.Object) error {

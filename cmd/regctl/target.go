@@ -99,12 +99,18 @@ func resolveOne(w *wiring.Wiring, ref objectRef, scope scopeOptions) ([]stores.T
 // They take it for the objects of a manifest that name no namespace, and
 // resolve no path through resolve, where the other commands have it
 // checked. As a method of writeOptions it is the buildLive their manifest
-// writing calls.
+// writing calls; it builds the map with what the field managers of custom
+// resources need, which reads do without.
 func (o *writeOptions) buildLive(ctx context.Context) (*wiring.Wiring, error) {
 	if err := o.scopeOptions.check(); err != nil {
 		return nil, err
 	}
-	return o.globalOptions.buildLive(ctx)
+	if !o.etcdGiven() {
+		return nil, errNoEtcd
+	}
+	cfg := o.wiringConfig()
+	cfg.FieldManagement = true
+	return wiring.Build(ctx, cfg)
 }
 
 // scopeOptions are the namespace flags shared by the commands that take them.

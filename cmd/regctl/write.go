@@ -11,11 +11,15 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/regctl/regctl/internal/gctune"
 	"github.com/regctl/regctl/internal/manifest"
@@ -35,6 +39,9 @@ type writeOptions struct {
 	AllowPlaintext bool
 	// Validation is kubectl's --validate (create and replace).
 	Validation validation
+	// FieldManager is kubectl's --field-manager (create and replace): the
+	// manager managedFields records the write as.
+	FieldManager string
 }
 
 var writeFormats = []render.Format{render.YAML, render.JSON, render.Name}
@@ -46,8 +53,10 @@ func addWriteFlags(fs *pflag.FlagSet, o *writeOptions, output *string) {
 
 // addManifestFlags are the flags of the commands that write a manifest's
 // objects.
-func addManifestFlags(fs *pflag.FlagSet, o *writeOptions) {
+func addManifestFlags(cmd *cobra.Command, o *writeOptions) {
+	fs := cmd.Flags()
 	addPlaintextFlag(fs, o)
+	cmdutil.AddFieldManagerFlagVar(cmd, &o.FieldManager, stores.DefaultFieldManager)
 	o.Validation = metav1.FieldValidationStrict
 	f := fs.VarPF(&o.Validation, "validate", "", "Field validation, as kubectl's: strict (unknown or duplicate fields are errors), warn (they are warnings) or ignore; a custom resource's unknown fields are pruned unless strict")
 	f.NoOptDefVal = "strict"
@@ -83,6 +92,10 @@ func addPlaintextFlag(fs *pflag.FlagSet, o *writeOptions) {
 func (o *writeOptions) checkFlags(output string) error {
 	if o.Revision != 0 {
 		return errWriteAtRevision
+	}
+	// As the server checks the fieldManager a request names.
+	if errs := metav1validation.ValidateFieldManager(o.FieldManager, field.NewPath("fieldManager")); len(errs) > 0 {
+		return fmt.Errorf("`--field-manager`: %s", errs.ToAggregate())
 	}
 	return o.parseOutput(output)
 }

@@ -85,6 +85,21 @@ type WriteOptions struct {
 	// CurrentVersion makes Update read the stored resourceVersion for an
 	// object that carries none, instead of writing without a precondition.
 	CurrentVersion bool
+	// FieldManager is the manager a write records in managedFields, as
+	// kubectl's --field-manager names it; empty is DefaultFieldManager.
+	FieldManager string
+}
+
+// DefaultFieldManager is the manager regctl's writes are recorded as when
+// none is named: where the server takes the client's user agent, regctl
+// names itself.
+const DefaultFieldManager = "regctl"
+
+func (o WriteOptions) manager() string {
+	if o.FieldManager == "" {
+		return DefaultFieldManager
+	}
+	return o.FieldManager
 }
 
 // NamespaceCache looks up namespaces through the namespaces store, as the
@@ -142,7 +157,16 @@ func Create(ctx context.Context, t Target, obj runtime.Object, opts WriteOptions
 			return nil, unwritten(err)
 		}
 	}
-	out, err := creater.Create(t.context(ctx), obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{DryRun: opts.dryRun()})
+	// The create handler runs the field manager on what it is given, the
+	// store then writes what that returns.
+	fm, err := t.FieldManager()
+	if err != nil {
+		return nil, unwritten(err)
+	}
+	if obj, err = fm.Create(obj, opts.manager()); err != nil {
+		return nil, unwritten(err)
+	}
+	out, err := creater.Create(t.context(ctx), obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{DryRun: opts.dryRun(), FieldManager: opts.manager()})
 	if err != nil {
 		return nil, err
 	}
@@ -221,8 +245,18 @@ func Update(ctx context.Context, t Target, obj runtime.Object, opts WriteOptions
 		}
 		m.SetResourceVersion(cm.GetResourceVersion())
 	}
-	out, _, err := updater.Update(t.context(ctx), m.GetName(), rest.DefaultUpdatedObjectInfo(obj, readiesAllocators(t)),
-		rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{DryRun: opts.dryRun()})
+	fm, err := t.FieldManager()
+	if err != nil {
+		return nil, unwritten(err)
+	}
+	// The update handler's first transform: the field manager, on the
+	// object as stored, which keeps its managedFields when the new one
+	// carries none.
+	manageFields := func(_ context.Context, newObj, liveObj runtime.Object) (runtime.Object, error) {
+		return fm.UpdateNoErrors(liveObj, newObj, opts.manager()), nil
+	}
+	out, _, err := updater.Update(t.context(ctx), m.GetName(), rest.DefaultUpdatedObjectInfo(obj, manageFields, readiesAllocators(t)),
+		rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{DryRun: opts.dryRun(), FieldManager: opts.manager()})
 	if err != nil {
 		return nil, err
 	}

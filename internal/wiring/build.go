@@ -48,6 +48,12 @@ type Config struct {
 	// map on, instead of the etcd of --etcd-servers: a sandbox that keeps
 	// its data from one command to the next.
 	DataDir string
+	// FieldManagement builds custom resources' field managers on the
+	// OpenAPI models of their CRD's schema, as the server does, for a
+	// command that writes: a read has no use for what they cost to build.
+	// Without it a custom resource's field manager deduces types from the
+	// objects it sees.
+	FieldManagement bool
 }
 
 // Wiring is the instantiated storage map.
@@ -81,6 +87,9 @@ type Wiring struct {
 	clusterIPs *clusterIPs
 	// loopback is the server's loopback client, served by the map.
 	loopback *loopback
+	// models are the OpenAPI models of the built-in groups' field
+	// managers, built for the first write.
+	models *openAPIModels
 
 	mu      sync.Mutex
 	clients map[string]*clientv3.Client // by server list
@@ -300,7 +309,9 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	w.mapper, w.categories = newMapper(all)
 	readEtcd := cfg.Only == "" || !w.resolvesAll(cfg.Only)
 	w.notEstablished = map[schema.GroupVersionKind]string{}
-	all, proxied, err := chain{server: s, etcd: etcd, transformers: enc.transformers, getter: getter, notEstablished: w.notEstablished}.extend(ctx, all, readEtcd)
+	w.models = &openAPIModels{}
+	all, proxied, err := chain{server: s, etcd: etcd, transformers: enc.transformers, getter: getter, notEstablished: w.notEstablished,
+		models: w.models, fieldManagement: cfg.FieldManagement}.extend(ctx, all, readEtcd)
 	if err != nil {
 		return err
 	}

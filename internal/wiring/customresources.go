@@ -31,6 +31,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	restclient "k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // customResources are the served versions of every established CRD stored
@@ -74,7 +75,13 @@ func (c chain) customResources(ctx context.Context, crdVersions []servedVersion)
 		u.SetGroupVersionKind(gv.WithKind("Example"))
 		return u, gv.String(), true
 	}
-	handler, err := crdHandler(crds, getter)
+	var static map[string]*spec.Schema
+	if c.fieldManagement {
+		if static, err = c.staticOpenAPISpec(crdVersions); err != nil {
+			return nil, err
+		}
+	}
+	handler, err := crdHandler(crds, getter, static)
 	if err != nil {
 		return nil, err
 	}
@@ -115,14 +122,28 @@ func readCRDs(ctx context.Context, crdVersions []servedVersion, pending func(*ap
 	return out, nil
 }
 
+// staticOpenAPISpec is the apiextensions server's static OpenAPI spec, which
+// kube-apiserver hands its CRD handler: the models GenericAPIServer builds
+// when it installs the apiextensions group (the CRD kinds and what they
+// refer to, ObjectMeta among them). The handler merges each CRD's schema
+// into them to build its field managers' type converter; nil when
+// --runtime-config leaves the group out.
+func (c chain) staticOpenAPISpec(crdVersions []servedVersion) (map[string]*spec.Schema, error) {
+	for _, v := range crdVersions {
+		if v.info != nil && v.gv.Group == apiextensions.GroupName {
+			return c.models.forGroup(v.info)
+		}
+	}
+	return nil, nil
+}
+
 // crdHandler is the apiextensions server's CRD handler on an informer that
 // is never started: its indexer holds the CRDs read, which is all the
 // handler's lister reads. What only serving or controllers use is left
 // out: discovery handlers, the delegate, admission, the establishing
-// controller, the authorizer and the static OpenAPI spec
-// (with none, managed fields use the deduced type converter; regctl's
-// writes go to the store, not through the field manager).
-func crdHandler(crds []*apiextensionsv1.CustomResourceDefinition, getter *recordingGetter) (crdServingInfo, error) {
+// controller and the authorizer. With no static OpenAPI spec its field
+// managers use the deduced type converter, as the server's would.
+func crdHandler(crds []*apiextensionsv1.CustomResourceDefinition, getter *recordingGetter, static map[string]*spec.Schema) (crdServingInfo, error) {
 	client, err := apiextensionsclient.NewForConfig(&restclient.Config{Host: "https://127.0.0.1:1"})
 	if err != nil {
 		return nil, err
@@ -133,7 +154,7 @@ func crdHandler(crds []*apiextensionsv1.CustomResourceDefinition, getter *record
 			return nil, err
 		}
 	}
-	h, err := apiextensionsapiserver.NewCustomResourceDefinitionHandler(nil, nil, informer, nil, getter, nil, nil, noWebhooks{}, nil, 1, nil, 0, time.Minute, nil, 0)
+	h, err := apiextensionsapiserver.NewCustomResourceDefinitionHandler(nil, nil, informer, nil, getter, nil, nil, noWebhooks{}, nil, 1, nil, 0, time.Minute, static, 0)
 	if err != nil {
 		return nil, fmt.Errorf("creating the custom resource handler: %w", err)
 	}
@@ -156,39 +177,52 @@ type crdServingInfo interface {
 	GetCustomResourceListerCollectionDeleter(*apiextensionsv1.CustomResourceDefinition) (finalizer.ListerCollectionDeleter, error)
 }
 
+// crScopes are the request scopes the CRD handler built for a CRD's
+// versions: the resource's, its status' and its scale's.
+type crScopes struct {
+	resource, status, scale map[string]*handlers.RequestScope
+}
+
 // servingInfo reads back what the CRD handler built for a CRD: every
-// version's storage and request scope. The handler keeps them unexported
+// version's storage and request scopes. The handler keeps them unexported
 // (customStorage, an atomic.Value holding a map by CRD UID of *crdInfo) and
-// hands out the storage version's store alone. Reading the two fields by
+// hands out the storage version's store alone. Reading the fields by
 // name, each checked against its type, lets regctl use what the server
 // built instead of copying getOrCreateServingInfoFor; a change upstream
 // fails here, loudly, not later.
-func servingInfo(handler any, uid types.UID) (map[string]customresource.CustomResourceStorage, map[string]*handlers.RequestScope, error) {
+func servingInfo(handler any, uid types.UID) (map[string]customresource.CustomResourceStorage, crScopes, error) {
 	h := reflect.ValueOf(handler)
 	if h.Kind() != reflect.Pointer || h.Elem().Kind() != reflect.Struct {
-		return nil, nil, fmt.Errorf("regctl bug: the CRD handler is a %T", handler)
+		return nil, crScopes{}, fmt.Errorf("regctl bug: the CRD handler is a %T", handler)
 	}
 	cache, err := fieldOf[atomic.Value](h.Elem(), "customStorage")
 	if err != nil {
-		return nil, nil, err
+		return nil, crScopes{}, err
 	}
 	byUID := reflect.ValueOf(cache.Load())
 	if byUID.Kind() != reflect.Map || byUID.Type().Key() != reflect.TypeFor[types.UID]() {
-		return nil, nil, fmt.Errorf("regctl bug: the CRD handler's storage map is a %s", byUID.Type())
+		return nil, crScopes{}, fmt.Errorf("regctl bug: the CRD handler's storage map is a %s", byUID.Type())
 	}
 	info := byUID.MapIndex(reflect.ValueOf(uid))
 	if !info.IsValid() || info.Kind() != reflect.Pointer || info.IsNil() {
-		return nil, nil, fmt.Errorf("regctl bug: the CRD handler built no storage for CRD %s", uid)
+		return nil, crScopes{}, fmt.Errorf("regctl bug: the CRD handler built no storage for CRD %s", uid)
 	}
 	storages, err := fieldOf[map[string]customresource.CustomResourceStorage](info.Elem(), "storages")
 	if err != nil {
-		return nil, nil, err
+		return nil, crScopes{}, err
 	}
-	scopes, err := fieldOf[map[string]*handlers.RequestScope](info.Elem(), "requestScopes")
-	if err != nil {
-		return nil, nil, err
+	var scopes crScopes
+	for _, f := range []struct {
+		name string
+		to   *map[string]*handlers.RequestScope
+	}{{"requestScopes", &scopes.resource}, {"statusRequestScopes", &scopes.status}, {"scaleRequestScopes", &scopes.scale}} {
+		byVersion, err := fieldOf[map[string]*handlers.RequestScope](info.Elem(), f.name)
+		if err != nil {
+			return nil, crScopes{}, err
+		}
+		*f.to = *byVersion
 	}
-	return *storages, *scopes, nil
+	return *storages, scopes, nil
 }
 
 // fieldOf is a pointer to the named field of the addressable struct v,
@@ -206,11 +240,12 @@ func fieldOf[T any](v reflect.Value, name string) (*T, error) {
 func crVersion(handler crdServingInfo, crd *apiextensionsv1.CustomResourceDefinition, name string) servedVersion {
 	resources := crDiscovery(crd, name)
 	return servedVersion{
-		gv:        schema.GroupVersion{Group: crd.Spec.Group, Version: name},
-		stores:    map[string]rest.Storage{},
-		names:     resources,
-		resources: resources,
-		codecs:    map[string]Codec{},
+		gv:            schema.GroupVersion{Group: crd.Spec.Group, Version: name},
+		stores:        map[string]rest.Storage{},
+		names:         resources,
+		resources:     resources,
+		codecs:        map[string]Codec{},
+		fieldManagers: map[string]*FieldManager{},
 		builds: []func(*servedVersion) error{func(v *servedVersion) error {
 			return buildCR(handler, crd, name, v)
 		}},
@@ -230,7 +265,7 @@ func buildCR(handler crdServingInfo, crd *apiextensionsv1.CustomResourceDefiniti
 	if err != nil {
 		return err
 	}
-	s, scope := storages[name], scopes[name]
+	s, scope := storages[name], scopes.resource[name]
 	if s.CustomResource == nil || scope == nil {
 		return fmt.Errorf("regctl bug: the CRD handler built no storage for %s of customresourcedefinition %s", name, crd.Name)
 	}
@@ -241,15 +276,28 @@ func buildCR(handler crdServingInfo, crd *apiextensionsv1.CustomResourceDefiniti
 		Hub:             scope.HubGroupVersion,
 	}
 	plural := crd.Status.AcceptedNames.Plural
-	v.stores[plural], v.codecs[plural] = s.CustomResource, codec
+	// The field managers are the ones the handler's create and update
+	// run on each path.
+	v.stores[plural], v.codecs[plural], v.fieldManagers[plural] = s.CustomResource, codec, scopeFieldManager(scope)
 	if s.Status != nil {
 		v.stores[plural+"/status"], v.codecs[plural+"/status"] = &crStatus{s.Status}, codec
+		v.fieldManagers[plural+"/status"] = scopeFieldManager(scopes.status[name])
 	}
 	if s.Scale != nil {
 		// Its Scale kind is kube-apiserver's autoscaling/v1 (codecFor).
 		v.stores[plural+"/scale"] = &crScale{s.Scale}
+		v.fieldManagers[plural+"/scale"] = scopeFieldManager(scopes.scale[name])
 	}
 	return nil
+}
+
+// scopeFieldManager is the field manager of a request scope, with the
+// creater and kind its create handler uses.
+func scopeFieldManager(scope *handlers.RequestScope) *FieldManager {
+	if scope == nil || scope.FieldManager == nil {
+		return nil
+	}
+	return &FieldManager{FieldManager: scope.FieldManager, creater: scope.Creater, kind: scope.Kind}
 }
 
 // build builds what a custom resource version defers until a command
@@ -309,7 +357,7 @@ func mergeCRVersions(in []servedVersion) []servedVersion {
 	for _, v := range in {
 		m, ok := byGV[v.gv]
 		if !ok {
-			m = &servedVersion{gv: v.gv, stores: map[string]rest.Storage{}, codecs: map[string]Codec{}}
+			m = &servedVersion{gv: v.gv, stores: map[string]rest.Storage{}, codecs: map[string]Codec{}, fieldManagers: map[string]*FieldManager{}}
 			byGV[v.gv] = m
 			gvs = append(gvs, v.gv)
 		}

@@ -43,6 +43,10 @@ type servedVersion struct {
 	// codecs, when set, is the codec of each path instead: the custom
 	// resources of one version come from several CRDs, each with its own.
 	codecs map[string]Codec
+	// fieldManagers are, for custom resources, the field manager of each
+	// path, which the CRD handler builds; a built-in group's are built
+	// from info when a write needs them.
+	fieldManagers map[string]*FieldManager
 	// builds build a custom resource version's stores and codecs, one per
 	// CRD, when a command needs the version: a map of many CRDs costs
 	// little when a command reads pods.

@@ -49,6 +49,10 @@ type chain struct {
 	// notEstablished gets, by the kind they would serve, the CRDs in etcd
 	// that are not established, which the server does not serve.
 	notEstablished map[schema.GroupVersionKind]string
+	// models are the OpenAPI models field managers are built from;
+	// fieldManagement asks for them for custom resources.
+	models          *openAPIModels
+	fieldManagement bool
 }
 
 // restOptionsGetter is EtcdOptions.ApplyTo's getter on etcd (one storage

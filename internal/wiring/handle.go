@@ -5,11 +5,13 @@ import (
 	"fmt"
 	gopath "path"
 	"strings"
+	"sync"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -49,6 +51,39 @@ type Handle struct {
 	storageCodec runtime.Codec
 	client       func(context.Context) (*clientv3.Client, error)
 	allocators   func(context.Context) error
+	fieldManager func() (*FieldManager, error)
+}
+
+// FieldManager is the field manager the server's create and update
+// handlers of a path run on what they write (the one the installer, or for
+// a custom resource the CRD handler, puts in the path's
+// handlers.RequestScope), with the creater and kind of the scope that the
+// create handler takes an empty live object from. It records in
+// metadata.managedFields which manager set which fields, and keeps the
+// stored ones when an update carries none.
+type FieldManager struct {
+	*managedfields.FieldManager
+	creater runtime.ObjectCreater
+	kind    schema.GroupVersionKind
+}
+
+// Create is what the create handler does to an object before the store
+// creates it: the manager's update of a new, empty object of the path's
+// kind. As on the server, a failure clears managedFields and is no error.
+func (f *FieldManager) Create(obj runtime.Object, manager string) (runtime.Object, error) {
+	live, err := f.creater.New(f.kind)
+	if err != nil {
+		return nil, fmt.Errorf("creating a new %s: %w", f.kind, err)
+	}
+	return f.UpdateNoErrors(live, obj, manager), nil
+}
+
+// FieldManager is the path's field manager, built on first use.
+func (h *Handle) FieldManager() (*FieldManager, error) {
+	if h.fieldManager == nil {
+		return nil, fmt.Errorf("regctl bug: %s has no field manager", h.Path)
+	}
+	return h.fieldManager()
 }
 
 // ReadyAllocators readies what the path's store allocates from beyond its
@@ -129,6 +164,30 @@ func (h *Handle) underEtcdPrefix(key string) string {
 	return strings.TrimSuffix(gopath.Join("/", h.etcdPrefix), "/") + "/" + strings.TrimPrefix(key, "/")
 }
 
+// fieldManagerOf builds, once and when first asked, the field manager of
+// the path p of v: a built-in group's as the installer builds it, a custom
+// resource's the one the CRD handler built.
+func (w *Wiring) fieldManagerOf(v servedVersion, p string, res metav1.APIResource, s rest.Storage) func() (*FieldManager, error) {
+	if v.info == nil {
+		fm := v.fieldManagers[p]
+		return func() (*FieldManager, error) {
+			if fm == nil {
+				return nil, fmt.Errorf("regctl bug: the CRD handler built no field manager for %s", p)
+			}
+			return fm, nil
+		}
+	}
+	_, sub, _ := strings.Cut(p, "/")
+	kind := schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind}
+	return sync.OnceValues(func() (*FieldManager, error) {
+		fm, err := groupFieldManager(w.models, v.info, kind, sub, s)
+		if err != nil {
+			return nil, err
+		}
+		return &FieldManager{FieldManager: fm, creater: v.info.Scheme, kind: kind}, nil
+	})
+}
+
 func (h *Handle) notStored() error { return fmt.Errorf("%s is not stored in etcd", h.Path) }
 
 // handles builds the map's handle for every path.
@@ -153,6 +212,7 @@ func (w *Wiring) handles(versions []servedVersion) map[string]*Handle {
 			path := routePath(v, p)
 			h := &Handle{Path: path, Route: routes[path], Resource: res, Storage: s, Store: w.owners[path].store, Codec: codecFor(v, p, res), etcdPrefix: w.Table.EtcdPrefix}
 			h.client = w.Client
+			h.fieldManager = w.fieldManagerOf(v, p, res, s)
 			if h.Store != nil {
 				if d, ok := w.getter.decision(h.Store.DefaultQualifiedResource); ok {
 					tc := d.transport
