@@ -89,6 +89,9 @@ func watchScope(t stores.Target, names []string, opts *getOptions) (stores.Watch
 		FieldSelector:   opts.FieldSelector,
 		ResourceVersion: opts.ResourceVersion,
 		OnError:         func(err error) { fmt.Fprintf(opts.IO.ErrOut, "error: %s\n", oneLine(err)) },
+		OnLost: func() {
+			fmt.Fprintf(opts.IO.ErrOut, "warning: lost the connection to etcd; reconnecting, the watch goes on from where it stopped\n")
+		},
 	}
 	if opts.WatchOnly && opts.Revision > 0 {
 		// The changes after the revision, as with --resource-version.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -18,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -591,5 +594,59 @@ func TestWatchFollowsKubectlOutputFlags(t *testing.T) {
 		if out := r.out.String(); !tc.check(out, marker) {
 			t.Errorf("%v: unexpected output:\n%s", tc.args, out)
 		}
+	}
+}
+
+// TestWatchSaysWhenEtcdIsLostAndGoesOn stops the etcd a watch follows: the
+// watch says once that it lost etcd and is reconnecting, and when etcd is
+// back on the same address it prints the changes made since.
+func TestWatchSaysWhenEtcdIsLostAndGoesOn(t *testing.T) {
+	dir := t.TempDir()
+	ports := freePorts(t, 2)
+	start := func() *embed.Etcd {
+		t.Helper()
+		cfg := embed.NewConfig()
+		cfg.Dir = dir
+		cfg.TickMs, cfg.ElectionMs = 10, 100
+		client := url.URL{Scheme: "http", Host: "127.0.0.1:" + ports[0]}
+		peer := url.URL{Scheme: "http", Host: "127.0.0.1:" + ports[1]}
+		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
+		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
+		cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+		e, err := embed.StartEtcd(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-e.Server.ReadyNotify():
+		case <-time.After(30 * time.Second):
+			t.Fatal("etcd did not become ready")
+		}
+		return e
+	}
+	e := start()
+	s := &liveEtcd{url: "http://127.0.0.1:" + ports[0]}
+	s.createPods(t, "default", 1, nil)
+	r := startWatch(t, "get", "pods", "-w", "--no-headers", s.flag())
+	r.waitFor(t, "the pod", func(out string) bool { return strings.Contains(out, "pod-00000") })
+
+	e.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	const lost = "warning: lost the connection to etcd; reconnecting, the watch goes on from where it stopped\n"
+	for !strings.Contains(r.errOut.String(), lost) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if r.errOut.String() != lost {
+		t.Fatalf("stderr %q once etcd stopped: want one line saying the watch reconnects", r.errOut.String())
+	}
+
+	e = start()
+	defer e.Close()
+	s.createPods(t, "default", 1, func(_ int, p *api.Pod) { p.Name = "after" })
+	r.waitFor(t, "the pod created once etcd was back", func(out string) bool { return strings.Contains(out, "after ") })
+	r.interrupt(t)
+	if got := r.errOut.String(); got != lost+"error: interrupted\n" {
+		t.Errorf("stderr %q: want the one warning, then the interrupt", got)
 	}
 }

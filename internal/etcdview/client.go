@@ -14,6 +14,7 @@ import (
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc/connectivity"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 )
 
@@ -214,4 +215,36 @@ func Revision(ctx context.Context, c *clientv3.Client) (int64, error) {
 		return 0, fmt.Errorf("reading etcd revision: %w", err)
 	}
 	return resp.Header.Revision, nil
+}
+
+// OnLost calls lost once each time the client's connection to etcd fails
+// (etcd stopped, the network cut), until ctx ends; the client keeps trying
+// to reconnect meanwhile, as a watch through it does. It sends nothing to
+// etcd: it follows the connection's state, asking it to reconnect when it
+// goes idle so that a lost etcd is noticed.
+func OnLost(ctx context.Context, c *clientv3.Client, lost func()) {
+	conn := c.ActiveConnection()
+	if conn == nil {
+		return
+	}
+	reported := false
+	for {
+		state := conn.GetState()
+		switch state {
+		case connectivity.Idle:
+			conn.Connect()
+		case connectivity.Ready:
+			reported = false
+		case connectivity.TransientFailure:
+			if !reported {
+				reported = true
+				lost()
+			}
+		case connectivity.Shutdown:
+			return
+		}
+		if !conn.WaitForStateChange(ctx, state) {
+			return
+		}
+	}
 }

@@ -29,6 +29,9 @@ type WatchOptions struct {
 	// whose object etcd did not send); the watch goes on. Without it, such
 	// an event ends the watch.
 	OnError func(err error)
+	// OnLost is told each time the connection to etcd is lost; the watch
+	// reconnects and goes on from where it stopped.
+	OnLost func()
 }
 
 // TooOldError ends a watch whose start lies before etcd's last compaction:
@@ -73,6 +76,13 @@ func Watch(ctx context.Context, t Target, opts WatchOptions, fn func(watch.Event
 	etcd3.TestOnlySetFatalOnDecodeError(false)
 	ctx, cancel := context.WithCancel(t.context(ctx))
 	defer cancel()
+	if opts.OnLost != nil {
+		c, err := t.Client(ctx)
+		if err != nil {
+			return err
+		}
+		go etcdview.OnLost(ctx, c, opts.OnLost)
+	}
 	wi, err := watcher.Watch(ctx, lo)
 	if err != nil {
 		return fmt.Errorf("watching %s: %w", t.Path, err)
