@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,6 +48,8 @@ type Snapshot struct {
 	ClientURL string
 
 	db *bolt.DB
+	// path is the snapshot's, for errors.
+	path string
 	// file is the snapshot, read at the values' offsets.
 	file *os.File
 	// size is the database's size in the file, all of it mapped.
@@ -79,6 +84,11 @@ func OpenSnapshot(path string) (*Snapshot, error) {
 	if info.IsDir() {
 		return nil, fmt.Errorf("opening the snapshot %s: it is a directory, not a snapshot file (a member's is member/snap/db in its data dir)", path)
 	}
+	// bbolt takes an empty file for a new database and writes one into it:
+	// a read-only open fails at that write, saying nothing of the file.
+	if info.Size() == 0 {
+		return nil, fmt.Errorf("opening the snapshot %s: the file is empty, not an etcd snapshot: save the snapshot again (`etcdctl snapshot save`)", path)
+	}
 	// A member's db is locked by its etcd while it runs; bbolt's shared lock
 	// waits for it, briefly.
 	db, err := bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: time.Second})
@@ -93,6 +103,10 @@ func OpenSnapshot(path string) (*Snapshot, error) {
 		db.Close()
 		return nil, fmt.Errorf("opening the snapshot %s: %w", path, err)
 	}
+	if size > info.Size() {
+		db.Close()
+		return nil, fmt.Errorf("opening the snapshot %s: it is truncated: %d bytes of %d: save the snapshot again (`etcdctl snapshot save`)", path, info.Size(), size)
+	}
 	file, err := os.Open(path)
 	if err != nil {
 		db.Close()
@@ -104,7 +118,7 @@ func OpenSnapshot(path string) (*Snapshot, error) {
 		file.Close()
 		return nil, fmt.Errorf("serving the snapshot: %w", err)
 	}
-	s := &Snapshot{ClientURL: "http://" + lis.Addr().String(), db: db, file: file, size: size, listener: lis, server: grpc.NewServer()}
+	s := &Snapshot{ClientURL: "http://" + lis.Addr().String(), db: db, path: path, file: file, size: size, listener: lis, server: grpc.NewServer()}
 	etcdserverpb.RegisterKVServer(s.server, snapshotKV{s})
 	etcdserverpb.RegisterLeaseServer(s.server, &snapshotLeases{s: s})
 	etcdserverpb.RegisterWatchServer(s.server, snapshotWatches{s})
@@ -112,22 +126,70 @@ func OpenSnapshot(path string) (*Snapshot, error) {
 	return s, nil
 }
 
-// checkSnapshot refuses a file that is not an etcd backend, or one cut
-// short: its pages past the end would be read from a mapping they are not
-// in.
+// checkSnapshot refuses a file that is not an etcd backend, and returns the
+// database's size, to be checked against the file's: its pages past the
+// end would be read from a mapping they are not in.
 func checkSnapshot(db *bolt.DB, fileSize int64) (size int64, err error) {
-	return size, db.View(func(tx *bolt.Tx) error {
-		size = tx.Size()
-		if size > fileSize {
-			return fmt.Errorf("it is truncated: %d bytes of %d", fileSize, size)
-		}
-		for _, b := range []interface{ Name() []byte }{schema.Key, schema.Meta} {
-			if tx.Bucket(b.Name()) == nil {
-				return fmt.Errorf("not an etcd snapshot: it has no %q bucket", b.Name())
+	// Only the meta pages are checked by bbolt when it opens the file: the
+	// root bucket's page may be damaged.
+	err = guarded("its root bucket", func() error {
+		return db.View(func(tx *bolt.Tx) error {
+			size = tx.Size()
+			if size > fileSize {
+				return nil // its pages are not all there to look up
 			}
-		}
-		return nil
+			for _, b := range []interface{ Name() []byte }{schema.Key, schema.Meta} {
+				if tx.Bucket(b.Name()) == nil {
+					return fmt.Errorf("not an etcd snapshot: it has no %q bucket", b.Name())
+				}
+			}
+			return nil
+		})
 	})
+	return size, err
+}
+
+// damagedError is a snapshot's pages found damaged: bbolt panicked reading
+// them, or they say what cannot be.
+type damagedError struct {
+	// Where is the bucket, and the page when known.
+	Where string
+	// Cause is what bbolt or the check said.
+	Cause string
+}
+
+func (e *damagedError) Error() string {
+	return fmt.Sprintf("it is damaged (%s: %s): save the snapshot again (`etcdctl snapshot save`), or read another copy", e.Where, e.Cause)
+}
+
+// guarded runs fn, which reads db's pages through bbolt, in this goroutine,
+// and turns a panic into a damagedError. bbolt trusts its pages: on a
+// damaged one it panics (a page that is not the one its parent points to,
+// of no known type), or follows garbage offsets out of its mapping, which
+// is a fault the runtime turns into a panic only when asked, goroutine by
+// goroutine. Every read of the file's pages through bbolt goes through
+// here, in the goroutine that reads.
+func guarded(where string, fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		damaged := &damagedError{Where: where, Cause: fmt.Sprint(r)}
+		if _, ok := r.(interface{ Addr() uintptr }); ok {
+			// The address is where a damaged offset led, not the page
+			// that holds it.
+			damaged.Cause = "bbolt followed an offset out of the file"
+		} else if s, ok := r.(string); ok {
+			damaged.Cause = "bbolt: " + s
+		} else if re, ok := r.(runtime.Error); ok {
+			// A damaged count or offset, used as an index.
+			damaged.Cause = "bbolt read out of bounds: " + strings.TrimPrefix(re.Error(), "runtime error: ")
+		}
+		err = damaged
+	}()
+	return fn()
 }
 
 // Close stops serving and closes the file.
@@ -174,6 +236,14 @@ func (idx *snapshotIndex) name(k indexedKey) []byte { return idx.names[k.name.fr
 
 func (idx *snapshotIndex) revisions(k indexedKey) []storedRevision {
 	return idx.revs[k.revs.from:k.revs.to]
+}
+
+// Check reads the whole snapshot's structure (and indexes its keys, which
+// the first read does anyway): a damaged file is told by an error, here,
+// rather than by the reads that follow.
+func (s *Snapshot) Check() error {
+	_, err := s.indexed()
+	return err
 }
 
 func (s *Snapshot) indexed() (*snapshotIndex, error) {
@@ -242,6 +312,12 @@ func (s *Snapshot) value(r storedRevision, buf *[]byte) (*mvccpb.KeyValue, error
 	return &kv, nil
 }
 
+// buildIndex indexes the key bucket, and checks the rest of the file on the
+// way: every bucket's pages are walked, and what bbolt reads of them is
+// checked to be in the file, before anything of it is served. bbolt's own
+// check (Tx.Check) is no use here: it reads the pages in a goroutine of its
+// own, where a panic on a damaged page cannot be recovered, and ends the
+// process (`etcdutl snapshot status`, which runs it first, does).
 func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 	idx := &snapshotIndex{}
 	// The key bucket is ordered by revision: each key's revisions come in
@@ -253,16 +329,30 @@ func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 	}
 	var scan []scanned
 	seen := map[string]int{} // a key's index in idx.keys
-	base := s.db.Info().Data // where the file is mapped
-	err := s.db.View(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(schema.Meta.Name()).Get(schema.FinishedCompactKeyName); len(v) > 0 {
-			idx.compacted = mvcc.BytesToRev(v).Main
-		}
-		return tx.Bucket(schema.Key.Name()).ForEach(func(k, v []byte) error {
+	info := s.db.Info()
+	base := info.Data // where the file is mapped
+	// inFile is whether b, a key or value of a bucket stored in pages of
+	// its own, is in the file's pages. A damaged length or offset leads
+	// out of them, to memory that is not the file's.
+	inFile := func(b []byte) bool {
+		at := int64(uintptr(unsafe.Pointer(unsafe.SliceData(b))) - base)
+		return at >= 0 && at+int64(len(b)) <= s.size
+	}
+	indexKeys := func(b *bolt.Bucket) error {
+		inline := b.Root() == 0
+		var last mvcc.Revision
+		return b.ForEach(func(k, v []byte) error {
+			if inline && len(k)+len(v) > info.PageSize || !inline && (!inFile(k) || !inFile(v)) {
+				return fmt.Errorf("a revision of %d bytes with a value of %d is not in the file", len(k), len(v))
+			}
 			if len(k) < 17 {
 				return fmt.Errorf("a revision key of %d bytes", len(k))
 			}
 			rev := mvcc.BytesToRev(k)
+			if len(scan) > 0 && !rev.GreaterThan(last) {
+				return fmt.Errorf("revision %d_%d comes after %d_%d", rev.Main, rev.Sub, last.Main, last.Sub)
+			}
+			last = rev
 			key, err := keyOf(v)
 			if err != nil {
 				return fmt.Errorf("reading revision %d: %w", rev.Main, err)
@@ -277,9 +367,9 @@ func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 			}
 			// A read-only transaction's values are slices of the
 			// mapping, so their place in it is their place in the file;
-			// those bbolt copied out of it are kept.
+			// those bbolt copied out of it (an inline bucket's) are kept.
 			offset := int64(uintptr(unsafe.Pointer(unsafe.SliceData(v))) - base)
-			if offset < 0 || offset+int64(len(v)) > s.size {
+			if !inFile(v) {
 				offset = -int64(len(idx.copies)) - 1
 				idx.copies = append(idx.copies, v...)
 			}
@@ -288,10 +378,54 @@ func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 			s.mapped(len(v))
 			return nil
 		})
+	}
+	// The other buckets are read only for the compaction's revision and
+	// leases: their pages are walked, as `etcdutl snapshot status` walks
+	// them, so that a damaged one is told now rather than when read.
+	walk := func(b *bolt.Bucket) error {
+		inline := b.Root() == 0
+		return b.ForEach(func(k, v []byte) error {
+			if inline && len(k)+len(v) > info.PageSize || !inline && (!inFile(k) || !inFile(v)) {
+				return fmt.Errorf("a key of %d bytes with a value of %d is not in the file", len(k), len(v))
+			}
+			return nil
+		})
+	}
+	err := guarded("its root bucket", func() error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+				where := fmt.Sprintf("its %q bucket", name)
+				if b == nil {
+					return &damagedError{Where: where, Cause: "it is not a bucket"}
+				}
+				return guarded(where, func() error {
+					var err error
+					switch string(name) {
+					case string(schema.Key.Name()):
+						err = indexKeys(b)
+					case string(schema.Meta.Name()):
+						v := b.Get(schema.FinishedCompactKeyName)
+						if len(v) > 0 && len(v) < 17 {
+							return &damagedError{Where: where, Cause: fmt.Sprintf("a compaction revision of %d bytes", len(v))}
+						}
+						if len(v) > 0 {
+							idx.compacted = mvcc.BytesToRev(v).Main
+						}
+						err = walk(b)
+					default:
+						err = walk(b)
+					}
+					if err != nil && !errors.As(err, new(*damagedError)) {
+						err = &damagedError{Where: where, Cause: err.Error()}
+					}
+					return err
+				})
+			})
+		})
 	})
 	s.releasePages()
 	if err != nil {
-		return nil, fmt.Errorf("indexing the snapshot: %w", err)
+		return nil, fmt.Errorf("reading the snapshot %s: %w", s.path, err)
 	}
 	idx.current = max(idx.current, idx.compacted)
 	// Group the revisions by key, each key's in the order read.
@@ -479,19 +613,22 @@ func (l *snapshotLeases) LeaseTimeToLive(_ context.Context, r *etcdserverpb.Leas
 		return nil, status.Error(codes.DataLoss, err.Error())
 	}
 	resp := &etcdserverpb.LeaseTimeToLiveResponse{Header: &etcdserverpb.ResponseHeader{Revision: idx.current}, ID: r.ID, TTL: -1}
-	err = l.s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(schema.Lease.Name())
-		if b == nil {
-			return nil
-		}
-		var lease leasepb.Lease
-		if stored := b.Get(leaseKey(r.ID)); stored != nil {
-			if err := lease.Unmarshal(stored); err != nil {
-				return err
+	// The bucket was walked when indexed; reading it is guarded all the same.
+	err = guarded(fmt.Sprintf("its %q bucket", schema.Lease.Name()), func() error {
+		return l.s.db.View(func(tx *bolt.Tx) error {
+			b := tx.Bucket(schema.Lease.Name())
+			if b == nil {
+				return nil
 			}
-			resp.GrantedTTL = lease.TTL
-		}
-		return nil
+			var lease leasepb.Lease
+			if stored := b.Get(leaseKey(r.ID)); stored != nil {
+				if err := lease.Unmarshal(stored); err != nil {
+					return err
+				}
+				resp.GrantedTTL = lease.TTL
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, status.Error(codes.DataLoss, err.Error())

@@ -1,6 +1,7 @@
 package etcdview
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -227,6 +229,7 @@ func TestBadSnapshotsAreRefused(t *testing.T) {
 		"directory": {dir, "it is a directory"},
 		"not etcd":  {write("text.db", []byte(strings.Repeat("not a database\n", 1000))), "not an etcd snapshot"},
 		"truncated": {write("cut.db", data[:len(data)/2]), "truncated"},
+		"empty":     {write("empty.db", nil), "the file is empty, not an etcd snapshot"},
 	} {
 		s, err := OpenSnapshot(tc.path)
 		if err == nil {
@@ -302,4 +305,105 @@ func TestSmallSnapshotsRead(t *testing.T) {
 		}
 		snap.Close()
 	}
+}
+
+// TestDamagedSnapshotsAreOneLine overwrites the head of each page of a
+// snapshot in turn, 64 bytes of zeros, of ones and of noise, and the same
+// past the page's header: each copy
+// either reads as the whole one does or is refused with one line saying
+// it is damaged, never a panic; and the file is left as it was.
+func TestDamagedSnapshotsAreOneLine(t *testing.T) {
+	e, err := StartEmbedded(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := client(t, e.ClientURL)
+	ctx := context.Background()
+	for i := range 300 {
+		if _, err := live.Put(ctx, fmt.Sprintf("/registry/pods/ns%d/pod%03d", i%7, i), strings.Repeat("v", 100+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lease, err := live.Grant(ctx, 3600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := live.Put(ctx, "/registry/events/ns0/e1", "event", clientv3.WithLease(lease.ID)); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	whole := filepath.Join(dir, "whole.db")
+	saveSnapshot(t, live, whole)
+	e.Close()
+	data, err := os.ReadFile(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(whole, 0o400, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pageSize := db.Info().PageSize
+	db.Close()
+
+	read := func(path string) (string, error) {
+		snap, err := OpenSnapshot(path)
+		if err != nil {
+			return "", err
+		}
+		defer snap.Close()
+		c := client(t, snap.ClientURL)
+		got := describe(c.Get(ctx, "\x00", clientv3.WithFromKey()))
+		ttl, err := c.TimeToLive(ctx, lease.ID)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%slease granted %d\n", got, ttl.GrantedTTL), nil
+	}
+	want, err := read(whole)
+	if err != nil || !strings.Contains(want, "count=301") {
+		t.Fatalf("the whole snapshot reads %v:\n%s", err, want)
+	}
+	noise := make([]byte, 64)
+	for i := range noise {
+		noise[i] = byte(i*151 + 89)
+	}
+	pages := len(data) / pageSize
+	var refused, intact int
+	// The head of a page is its header (which says which page it is) and
+	// its first elements; past the header, the elements alone.
+	for name, head := range map[string][]byte{
+		"zeros": make([]byte, 64), "ones": bytes.Repeat([]byte{0xff}, 64), "noise": noise,
+		"elements, zeros": make([]byte, 64), "elements, ones": bytes.Repeat([]byte{0xff}, 64), "elements, noise": noise,
+	} {
+		for page := range pages {
+			damaged := bytes.Clone(data)
+			at := page * pageSize
+			if strings.HasPrefix(name, "elements") {
+				at += 16
+			}
+			copy(damaged[at:], head)
+			path := filepath.Join(dir, fmt.Sprintf("%s-%d.db", name, page))
+			if err := os.WriteFile(path, damaged, 0o400); err != nil {
+				t.Fatal(err)
+			}
+			got, err := read(path)
+			switch {
+			case err != nil:
+				refused++
+				if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, "damaged") && !strings.Contains(msg, "not an etcd snapshot") {
+					t.Errorf("page %d overwritten with %s: %q, want one line saying the snapshot is damaged", page, name, msg)
+				}
+			case got != want:
+				t.Errorf("page %d overwritten with %s reads\n%s\nthe whole snapshot\n%s", page, name, got, want)
+			default:
+				intact++
+			}
+			if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, damaged) {
+				t.Fatalf("page %d overwritten with %s: reading it changed the file (%v)", page, name, err)
+			}
+			os.Remove(path)
+		}
+	}
+	t.Logf("%d pages, 6 ways each: %d copies refused, %d read whole", pages, refused, intact)
 }

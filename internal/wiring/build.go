@@ -226,6 +226,12 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 		}
 		w.Snapshot = snap
 		w.onClose(func() { snap.Close() })
+		// Every command reads the snapshot, which indexes it: checked
+		// here, a damaged file is told as such, not as what a store's
+		// read of it failed with.
+		if err := snap.Check(); err != nil {
+			return err
+		}
 		// The snapshot is served in this process, in plain text.
 		etcd.StorageConfig.Transport = storagebackend.TransportConfig{ServerList: []string{snap.ClientURL}}
 	}
