@@ -35,6 +35,10 @@ the namespace must exist and not be terminating, as the NamespaceLifecycle plugi
 Every document is read and checked first, with the store's own defaulting, strategy and
 validation: a stream with a bad document writes nothing. What depends on etcd (an object that
 already exists, a namespace the same manifest creates) is checked as each object is written.
+A custom resource of a CRD the same manifest creates is served only once the CRD is
+established: in a sandbox (--data-dir) regctl establishes the CRDs it creates, and then checks
+and writes those custom resources, after the rest; on a live etcd, or with --dry-run, it
+is refused.
 
 A resource whose stored values are encrypted is not written in plain text: pass the
 apiserver's --encryption-provider-config, or --allow-plaintext to write it anyway.

@@ -108,9 +108,14 @@ func (o *writeOptions) buildLive(ctx context.Context) (*wiring.Wiring, error) {
 	if !o.etcdGiven() {
 		return nil, errNoEtcd
 	}
+	return wiring.Build(ctx, o.writeConfig())
+}
+
+// writeConfig is the map's config for a command that writes.
+func (o *writeOptions) writeConfig() wiring.Config {
 	cfg := o.wiringConfig()
 	cfg.FieldManagement = true
-	return wiring.Build(ctx, cfg)
+	return cfg
 }
 
 // scopeOptions are the namespace flags shared by the commands that take them.

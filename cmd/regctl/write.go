@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
@@ -233,20 +235,70 @@ func (o *writeOptions) writeManifest(ctx context.Context, filename, subresource 
 	if err != nil {
 		return err
 	}
-	defer w.Close()
+	// writePlanned may build the map again.
+	defer func() { w.Close() }()
+	objs, awaiting := o.awaitingCRDs(w, objs, subresource)
 	todo, err := o.plan(ctx, w, objs, readErrs, subresource, &v)
 	if err != nil {
 		return err
 	}
-	return o.writePlanned(ctx, w, todo, v)
+	return o.writePlanned(ctx, &w, todo, awaiting, subresource, v)
+}
+
+// awaitingCRDs splits off, in a sandbox, the objects of a manifest that no
+// path of the map serves but a CRD of the same manifest will once it is
+// established: regctl establishes the CRDs it writes there, and then
+// writes these. Elsewhere nothing is split off: on a live etcd only the
+// apiserver's controllers establish a CRD, and nothing is established in a
+// dry run, so such objects are refused with the rest.
+func (o *writeOptions) awaitingCRDs(w *wiring.Wiring, objs []manifest.Object, subresource string) (now, awaiting []manifest.Object) {
+	if !w.Sandbox() || o.DryRun || subresource != "" {
+		return objs, nil
+	}
+	served := manifestCRDKinds(objs)
+	if len(served) == 0 {
+		return objs, nil
+	}
+	for _, obj := range objs {
+		if _, err := w.ResolveKind(obj.GVK); err != nil && served[obj.GVK] {
+			awaiting = append(awaiting, obj)
+			continue
+		}
+		now = append(now, obj)
+	}
+	return now, awaiting
+}
+
+// manifestCRDKinds are the kinds the CRDs of a manifest serve once
+// established: each served version of its group, with its kind. A CRD that
+// does not decode serves nothing here; its own check says why.
+func manifestCRDKinds(objs []manifest.Object) map[schema.GroupVersionKind]bool {
+	kinds := map[schema.GroupVersionKind]bool{}
+	for _, obj := range objs {
+		if obj.GVK != apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition") {
+			continue
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := json.Unmarshal(obj.JSON, crd); err != nil {
+			continue
+		}
+		for _, v := range crd.Spec.Versions {
+			if v.Served {
+				kinds[schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.Kind}] = true
+			}
+		}
+	}
+	return kinds
 }
 
 // writePlanned writes each planned object with v.write, then establishes
-// the CRDs written in a sandbox.
-func (o *writeOptions) writePlanned(ctx context.Context, w *wiring.Wiring, todo []stores.Planned, v manifestVerb) error {
+// the CRDs written in a sandbox, and then writes the objects awaiting them,
+// on the map built again to serve them.
+func (o *writeOptions) writePlanned(ctx context.Context, w **wiring.Wiring, todo []stores.Planned, awaiting []manifest.Object, subresource string, v manifestVerb) error {
 	writeWarnings(o.IO.ErrOut, todo)
-	crds := &sandboxCRDs{on: w.Sandbox() && !o.DryRun}
-	writeErr := writeEach(ctx, o, todo, v.name, func(ctx context.Context, p stores.Planned) (runtime.Object, error) {
+	crds := &sandboxCRDs{on: (*w).Sandbox() && !o.DryRun}
+	rep := newWriteReport(o, v.name, len(todo)+len(awaiting), true)
+	write := func(ctx context.Context, p stores.Planned) (runtime.Object, error) {
 		obj, err := p.Decode()
 		if err != nil {
 			return nil, err
@@ -256,19 +308,71 @@ func (o *writeOptions) writePlanned(ctx context.Context, w *wiring.Wiring, todo 
 			crds.add(p.Target, out)
 		}
 		return out, err
-	})
-	if err := crds.establish(ctx, w, o.IO.ErrOut); err != nil {
-		if writeErr == nil {
+	}
+	if err := reportEach(ctx, rep, todo, v.name, write); err != nil {
+		return err
+	}
+	establishErr := crds.establish(ctx, *w, o.IO.ErrOut)
+	if establishErr == nil && len(awaiting) > 0 && ctx.Err() == nil {
+		if err := o.writeAwaiting(ctx, w, rep, awaiting, subresource, &v, write); err != nil {
 			return err
 		}
-		reportAll(o.IO.ErrOut, []error{err})
 	}
-	return writeErr
+	err := rep.finish(ctx)
+	switch {
+	case establishErr == nil:
+		return err
+	case err == nil:
+		return establishErr
+	}
+	reportAll(o.IO.ErrOut, []error{establishErr})
+	return err
+}
+
+// writeAwaiting writes the custom resources of a manifest whose CRDs this
+// command established in the sandbox: it builds the map again, which now
+// serves them, and checks them all first, as any manifest's objects are; a
+// bad one leaves them all unwritten (the CRDs stay).
+func (o *writeOptions) writeAwaiting(ctx context.Context, w **wiring.Wiring, rep *writeReport, awaiting []manifest.Object, subresource string, v *manifestVerb, write func(context.Context, stores.Planned) (runtime.Object, error)) error {
+	reopened, err := (*w).Reopen(ctx, o.writeConfig())
+	if err != nil {
+		// Counted as not attempted.
+		reportAll(o.IO.ErrOut, []error{fmt.Errorf("building the map again to serve the custom resources of the CRDs established: %w", err)})
+		return nil
+	}
+	*w = reopened
+	todo, errs := o.planErrs(ctx, reopened, awaiting, nil, subresource, v)
+	if ctx.Err() != nil {
+		return nil
+	}
+	if len(errs) > 0 {
+		reportAll(o.IO.ErrOut, errs)
+		rep.refused(len(awaiting))
+		return nil
+	}
+	for _, p := range todo {
+		for _, warning := range p.Warnings {
+			fmt.Fprintf(o.IO.ErrOut, "Warning: %s\n", warning)
+		}
+	}
+	return reportEach(ctx, rep, todo, v.name, write)
 }
 
 // plan checks every object of the manifest against the map, as v would
 // write it; any error refuses the whole manifest, after reporting them all.
 func (o *writeOptions) plan(ctx context.Context, w *wiring.Wiring, objs []manifest.Object, readErrs []error, subresource string, v *manifestVerb) ([]stores.Planned, error) {
+	todo, errs := o.planErrs(ctx, w, objs, readErrs, subresource, v)
+	if ctx.Err() != nil {
+		return nil, &exitError{code: 1, err: fmt.Errorf("%w while checking the manifest: nothing was written", context.Cause(ctx))}
+	}
+	if len(errs) > 0 {
+		return nil, refuse(o.IO.ErrOut, errs)
+	}
+	return todo, nil
+}
+
+// planErrs is plan, returning the errors instead of refusing.
+func (o *writeOptions) planErrs(ctx context.Context, w *wiring.Wiring, objs []manifest.Object, readErrs []error, subresource string, v *manifestVerb) ([]stores.Planned, []error) {
 	v.options.Namespaces = stores.NewNamespaceCache(w.Handles["namespaces"])
 	resolve := func(obj manifest.Object) (stores.Target, error) {
 		return planTarget(w, obj, o.scopeOptions, subresource)
@@ -277,14 +381,7 @@ func (o *writeOptions) plan(ctx context.Context, w *wiring.Wiring, objs []manife
 		return v.check(ctx, v.options, p, obj)
 	}
 	todo, errs := stores.Plan(ctx, objs, string(o.Validation), resolve, check)
-	errs = append(append(readErrs, errs...), o.checkPlaintext(ctx, w, objs, subresource)...)
-	if ctx.Err() != nil {
-		return nil, &exitError{code: 1, err: fmt.Errorf("%w while checking the manifest: nothing was written", context.Cause(ctx))}
-	}
-	if len(errs) > 0 {
-		return nil, refuse(o.IO.ErrOut, errs)
-	}
-	return todo, nil
+	return todo, append(append(readErrs, errs...), o.checkPlaintext(ctx, w, objs, subresource)...)
 }
 
 // sandboxCRDs are the CRDs a command wrote in a sandbox, where no server
@@ -332,7 +429,16 @@ func (c *sandboxCRDs) establish(ctx context.Context, w *wiring.Wiring, errOut io
 // context is done no new write starts.
 func writeEach(ctx context.Context, o *writeOptions, objs []stores.Planned, verb string, write func(context.Context, stores.Planned) (runtime.Object, error)) error {
 	rep := newWriteReport(o, verb, len(objs), true)
-	err := stores.WriteAll(ctx, objs, write, func(p stores.Planned, r stores.Written) error {
+	if err := reportEach(ctx, rep, objs, verb, write); err != nil {
+		return err
+	}
+	return rep.finish(ctx)
+}
+
+// reportEach is writeEach on a report the caller finishes: one command's
+// writes done in steps are summed up once.
+func reportEach(ctx context.Context, rep *writeReport, objs []stores.Planned, verb string, write func(context.Context, stores.Planned) (runtime.Object, error)) error {
+	return stores.WriteAll(ctx, objs, write, func(p stores.Planned, r stores.Written) error {
 		switch {
 		case !r.Started:
 			// Summed up as not attempted.
@@ -343,10 +449,6 @@ func writeEach(ctx context.Context, o *writeOptions, objs []stores.Planned, verb
 		}
 		return rep.written(writtenName(p, r.Object), verb, r.Object)
 	})
-	if err != nil {
-		return err
-	}
-	return rep.finish(ctx)
 }
 
 // writtenName is kind/name of a written object, with the name the store

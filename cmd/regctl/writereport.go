@@ -64,6 +64,10 @@ func (r *writeReport) fail(ctx context.Context, where string, err error) {
 	fmt.Fprintf(r.o.IO.ErrOut, "error: %s\n", oneLine(err))
 }
 
+// refused counts n objects checked and refused after others were written,
+// whose errors were said.
+func (r *writeReport) refused(n int) { r.failed += n }
+
 // finish ends the output and returns the command's error, if any: the
 // failures, and when the context ended early, what may have been written
 // and what was not attempted.

@@ -54,6 +54,10 @@ type Config struct {
 	// Without it a custom resource's field manager deduces types from the
 	// objects it sees.
 	FieldManagement bool
+
+	// embedded is the sandbox's etcd, already running, that Reopen hands
+	// from one map to the next.
+	embedded *etcdview.Embedded
 }
 
 // Wiring is the instantiated storage map.
@@ -181,6 +185,10 @@ func (w *Wiring) clientOn(ctx context.Context, tc storagebackend.TransportConfig
 // no --etcd-servers it starts an ephemeral embedded etcd for the purpose.
 func Build(ctx context.Context, cfg Config) (*Wiring, error) {
 	w := &Wiring{}
+	if cfg.embedded != nil {
+		// Held from the start, so that a failure below stops it.
+		w.holdEmbedded(cfg.embedded)
+	}
 	ok := false
 	// Whatever was started before a failure, or a panic in the server's
 	// code (an embedded etcd and its data directory, etcd clients), is
@@ -236,13 +244,14 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 		etcd.StorageConfig.Transport = storagebackend.TransportConfig{ServerList: []string{snap.ClientURL}}
 	}
 	if len(etcd.StorageConfig.Transport.ServerList) == 0 {
-		e, err := startEmbedded(cfg)
-		if err != nil {
-			return err
+		if w.Embedded == nil {
+			e, err := startEmbedded(cfg)
+			if err != nil {
+				return err
+			}
+			w.holdEmbedded(e)
 		}
-		w.Embedded = e
-		w.onClose(func() { e.Close() })
-		etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
+		etcd.StorageConfig.Transport.ServerList = []string{w.Embedded.ClientURL}
 	} else if cfg.DataDir != "" {
 		return errors.New("`--data-dir` and `--etcd-servers` name two etcds: give one")
 	}
@@ -368,6 +377,40 @@ func startEmbedded(cfg Config) (*etcdview.Embedded, error) {
 		return etcdview.StartOn(cfg.DataDir, cfg.Timeout, logs.Etcd())
 	}
 	return etcdview.StartEmbedded(logs.Etcd())
+}
+
+// holdEmbedded makes e the map's etcd, stopped when the map is closed
+// unless Reopen took it away first.
+func (w *Wiring) holdEmbedded(e *etcdview.Embedded) {
+	w.Embedded = e
+	w.onClose(func() {
+		w.mu.Lock()
+		e := w.Embedded
+		w.mu.Unlock()
+		if e != nil {
+			e.Close()
+		}
+	})
+}
+
+// Reopen builds the map again, with cfg, on the sandbox's etcd that w runs,
+// for a command that changed what the map serves: the CRDs it established
+// serve their custom resources only in a map built after. w is closed first
+// (the process-wide versions it applied put back, its stores stopped) but
+// for its etcd, which the new map holds from then on, with the sandbox's
+// lock: no other regctl takes the sandbox in between. Whatever happens, the
+// caller closes the map returned and no longer uses w.
+func (w *Wiring) Reopen(ctx context.Context, cfg Config) (*Wiring, error) {
+	if !w.Sandbox() {
+		return nil, errors.New("only a sandbox's map is built again")
+	}
+	w.mu.Lock()
+	e := w.Embedded
+	w.Embedded = nil
+	w.mu.Unlock()
+	w.Close()
+	cfg.embedded = e
+	return Build(ctx, cfg)
 }
 
 // Sandbox tells whether the map was built on a sandbox (Config.DataDir):

@@ -86,9 +86,17 @@ spec:
 // it is established, i.e. served.
 func CreateWidgetsCRD(t testing.TB, s *Server) *apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
+	return CreateCRD(t, s, WidgetsCRD)
+}
+
+// CreateCRD creates the CRD manifest (YAML or JSON) through the apiserver
+// and waits until it is established and its first version is in
+// discovery.
+func CreateCRD(t testing.TB, s *Server, manifest string) *apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
 	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.Unmarshal([]byte(WidgetsCRD), crd); err != nil {
-		t.Fatalf("reading the widgets CRD: %v", err)
+	if err := yaml.Unmarshal([]byte(manifest), crd); err != nil {
+		t.Fatalf("reading the CRD: %v", err)
 	}
 	client, err := apiextensionsclient.NewForConfig(s.Config)
 	if err != nil {
@@ -96,7 +104,7 @@ func CreateWidgetsCRD(t testing.TB, s *Server) *apiextensionsv1.CustomResourceDe
 	}
 	ctx := context.Background()
 	if _, err := client.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating the widgets CRD: %v", err)
+		t.Fatalf("creating customresourcedefinition %s: %v", crd.Name, err)
 	}
 	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		got, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
@@ -112,15 +120,21 @@ func CreateWidgetsCRD(t testing.TB, s *Server) *apiextensionsv1.CustomResourceDe
 		return false, nil
 	})
 	if err != nil {
-		t.Fatalf("waiting for the widgets CRD to be established: %v", err)
+		t.Fatalf("waiting for customresourcedefinition %s to be established: %v", crd.Name, err)
 	}
 	// Discovery follows establishment on its own loop.
+	var gv string
+	for _, v := range crd.Spec.Versions {
+		if v.Served && gv == "" {
+			gv = crd.Spec.Group + "/" + v.Name
+		}
+	}
 	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := s.Client.Discovery().ServerResourcesForGroupVersion("example.com/v1")
+		_, err := s.Client.Discovery().ServerResourcesForGroupVersion(gv)
 		return err == nil, nil
 	})
 	if err != nil {
-		t.Fatalf("waiting for example.com/v1 in discovery: %v", err)
+		t.Fatalf("waiting for %s in discovery: %v", gv, err)
 	}
 	return crd
 }
