@@ -6,6 +6,7 @@
 //	go run ./bench [-n 3] [-pods 10000] writes
 //	go run ./bench [-n 3] [-pods 100000] snapshots
 //	go run ./bench [-n 3] [-pods 150000] scans
+//	go run ./bench [-n 5] [-pods 10000] plaintext
 //
 // With -profile DIR, each regctl command is also run n times from a build of
 // regctl that writes CPU and allocation profiles into DIR.
@@ -35,17 +36,17 @@ import (
 
 func main() {
 	n := flag.Int("n", 20, "runs per command")
-	pods := flag.Int("pods", 10000, "reads, writes, snapshots, scans: pods to write before measuring")
+	pods := flag.Int("pods", 10000, "reads, writes, snapshots, scans: pods to write before measuring; plaintext: secrets")
 	profile := flag.String("profile", "", "also write CPU and allocation profiles of each regctl command to this directory")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: go run ./bench [-n runs] [-pods N] [-profile DIR] routes|reads|writes|snapshots|scans")
+		fmt.Fprintln(os.Stderr, "usage: go run ./bench [-n runs] [-pods N] [-profile DIR] routes|reads|writes|snapshots|scans|plaintext")
 		os.Exit(2)
 	}
 	switch flag.Arg(0) {
-	case "routes", "reads", "writes", "snapshots", "scans":
+	case "routes", "reads", "writes", "snapshots", "scans", "plaintext":
 	default:
-		fmt.Fprintf(os.Stderr, "unknown benchmark %q: want routes, reads, writes, snapshots or scans\n", flag.Arg(0))
+		fmt.Fprintf(os.Stderr, "unknown benchmark %q: want routes, reads, writes, snapshots, scans or plaintext\n", flag.Arg(0))
 		os.Exit(2)
 	}
 	if err := run(flag.Arg(0), *n, *pods, *profile); err != nil {
@@ -89,6 +90,8 @@ func run(benchmark string, n, pods int, profileDir string) error {
 		return snapshots(dir, launcher, bin, n, pods, profile)
 	case "scans":
 		return scans(dir, launcher, bin, n, pods, profile)
+	case "plaintext":
+		return plaintext(dir, launcher, bin, n, pods)
 	}
 	t := newTable(launcher, 40, false)
 	cmds := []command{

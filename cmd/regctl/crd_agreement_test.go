@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -208,6 +210,25 @@ func TestCustomResourcesAgreeWithKubeAPIServer(t *testing.T) {
 		}
 		if !strings.Contains(stderr, `Widget.example.com "bad" is invalid`) {
 			t.Errorf("stderr does not name the widget as the apiserver does:\n%s", stderr)
+		}
+		// The server's errors, in the order of their fields, every time.
+		byField := slices.Clone(causes)
+		slices.SortStableFunc(byField, func(a, b metav1.StatusCause) int {
+			return cmp.Or(cmp.Compare(a.Field, b.Field), cmp.Compare(a.Message, b.Message))
+		})
+		var sorted []string
+		for _, c := range byField {
+			sorted = append(sorted, c.Field+": "+c.Message)
+		}
+		want := `Widget.example.com "bad" is invalid: ` + sorted[0]
+		if len(sorted) > 1 {
+			want = `Widget.example.com "bad" is invalid: [` + strings.Join(sorted, ", ") + "]"
+		}
+		for range 10 {
+			_, again, _ := run(t, "create", "-f", manifestOf(t, bad), "--dry-run", etcdFlag)
+			if !strings.Contains(again, want) {
+				t.Fatalf("stderr %q: want the field errors in field order, %q", again, want)
+			}
 		}
 	})
 	t.Run("keys and inspect show where the server stored them", func(t *testing.T) {

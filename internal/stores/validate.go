@@ -50,5 +50,5 @@ func ValidateCreate(ctx context.Context, t Target, obj runtime.Object) error {
 		}
 		defer finish(ctx, false)
 	}
-	return rest.BeforeCreate(store.CreateStrategy, ctx, obj)
+	return inFieldOrder(rest.BeforeCreate(store.CreateStrategy, ctx, obj))
 }

@@ -168,7 +168,7 @@ func Create(ctx context.Context, t Target, obj runtime.Object, opts WriteOptions
 	}
 	out, err := creater.Create(t.context(ctx), obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{DryRun: opts.dryRun(), FieldManager: opts.manager()})
 	if err != nil {
-		return nil, err
+		return nil, inFieldOrder(err)
 	}
 	return ToExternal(t, out)
 }
@@ -258,7 +258,7 @@ func Update(ctx context.Context, t Target, obj runtime.Object, opts WriteOptions
 	out, _, err := updater.Update(t.context(ctx), m.GetName(), rest.DefaultUpdatedObjectInfo(obj, manageFields, readiesAllocators(t)),
 		rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{DryRun: opts.dryRun(), FieldManager: opts.manager()})
 	if err != nil {
-		return nil, err
+		return nil, inFieldOrder(err)
 	}
 	return ToExternal(t, out)
 }
