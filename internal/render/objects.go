@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -62,7 +61,12 @@ func (l *ListWriter) add(obj runtime.Object) error {
 		_, err = l.w.Write(out)
 		return err
 	case YAML:
-		out, err := yaml.Marshal(obj)
+		// kubectl marshals the whole List, whose items sit at column 0 as
+		// "- " entries; go-yaml folds long strings and writes blank lines of
+		// block scalars by the column it is at. A one-item sequence puts the
+		// item at the same column with the same indentation, so each item
+		// is written as it would be inside the list, one at a time.
+		out, err := yaml.Marshal([]runtime.Object{obj})
 		if err != nil {
 			return fmt.Errorf("encoding yaml: %w", err)
 		}
@@ -71,18 +75,7 @@ func (l *ListWriter) add(obj runtime.Object) error {
 				return err
 			}
 		}
-		lines := strings.SplitAfter(strings.TrimSuffix(string(out), "\n"), "\n")
-		var b bytes.Buffer
-		for i, line := range lines {
-			if i == 0 {
-				b.WriteString("- ")
-			} else {
-				b.WriteString("  ")
-			}
-			b.WriteString(line)
-		}
-		b.WriteString("\n")
-		_, err = l.w.Write(b.Bytes())
+		_, err = l.w.Write(out)
 		return err
 	}
 	return fmt.Errorf("output format %q cannot print objects", l.format)
