@@ -3,10 +3,9 @@ package render
 import (
 	"fmt"
 	"io"
-	"strings"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/yaml"
 )
@@ -22,6 +21,8 @@ type ListWriter struct {
 	// Buffers reused object after object.
 	json typedJSON
 	out  []byte
+	// names is kubectl's -o name printer, made at the first name.
+	names printers.ResourcePrinter
 	// held keeps the objects of a list printed only once whole (--sort-by,
 	// kubectl's template and column printers); nil streams them.
 	held *heldList
@@ -44,8 +45,14 @@ func (l *ListWriter) add(obj runtime.Object) error {
 	defer func() { l.n++ }()
 	switch l.format {
 	case Name:
-		_, err := fmt.Fprintln(l.w, ObjectName(obj))
-		return err
+		if l.names == nil {
+			p, err := NamePrinter("")
+			if err != nil {
+				return err
+			}
+			l.names = p
+		}
+		return l.names.PrintObj(obj, l.w)
 	case JSON:
 		// kubectl's JSON printer indents a List by four spaces, its items
 		// at two levels in; each item is indented here as it would be there.
@@ -177,12 +184,19 @@ func PrintObject(w io.Writer, format Format, obj runtime.Object) error {
 	return nil
 }
 
-// ObjectName is kind/name as kubectl -o name prints it for the core group.
-func ObjectName(obj runtime.Object) string {
-	kind := strings.ToLower(obj.GetObjectKind().GroupVersionKind().Kind)
-	name := ""
-	if m, err := meta.Accessor(obj); err == nil {
-		name = m.GetName()
+// NamePrinter is kubectl's name printer, as kubectl's commands get it from
+// their print flags: "kind.group/name" lines, the group from the object's
+// GroupVersionKind (the core group has none). With an operation, as a
+// write without -o reports, each name is followed by it:
+// "deployment.apps/web created"; without, it prints what -o name prints.
+func NamePrinter(operation string) (printers.ResourcePrinter, error) {
+	flags := genericclioptions.NewPrintFlags(operation)
+	if operation == "" {
+		*flags.OutputFormat = string(Name)
 	}
-	return kind + "/" + name
+	p, err := flags.ToPrinter()
+	if err != nil {
+		return nil, fmt.Errorf("making kubectl's name printer: %w", err)
+	}
+	return p, nil
 }
