@@ -67,6 +67,10 @@ func TestGetPrintsWhatKubectlPrints(t *testing.T) {
 		{"pods/web-1", "-n", "shop", "-o", "yaml"},
 		{"pods", "-n", "shop", "-o", "json"},
 		{"pods", "-n", "shop", "-o", "yaml"},
+		// Lists whose yaml folds long strings and has blank lines in
+		// block scalars.
+		{"priorityclasses", "-o", "yaml"},
+		{"configmaps", "-n", "shop", "-o", "yaml"},
 		{"services", "db", "-n", "shop", "-o", "json"},
 		{"pods", "web-1", "db-0", "-n", "shop", "-o", "json"},
 		// Several types at once: a table per type, names with their kind.
@@ -155,6 +159,13 @@ func createOutputFixtures(t *testing.T, s *apiserver.Server) {
 		if _, err := s.Client.CoreV1().Pods(p.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	notes := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "notes"}, Data: map[string]string{
+		"blank":       "a\n\nb\n",
+		"description": "A long line of words with spaces, longer than the eighty columns at which go-yaml folds.",
+	}}
+	if _, err := s.Client.CoreV1().ConfigMaps("shop").Create(ctx, notes, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 	for _, svc := range []*corev1.Service{
 		{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"app": "web"}},
