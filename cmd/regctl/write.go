@@ -314,8 +314,9 @@ func (c *sandboxCRDs) establish(ctx context.Context, w *wiring.Wiring, errOut io
 	return nil
 }
 
-// writeEach runs write on every planned object, saying on stderr what became
-// of each in document order, and printing the results with -o as they come.
+// writeEach runs write on every planned object, saying what became of each
+// in document order (written on stdout, failed on stderr), or printing the
+// results with -o as they come.
 // A failure does not stop the others; it makes the exit code 1. Once the
 // context is done no new write starts.
 func writeEach(ctx context.Context, o *writeOptions, objs []stores.Planned, verb string, write func(context.Context, stores.Planned) (runtime.Object, error)) error {
