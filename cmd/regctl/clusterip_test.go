@@ -92,20 +92,20 @@ func TestServiceWritesSayOnlyWhatTheyDid(t *testing.T) {
 	s := newLiveEtcd(t)
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace), s.flag())
 	svc := manifestFile(t, "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec: {ports: [{port: 80}]}\n")
-	regctl := func(args ...string) (string, int) {
-		var stderr bytes.Buffer
+	regctl := func(args ...string) (string, string, int) {
+		var stdout, stderr bytes.Buffer
 		cmd := exec.Command(bin, append(args, "--request-timeout=2s", s.flag())...)
-		cmd.Stderr = &stderr
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()
 		var exit *exec.ExitError
 		if err != nil && !errors.As(err, &exit) {
 			t.Fatal(err)
 		}
-		return stderr.String(), cmd.ProcessState.ExitCode()
+		return stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()
 	}
 
 	start := time.Now()
-	stderr, code := regctl("create", "-f", svc)
+	_, stderr, code := regctl("create", "-f", svc)
 	want := "error: document 1: " + noServiceCIDR
 	if code != 1 || !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr, "ServiceCIDR\nerror: nothing was written\n") || strings.Count(stderr, "\n") != 2 {
 		t.Errorf("with no ServiceCIDR: exit %d, stderr %q: want %q and that nothing was written", code, stderr, want)
@@ -119,11 +119,11 @@ func TestServiceWritesSayOnlyWhatTheyDid(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"create", "-f", svc}, bypassWarning + "\nservice/web created\n"},
-		{[]string{"delete", "services/web", "-n", "shop"}, bypassWarning + "\nservice/web deleted\n"},
+		{[]string{"create", "-f", svc}, "service/web created\n"},
+		{[]string{"delete", "services/web", "-n", "shop"}, "service/web deleted\n"},
 	} {
-		if stderr, code := regctl(tc.args...); code != 0 || stderr != tc.want {
-			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, stderr, tc.want)
+		if stdout, stderr, code := regctl(tc.args...); code != 0 || stdout != tc.want || stderr != bypassWarning+"\n" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q: want %q and the warning", tc.args, code, stdout, stderr, tc.want)
 		}
 	}
 	if n := s.count(t, "/registry/ipaddresses/"); n != 0 {
@@ -143,8 +143,8 @@ func TestReplaceKeepingClusterIPsNeedsNoAllocator(t *testing.T) {
 	if edited == current {
 		t.Fatalf("no selector to edit in\n%s", current)
 	}
-	if _, stderr, code := run(t, "replace", "-f", manifestFile(t, edited), s.flag()); code != 0 || !strings.Contains(stderr, "service/web replaced") {
-		t.Fatalf("exit %d, stderr %q", code, stderr)
+	if stdout, stderr, code := run(t, "replace", "-f", manifestFile(t, edited), s.flag()); code != 0 || stdout != "service/web replaced\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	if got := mustRun(t, "get", "services/web", "-n", "shop", "-o", "jsonpath={.spec.selector.app} {.spec.clusterIP}", s.flag()); got != "web-v2 10.0.0.10" {
 		t.Errorf("after the replace: %q", got)

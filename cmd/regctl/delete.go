@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/features"
 
 	"github.com/regctl/regctl/internal/stores"
@@ -37,8 +38,9 @@ finalizers, as kube-apiserver's DELETE would: a pod bound to a node with a grace
 gets a deletionTimestamp and stays until it is deleted with --grace-period=0; a namespace
 goes to Terminating until its finalizers are done; other objects are removed.
 
-With -o, each deleted object is printed as it was when deleted (or, marked for deletion, as
-it remains); -o name prints kind/name.
+Each delete is reported on stdout with kubectl's name printer: kind.group/name and deleted,
+or marked for deletion. With -o, each deleted object is printed instead, as it was when
+deleted (or, marked for deletion, as it remains); -o name prints kind.group/name.
 
 A service's cluster IP and node ports are released as the server releases them: its
 IPAddress object is deleted and its ports are freed in the node port range. That needs the
@@ -167,9 +169,9 @@ func (opts *deleteOptions) deleteEach(ctx context.Context, t stores.Target, vict
 		case err != nil:
 			rep.fail(ctx, kind+"/"+v.Name, err)
 		case d.Removed:
-			return rep.written(kind+"/"+v.Name, "deleted", d.Object)
+			return rep.written(d.Object, deletedName(t, v, d), "deleted")
 		default:
-			return rep.written(kind+"/"+v.Name, "marked for deletion", d.Object)
+			return rep.written(d.Object, deletedName(t, v, d), "marked for deletion")
 		}
 		return nil
 	})
@@ -177,4 +179,13 @@ func (opts *deleteOptions) deleteEach(ctx context.Context, t stores.Target, vict
 		return err
 	}
 	return rep.finish(ctx)
+}
+
+// deletedName is what names a deleted object: the object the store
+// returned, or, for one deleted unread, its type's kind and its name.
+func deletedName(t stores.Target, v stores.Victim, d stores.Deleted) runtime.Object {
+	if d.Object != nil && !d.Object.GetObjectKind().GroupVersionKind().Empty() {
+		return d.Object
+	}
+	return nameOnly(t.GroupVersion().WithKind(t.Resource.Kind), v.Namespace, v.Name)
 }

@@ -206,11 +206,18 @@ func hasLine(out string, words ...string) bool {
 // running after limit.
 func runBinaryWithin(t *testing.T, limit time.Duration, args ...string) (stderr string, code int) {
 	t.Helper()
+	_, stderr, code = runBinaryOutputWithin(t, limit, args...)
+	return stderr, code
+}
+
+// runBinaryOutputWithin is runBinaryWithin that returns stdout too.
+func runBinaryOutputWithin(t *testing.T, limit time.Duration, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, regctlBinary(t), args...)
-	var errOut bytes.Buffer
-	cmd.Stderr = &errOut
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
 	if ctx.Err() != nil {
 		t.Fatalf("%v: still running after %s; stderr %q", args, limit, errOut.String())
@@ -219,7 +226,7 @@ func runBinaryWithin(t *testing.T, limit time.Duration, args ...string) (stderr 
 	if err != nil && !errors.As(err, &exit) {
 		t.Fatal(err)
 	}
-	return errOut.String(), cmd.ProcessState.ExitCode()
+	return out.String(), errOut.String(), cmd.ProcessState.ExitCode()
 }
 
 // TestKMSv2UnreachablePluginIsOneLine gives configs whose plugin does not

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
@@ -17,6 +18,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/kubectl/pkg/cmd/get"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	"k8s.io/kubectl/pkg/scheme"
 
 	"github.com/regctl/regctl/test/apiserver"
 )
@@ -65,6 +67,10 @@ func TestGetPrintsWhatKubectlPrints(t *testing.T) {
 		{"pods/web-1", "-n", "shop", "-o", "yaml"},
 		{"pods", "-n", "shop", "-o", "json"},
 		{"pods", "-n", "shop", "-o", "yaml"},
+		// Lists whose yaml folds long strings and has blank lines in
+		// block scalars.
+		{"priorityclasses", "-o", "yaml"},
+		{"configmaps", "-n", "shop", "-o", "yaml"},
 		{"services", "db", "-n", "shop", "-o", "json"},
 		{"pods", "web-1", "db-0", "-n", "shop", "-o", "json"},
 		// Several types at once: a table per type, names with their kind.
@@ -154,6 +160,13 @@ func createOutputFixtures(t *testing.T, s *apiserver.Server) {
 			t.Fatal(err)
 		}
 	}
+	notes := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "notes"}, Data: map[string]string{
+		"blank":       "a\n\nb\n",
+		"description": "A long line of words with spaces, longer than the eighty columns at which go-yaml folds.",
+	}}
+	if _, err := s.Client.CoreV1().ConfigMaps("shop").Create(ctx, notes, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	for _, svc := range []*corev1.Service{
 		{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"app": "web"}},
 			Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{{Port: 80}}}},
@@ -218,4 +231,91 @@ func writeKubeconfig(t *testing.T, c *rest.Config) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestNamesAreKubectls writes a config map (core group), a deployment
+// (apps) and a custom resource with regctl into a real kube-apiserver's
+// etcd. What regctl prints on stdout of each write is what kubectl's
+// create and replace print: their name printer, as they configure it,
+// given the object the server then serves; names with -o name are kubectl
+// get's.
+func TestNamesAreKubectls(t *testing.T) {
+	s := apiserver.Start(t)
+	apiserver.CreateWidgetsCRD(t, s)
+	k := &kubectl{kubeconfig: writeKubeconfig(t, s.Config), cache: t.TempDir()}
+	etcdFlag := "--etcd-servers=" + s.EtcdURL
+	ctx := context.Background()
+	if _, err := s.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	objects := []schema.GroupVersionResource{
+		{Version: "v1", Resource: "configmaps"},
+		{Group: "apps", Version: "v1", Resource: "deployments"},
+		widgetsV1,
+	}
+	const manifest = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: web, namespace: shop}
+data: {k: v}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: c, image: busybox}]}
+---
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: web, namespace: shop}
+spec: {size: large}
+`
+	// kubectl's report of a write: its printer as kubectl create and
+	// replace configure it, of the objects as the server serves them.
+	kubectlReport := func(operation string) string {
+		t.Helper()
+		printer, err := genericclioptions.NewPrintFlags(operation).WithTypeSetter(scheme.Scheme).ToPrinter()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		for _, gvr := range objects {
+			obj, err := s.Dynamic.Resource(gvr).Namespace("shop").Get(ctx, "web", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := printer.PrintObj(obj, &out); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return out.String()
+	}
+
+	stdout, stderr, code := run(t, "create", "-f", manifestFile(t, manifest), etcdFlag)
+	if want := kubectlReport("created"); code != 0 || stdout != want {
+		t.Errorf("create: exit %d, stdout %q, stderr %q; kubectl prints %q", code, stdout, stderr, want)
+	}
+	if !strings.Contains(stdout, "deployment.apps/web") || !strings.Contains(stdout, "widget.example.com/web") {
+		t.Errorf("create: stdout %q: kubectl's printer names the groups, the comparison proves nothing", stdout)
+	}
+	var current []string
+	for _, arg := range []string{"configmaps/web", "deployments/web", "widgets/web"} {
+		current = append(current, mustRun(t, "get", arg, "-n", "shop", "-o", "yaml", etcdFlag))
+	}
+	stdout, stderr, code = run(t, "replace", "-f", manifestFile(t, strings.Join(current, "---\n")), etcdFlag)
+	if want := kubectlReport("replaced"); code != 0 || stdout != want {
+		t.Errorf("replace: exit %d, stdout %q, stderr %q; kubectl prints %q", code, stdout, stderr, want)
+	}
+
+	for _, args := range [][]string{
+		{"deployments", "-n", "shop", "-o", "name"},
+		{"deployments/web", "-n", "shop", "-o", "name"},
+		{"widgets", "-n", "shop", "-o", "name"},
+		{"configmaps,deployments,widgets", "web", "-n", "shop", "-o", "name"},
+		{"all", "-n", "shop", "-o", "name"},
+	} {
+		t.Run(caseName(args), func(t *testing.T) { agreeWithKubectl(t, k, s.EtcdURL, args...) })
+	}
 }

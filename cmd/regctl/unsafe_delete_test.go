@@ -116,11 +116,12 @@ func TestUnsafeDeleteOfUnreadableValues(t *testing.T) {
 			}
 
 			start := time.Now()
-			stderr, code = runRegctl(o, unsafeFlag, unsafeGate)
+			stdout, stderr, code := runBinaryOutputWithin(t, time.Minute, append(append([]string{"delete", o.arg, "-n", "shop", s.flag()}, o.flags...), unsafeFlag, unsafeGate)...)
+			// Deleted unread, the object is named by its type's kind.
 			kind := strings.TrimSuffix(strings.Split(o.arg, "/")[0], "s")
 			if code != 0 || !strings.Contains(stderr, "warning: objects that cannot be read are deleted unread") ||
-				!strings.Contains(stderr, kind+"/"+strings.Split(o.arg, "/")[1]+" deleted\n") {
-				t.Errorf("unsafe delete: exit %d, stderr %q", code, stderr)
+				stdout != kind+"/"+strings.Split(o.arg, "/")[1]+" deleted\n" {
+				t.Errorf("unsafe delete: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 			}
 			if s.rawValue(t, o.key) != nil {
 				t.Errorf("%s is still in etcd after the unsafe delete", o.key)
@@ -163,9 +164,9 @@ func TestUnsafeDeleteOfReadableObject(t *testing.T) {
 	if s.rawValue(t, key) == nil || s.revision(t) != before {
 		t.Error("the refused unsafe delete wrote")
 	}
-	stderr, code = runBinaryWithin(t, time.Minute, "delete", "configmaps/fine", "-n", "shop", s.flag(), unsafeFlag)
-	if code != 0 || !strings.Contains(stderr, "configmap/fine deleted") || s.rawValue(t, key) != nil {
-		t.Errorf("gate off: exit %d, stderr %q: want the object deleted as without the flag", code, stderr)
+	stdout, stderr, code := runBinaryOutputWithin(t, time.Minute, "delete", "configmaps/fine", "-n", "shop", s.flag(), unsafeFlag)
+	if code != 0 || stdout != "configmap/fine deleted\n" || s.rawValue(t, key) != nil {
+		t.Errorf("gate off: exit %d, stdout %q, stderr %q: want the object deleted as without the flag", code, stdout, stderr)
 	}
 }
 
@@ -224,9 +225,9 @@ func TestUnsafeDeleteAgreesWithAPIServer(t *testing.T) {
 		t.Errorf("regctl delete without the flag: exit %d, %q", code, stderr)
 	}
 
-	_, stderr, code := run(t, "delete", "configmaps/by-regctl", "-n", "shop", etcdFlag, unsafeGate, unsafeFlag)
-	if code != 0 || !strings.Contains(stderr, "configmap/by-regctl deleted") {
-		t.Fatalf("regctl unsafe delete: exit %d, %q", code, stderr)
+	stdout, stderr, code := run(t, "delete", "configmaps/by-regctl", "-n", "shop", etcdFlag, unsafeGate, unsafeFlag)
+	if code != 0 || stdout != "configmap/by-regctl deleted\n" {
+		t.Fatalf("regctl unsafe delete: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	if _, err := s.Client.CoreV1().ConfigMaps("shop").Get(ctx, "by-regctl", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("server GET after regctl's unsafe delete: %v: want NotFound", err)

@@ -49,7 +49,7 @@ type writeOptions struct {
 var writeFormats = []render.Format{render.YAML, render.JSON, render.Name}
 
 func addWriteFlags(fs *pflag.FlagSet, o *writeOptions, output *string) {
-	fs.StringVarP(output, "output", "o", "", "Also print the stored objects: yaml|json|name")
+	fs.StringVarP(output, "output", "o", "", "Print the stored objects (yaml|json) or their names (name) instead of a line per write, as kubectl does")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "Run defaulting, strategies and validation, print the result, write nothing")
 }
 
@@ -423,8 +423,9 @@ func (c *sandboxCRDs) establish(ctx context.Context, w *wiring.Wiring, errOut io
 	return nil
 }
 
-// writeEach runs write on every planned object, saying on stderr what became
-// of each in document order, and printing the results with -o as they come.
+// writeEach runs write on every planned object, saying what became of each
+// in document order (written on stdout, failed on stderr), or printing the
+// results with -o as they come.
 // A failure does not stop the others; it makes the exit code 1. Once the
 // context is done no new write starts.
 func writeEach(ctx context.Context, o *writeOptions, objs []stores.Planned, verb string, write func(context.Context, stores.Planned) (runtime.Object, error)) error {
@@ -447,17 +448,26 @@ func reportEach(ctx context.Context, rep *writeReport, objs []stores.Planned, ve
 			rep.fail(ctx, p.Source.Where()+" ("+p.Label()+")", r.Err)
 			return nil
 		}
-		return rep.written(writtenName(p, r.Object), verb, r.Object)
+		return rep.written(r.Object, writtenName(p, r.Object), verb)
 	})
 }
 
-// writtenName is kind/name of a written object, with the name the store
-// gave it (generateName).
-func writtenName(p stores.Planned, out runtime.Object) string {
-	if m, err := meta.Accessor(out); err == nil {
-		return strings.ToLower(p.Source.GVK.Kind) + "/" + m.GetName()
+// writtenName is what names a written object: the object itself, which
+// the store returned with its kind and group and the name it gave it
+// (generateName); or, without one, the manifest's kind and name.
+func writtenName(p stores.Planned, out runtime.Object) runtime.Object {
+	if out != nil && !out.GetObjectKind().GroupVersionKind().Empty() {
+		return out
 	}
-	return p.Label()
+	return nameOnly(p.Source.GVK, p.Source.Namespace, p.Source.Name)
+}
+
+// nameOnly stands for an object known only by its kind and name, for
+// kubectl's name printer, which reads nothing else.
+func nameOnly(gvk schema.GroupVersionKind, namespace, name string) runtime.Object {
+	obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	obj.SetGroupVersionKind(gvk)
+	return obj
 }
 
 // refuse reports every problem of a manifest and says nothing was written.

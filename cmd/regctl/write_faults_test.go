@@ -69,8 +69,8 @@ func TestCreateChecksEveryDocumentBeforeWriting(t *testing.T) {
 	// What depends on etcd is still checked as each object is written: a
 	// namespace created earlier in the same manifest holds the next objects.
 	m := strings.Replace(shopNamespace, "shop", "shop2", 1) + "---\n" + strings.Replace(configMapDoc("in-new"), "shop", "shop2", 1)
-	if _, stderr, code := run(t, "create", "-f", manifestFile(t, m), s.flag()); code != 0 || !strings.Contains(stderr, "configmap/in-new created") {
-		t.Errorf("namespace and its content in one manifest: exit %d, %q", code, stderr)
+	if stdout, stderr, code := run(t, "create", "-f", manifestFile(t, m), s.flag()); code != 0 || !strings.Contains(stdout, "configmap/in-new created\n") {
+		t.Errorf("namespace and its content in one manifest: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
 
@@ -93,9 +93,9 @@ func TestReplaceChecksEveryDocumentBeforeWriting(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := docs[0] + "---\n" + tc.second + "---\n" + docs[2]
-			_, stderr, code := run(t, "replace", "-f", manifestFile(t, m), s.flag())
-			if code == 0 || strings.Contains(stderr, "replaced") || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "nothing was written") {
-				t.Errorf("exit %d, stderr %q: want %q and nothing replaced", code, stderr, tc.want)
+			stdout, stderr, code := run(t, "replace", "-f", manifestFile(t, m), s.flag())
+			if code == 0 || stdout != "" || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "nothing was written") {
+				t.Errorf("exit %d, stdout %q, stderr %q: want %q and nothing replaced", code, stdout, stderr, tc.want)
 			}
 			if after := s.revision(t); after != before {
 				t.Errorf("etcd revision moved from %d to %d", before, after)
@@ -103,8 +103,8 @@ func TestReplaceChecksEveryDocumentBeforeWriting(t *testing.T) {
 		})
 	}
 	// The same three, all good, are replaced.
-	if _, stderr, code := run(t, "replace", "-f", manifestFile(t, strings.Join(docs, "---\n")), s.flag()); code != 0 || strings.Count(stderr, " replaced") != 3 {
-		t.Errorf("a good manifest: exit %d, %q", code, stderr)
+	if stdout, stderr, code := run(t, "replace", "-f", manifestFile(t, strings.Join(docs, "---\n")), s.flag()); code != 0 || stdout != "configmap/a replaced\nconfigmap/b replaced\nconfigmap/c replaced\n" {
+		t.Errorf("a good manifest: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
 
@@ -253,21 +253,24 @@ subsets: [{addresses: [{ip: 10.1.0.5}], ports: [{port: 80}]}]
 	const webKey, endpointsKey = "/registry/services/specs/shop/web", "/registry/services/endpoints/shop/web"
 
 	before := s.revision(t)
-	_, stderr, code := run(t, "delete", "services/web", "-n", "shop", s.flag())
-	if code != 1 || !strings.Contains(stderr, "\nerror: "+noServiceCIDR) || strings.Contains(stderr, "service/web deleted") {
-		t.Errorf("exit %d, stderr %q: want %q", code, stderr, noServiceCIDR)
+	stdout, stderr, code := run(t, "delete", "services/web", "-n", "shop", s.flag())
+	if code != 1 || !strings.Contains(stderr, "\nerror: "+noServiceCIDR) || stdout != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q: want %q", code, stdout, stderr, noServiceCIDR)
 	}
 	// A dry run releases nothing, and needs no ServiceCIDR.
-	if _, stderr, code := run(t, "delete", "services/web", "--dry-run", "-n", "shop", s.flag()); code != 0 || !strings.Contains(stderr, "service/web deleted") {
-		t.Errorf("--dry-run: exit %d, stderr %q", code, stderr)
+	if stdout, stderr, code := run(t, "delete", "services/web", "--dry-run", "-n", "shop", s.flag()); code != 0 || stdout != "service/web deleted (dry run)\n" {
+		t.Errorf("--dry-run: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	if s.revision(t) != before {
 		t.Fatal("a refused delete wrote")
 	}
 
 	// With --all the others are deleted, the one with a cluster IP refused.
-	_, stderr, code = run(t, "delete", "services", "--all", "-n", "shop", s.flag())
-	for _, w := range []string{"service/headless deleted", "service/ext deleted", noServiceCIDR, "1 of 3 objects were not deleted"} {
+	stdout, stderr, code = run(t, "delete", "services", "--all", "-n", "shop", s.flag())
+	if stdout != "service/ext deleted\nservice/headless deleted\n" {
+		t.Errorf("delete --all: stdout %q: want the two deleted", stdout)
+	}
+	for _, w := range []string{noServiceCIDR, "1 of 3 objects were not deleted"} {
 		if !strings.Contains(stderr, w) {
 			t.Errorf("delete --all: stderr %q: want %q", stderr, w)
 		}
@@ -310,7 +313,7 @@ func TestDeletePrintsTheDeletedObjects(t *testing.T) {
 	}
 }
 
-// cancelOnLine is a stderr that cancels the command once a line says
+// cancelOnLine is a stdout that cancels the command once a line says
 // something was written, as a Ctrl-C at that moment would.
 type cancelOnLine struct {
 	mu     sync.Mutex
@@ -346,9 +349,10 @@ func TestInterruptedCreateStopsAndReports(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	errOut := &cancelOnLine{marker: " created", cancel: cancel}
-	code := Run(ctx, IOStreams{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, ErrOut: errOut}, []string{"create", "-f", manifestFile(t, m.String()), s.flag()})
-	stderr := errOut.String()
+	out := &cancelOnLine{marker: " created", cancel: cancel}
+	var errOut bytes.Buffer
+	code := Run(ctx, IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: &errOut}, []string{"create", "-f", manifestFile(t, m.String()), s.flag()})
+	stdout, stderr := out.String(), errOut.String()
 	sum := interruptedSummary.FindStringSubmatch(stderr)
 	if code == 0 || sum == nil {
 		t.Fatalf("exit %d, stderr %q: want an interrupted summary", code, stderr)
@@ -368,7 +372,7 @@ func TestInterruptedCreateStopsAndReports(t *testing.T) {
 		if exists {
 			stored++
 		}
-		created := strings.Contains(stderr, "configmap/"+name+" created")
+		created := strings.Contains(stdout, "configmap/"+name+" created\n")
 		mentioned := strings.Contains(stderr, "(configmap/"+name+")")
 		switch {
 		case created && !exists:
@@ -377,18 +381,19 @@ func TestInterruptedCreateStopsAndReports(t *testing.T) {
 			t.Errorf("%s not attempted, yet in etcd", name)
 		}
 	}
-	if got := strings.Count(stderr, " created\n"); got != counts[0] {
+	if got := strings.Count(stdout, " created\n"); got != counts[0] {
 		t.Errorf("%d objects reported created, summary says %d", got, counts[0])
 	}
 
 	// A delete stops at the next object, too.
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
-	errOut = &cancelOnLine{marker: " deleted", cancel: cancel}
-	code = Run(ctx, IOStreams{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, ErrOut: errOut}, []string{"delete", "configmaps", "--all", "-n", "shop", s.flag()})
+	out = &cancelOnLine{marker: " deleted", cancel: cancel}
+	errOut.Reset()
+	code = Run(ctx, IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: &errOut}, []string{"delete", "configmaps", "--all", "-n", "shop", s.flag()})
 	want := fmt.Sprintf("error: interrupted: 1 deleted, %d not attempted\n", stored-1)
-	if stderr := errOut.String(); code == 0 || !strings.Contains(stderr, want) || strings.Count(stderr, " deleted\n") != 1 {
-		t.Errorf("delete: exit %d, stderr %q: want %q", code, stderr, want)
+	if stdout, stderr := out.String(), errOut.String(); code == 0 || !strings.Contains(stderr, want) || strings.Count(stdout, " deleted\n") != 1 {
+		t.Errorf("delete: exit %d, stdout %q, stderr %q: want one deleted and %q", code, stdout, stderr, want)
 	}
 }
 
@@ -434,15 +439,17 @@ func TestWritesInFlightWhenInterruptedMayHaveBeenWritten(t *testing.T) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
-	var errOut bytes.Buffer
-	o := &writeOptions{globalOptions: &globalOptions{IO: IOStreams{Out: &bytes.Buffer{}, ErrOut: &errOut}}}
+	var out, errOut bytes.Buffer
+	o := &writeOptions{globalOptions: &globalOptions{IO: IOStreams{Out: &out, ErrOut: &errOut}}}
 	err := writeEach(ctx, o, objs, "created", write)
 	stderr := errOut.String()
 	if err == nil || err.Error() != "interrupted: 4 created, 1 not created, 3 may have been written, 12 not attempted" {
 		t.Errorf("error %v: want the interrupted summary", err)
 	}
+	if want := "configmap/cm-00 created\nconfigmap/cm-01 created\nconfigmap/cm-02 created\nconfigmap/cm-03 created\n"; out.String() != want {
+		t.Errorf("stdout %q, want %q", out.String(), want)
+	}
 	for _, want := range []string{
-		"configmap/cm-03 created",
 		`error: document 5 (configmap/cm-04): configmaps "cm-04" already exists`,
 		"error: document 6 (configmap/cm-05) may have been written: context canceled",
 		"error: document 8 (configmap/cm-07) may have been written: context canceled",
@@ -497,7 +504,7 @@ func TestDeleteIgnoreNotFound(t *testing.T) {
 		t.Errorf("without the flag: exit %d, stderr %q: want NotFound and exit 1", code, stderr)
 	}
 	stdout, stderr, code := run(t, "delete", "configmaps", "gone", "a", "-n", "shop", "--ignore-not-found", "-o", "name", s.flag())
-	if code != 0 || stdout != "configmap/a\n" || strings.Contains(stderr, "gone") || !strings.Contains(stderr, "configmap/a deleted") {
+	if code != 0 || stdout != "configmap/a\n" || strings.Contains(stderr, "gone") {
 		t.Errorf("exit %d, stdout %q, stderr %q: want a deleted, gone passed over", code, stdout, stderr)
 	}
 	if n := s.count(t, "/registry/configmaps/shop/"); n != 0 {

@@ -69,10 +69,9 @@ func TestCreateWritesThroughTheStore(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{bypassWarning, "namespace/shop created", "pod/web created"} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("stderr %q: want %q", stderr, want)
-		}
+	// With -o the written objects are printed instead of what was done.
+	if !strings.Contains(stderr, bypassWarning) || strings.Contains(stderr+stdout, " created") {
+		t.Errorf("stderr %q: want the warning, and no created lines with -o", stderr)
 	}
 	var list struct {
 		Kind  string          `json:"kind"`
@@ -137,10 +136,10 @@ func TestInvalidWritesLeaveEtcdUnchanged(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"create", "-f", manifestFile(t, tc.manifest), s.flag()}, tc.args...)
-			_, stderr, code := run(t, args...)
+			stdout, stderr, code := run(t, args...)
 			if tc.want == "" {
-				if code != 0 || !strings.Contains(stderr, "pod/web created (dry run)") {
-					t.Errorf("exit %d, stderr %q", code, stderr)
+				if code != 0 || stdout != "pod/web created (dry run)\n" {
+					t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 				}
 			} else if code == 0 || !strings.Contains(stderr, tc.want) {
 				t.Errorf("exit %d, stderr %q: want %q", code, stderr, tc.want)
@@ -211,11 +210,14 @@ func TestWriteFailuresAreReportedPerObject(t *testing.T) {
 	m := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: shop}\n---\n" +
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: shop}\n---\n" +
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: shop}\n"
-	_, stderr, code := run(t, "create", "-f", manifestFile(t, m), s.flag())
+	stdout, stderr, code := run(t, "create", "-f", manifestFile(t, m), s.flag())
 	if code == 0 {
 		t.Error("exit 0 with a failed document")
 	}
-	for _, want := range []string{"configmap/a created", `document 2 (configmap/a): configmaps "a" already exists`, "configmap/b created", "1 of 3 objects were not created"} {
+	if stdout != "configmap/a created\nconfigmap/b created\n" {
+		t.Errorf("stdout %q: want a and b created", stdout)
+	}
+	for _, want := range []string{`document 2 (configmap/a): configmaps "a" already exists`, "1 of 3 objects were not created"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr %q: want %q", stderr, want)
 		}
@@ -288,16 +290,16 @@ func TestDeleteFollowsGracefulDeletionAndFinalizers(t *testing.T) {
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+"---\n"+bound+"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: shop, labels: {tier: cache}}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: shop, labels: {tier: cache}}\n"), s.flag())
 
 	// A bound pod with a grace period is only marked.
-	_, stderr, _ := run(t, "delete", "pods/web", "-n", "shop", s.flag())
-	if !strings.Contains(stderr, "pod/web marked for deletion") {
-		t.Errorf("graceful delete: %q", stderr)
+	stdout, stderr, _ := run(t, "delete", "pods/web", "-n", "shop", s.flag())
+	if stdout != "pod/web marked for deletion\n" {
+		t.Errorf("graceful delete: stdout %q, stderr %q", stdout, stderr)
 	}
 	if got := mustRun(t, "get", "pods/web", "-n", "shop", "-o", "yaml", s.flag()); !strings.Contains(got, "deletionTimestamp:") {
 		t.Errorf("pod after graceful delete:\n%s", got)
 	}
-	_, stderr, _ = run(t, "delete", "pods/web", "-n", "shop", "--grace-period=0", s.flag())
-	if !strings.Contains(stderr, "pod/web deleted") || s.rawValue(t, "/registry/pods/shop/web") != nil {
-		t.Errorf("delete --grace-period=0: %q, key still there: %v", stderr, s.rawValue(t, "/registry/pods/shop/web") != nil)
+	stdout, stderr, _ = run(t, "delete", "pods/web", "-n", "shop", "--grace-period=0", s.flag())
+	if stdout != "pod/web deleted\n" || s.rawValue(t, "/registry/pods/shop/web") != nil {
+		t.Errorf("delete --grace-period=0: stdout %q, stderr %q, key still there: %v", stdout, stderr, s.rawValue(t, "/registry/pods/shop/web") != nil)
 	}
 
 	// By selector, with dry run first.
@@ -306,15 +308,15 @@ func TestDeleteFollowsGracefulDeletionAndFinalizers(t *testing.T) {
 	if s.revision(t) != before {
 		t.Error("a dry-run delete wrote")
 	}
-	_, stderr, _ = run(t, "delete", "configmaps", "-l", "tier=cache", "-n", "shop", s.flag())
-	if !strings.Contains(stderr, "configmap/a deleted") || !strings.Contains(stderr, "configmap/b deleted") {
-		t.Errorf("delete -l: %q", stderr)
+	stdout, stderr, _ = run(t, "delete", "configmaps", "-l", "tier=cache", "-n", "shop", s.flag())
+	if stdout != "configmap/a deleted\nconfigmap/b deleted\n" {
+		t.Errorf("delete -l: stdout %q, stderr %q", stdout, stderr)
 	}
 
 	// A namespace with finalizers goes to Terminating.
-	_, stderr, _ = run(t, "delete", "namespaces/shop", s.flag())
-	if !strings.Contains(stderr, "namespace/shop marked for deletion") {
-		t.Errorf("namespace delete: %q", stderr)
+	stdout, stderr, _ = run(t, "delete", "namespaces/shop", s.flag())
+	if stdout != "namespace/shop marked for deletion\n" {
+		t.Errorf("namespace delete: stdout %q, stderr %q", stdout, stderr)
 	}
 	if got := mustRun(t, "get", "namespaces/shop", "-o", "yaml", s.flag()); !strings.Contains(got, "phase: Terminating") {
 		t.Errorf("namespace after delete:\n%s", got)

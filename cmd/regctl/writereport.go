@@ -7,13 +7,16 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
 )
 
-// writeReport says on stderr what became of each write of a command, prints
-// the written objects with -o, and sums up in the command's error.
+// writeReport says what became of each write of a command, as kubectl does:
+// on stdout, each object written with what was done ("deployment.apps/web
+// created"), or with -o the written objects instead; failures on stderr;
+// and sums up in the command's error.
 type writeReport struct {
 	o       *writeOptions
 	verb    string // created, replaced, deleted
@@ -26,21 +29,43 @@ type writeReport struct {
 	done, failed, uncertain int
 	// ignored are objects that were already gone, with --ignore-not-found.
 	ignored int
+	// operations are kubectl's name printers of each operation reported.
+	operations map[string]printers.ResourcePrinter
 }
 
 func newWriteReport(o *writeOptions, verb string, total int, named bool) *writeReport {
-	return &writeReport{o: o, verb: verb, total: total, named: named, printer: newWrittenPrinter(o, total)}
+	return &writeReport{o: o, verb: verb, total: total, named: named, printer: newWrittenPrinter(o, total), operations: map[string]printers.ResourcePrinter{}}
 }
 
-// written reports one write that happened: "pod/web created".
-func (r *writeReport) written(name, what string, obj runtime.Object) error {
+// written reports one write that happened: obj as the store returned it
+// (nil when it returned none, as for an object deleted unread), named by
+// name, which carries its kind and group (obj itself, or what stands for it).
+func (r *writeReport) written(obj, name runtime.Object, what string) error {
 	r.done++
-	suffix := ""
-	if r.o.DryRun {
-		suffix = " (dry run)"
+	if r.o.Output != "" {
+		if r.o.Output == render.Name {
+			obj = name
+		}
+		return r.printer.add(obj)
 	}
-	fmt.Fprintf(r.o.IO.ErrOut, "%s %s%s\n", name, what, suffix)
-	return r.printer.add(obj)
+	p, ok := r.operations[what]
+	if !ok {
+		// kubectl's create, replace and delete print the operation after
+		// the name, with the dry run said after it.
+		operation := what
+		if r.o.DryRun {
+			operation += " (dry run)"
+		}
+		var err error
+		if p, err = render.NamePrinter(operation); err != nil {
+			return err
+		}
+		r.operations[what] = p
+	}
+	if err := p.PrintObj(name, r.o.IO.Out); err != nil {
+		return fmt.Errorf("printing what was %s: %w", what, err)
+	}
+	return nil
 }
 
 // fail reports a write that returned err: a definite failure, or a write

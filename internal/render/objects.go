@@ -1,13 +1,11 @@
 package render
 
 import (
-	"bytes"
 	"fmt"
 	"io"
-	"strings"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/yaml"
 )
@@ -23,6 +21,8 @@ type ListWriter struct {
 	// Buffers reused object after object.
 	json typedJSON
 	out  []byte
+	// names is kubectl's -o name printer, made at the first name.
+	names printers.ResourcePrinter
 	// held keeps the objects of a list printed only once whole (--sort-by,
 	// kubectl's template and column printers); nil streams them.
 	held *heldList
@@ -45,8 +45,14 @@ func (l *ListWriter) add(obj runtime.Object) error {
 	defer func() { l.n++ }()
 	switch l.format {
 	case Name:
-		_, err := fmt.Fprintln(l.w, ObjectName(obj))
-		return err
+		if l.names == nil {
+			p, err := NamePrinter("")
+			if err != nil {
+				return err
+			}
+			l.names = p
+		}
+		return l.names.PrintObj(obj, l.w)
 	case JSON:
 		// kubectl's JSON printer indents a List by four spaces, its items
 		// at two levels in; each item is indented here as it would be there.
@@ -62,7 +68,12 @@ func (l *ListWriter) add(obj runtime.Object) error {
 		_, err = l.w.Write(out)
 		return err
 	case YAML:
-		out, err := yaml.Marshal(obj)
+		// kubectl marshals the whole List, whose items sit at column 0 as
+		// "- " entries; go-yaml folds long strings and writes blank lines of
+		// block scalars by the column it is at. A one-item sequence puts the
+		// item at the same column with the same indentation, so each item
+		// is written as it would be inside the list, one at a time.
+		out, err := yaml.Marshal([]runtime.Object{obj})
 		if err != nil {
 			return fmt.Errorf("encoding yaml: %w", err)
 		}
@@ -71,18 +82,7 @@ func (l *ListWriter) add(obj runtime.Object) error {
 				return err
 			}
 		}
-		lines := strings.SplitAfter(strings.TrimSuffix(string(out), "\n"), "\n")
-		var b bytes.Buffer
-		for i, line := range lines {
-			if i == 0 {
-				b.WriteString("- ")
-			} else {
-				b.WriteString("  ")
-			}
-			b.WriteString(line)
-		}
-		b.WriteString("\n")
-		_, err = l.w.Write(b.Bytes())
+		_, err = l.w.Write(out)
 		return err
 	}
 	return fmt.Errorf("output format %q cannot print objects", l.format)
@@ -184,12 +184,19 @@ func PrintObject(w io.Writer, format Format, obj runtime.Object) error {
 	return nil
 }
 
-// ObjectName is kind/name as kubectl -o name prints it for the core group.
-func ObjectName(obj runtime.Object) string {
-	kind := strings.ToLower(obj.GetObjectKind().GroupVersionKind().Kind)
-	name := ""
-	if m, err := meta.Accessor(obj); err == nil {
-		name = m.GetName()
+// NamePrinter is kubectl's name printer, as kubectl's commands get it from
+// their print flags: "kind.group/name" lines, the group from the object's
+// GroupVersionKind (the core group has none). With an operation, as a
+// write without -o reports, each name is followed by it:
+// "deployment.apps/web created"; without, it prints what -o name prints.
+func NamePrinter(operation string) (printers.ResourcePrinter, error) {
+	flags := genericclioptions.NewPrintFlags(operation)
+	if operation == "" {
+		*flags.OutputFormat = string(Name)
 	}
-	return kind + "/" + name
+	p, err := flags.ToPrinter()
+	if err != nil {
+		return nil, fmt.Errorf("making kubectl's name printer: %w", err)
+	}
+	return p, nil
 }

@@ -3,12 +3,19 @@ package render
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 )
 
@@ -128,5 +135,110 @@ func TestTablesEscapeTerminalControl(t *testing.T) {
 	}
 	if want := "NAME   STATUS           RESTARTS\nweb    ^[[31mCrash...   3\n"; out.String() != want {
 		t.Errorf("object table:\n%q\nwant\n%q", out.String(), want)
+	}
+}
+
+// kubectlYAMLList is what kubectl get -o yaml prints of several objects:
+// the List its printGeneric makes of them (a v1 List of raw items, read
+// back as unstructured), printed whole by cli-runtime's YAMLPrinter.
+func kubectlYAMLList(t *testing.T, objs []runtime.Object) string {
+	t.Helper()
+	list := corev1.List{TypeMeta: metav1.TypeMeta{Kind: "List", APIVersion: "v1"}}
+	for _, obj := range objs {
+		list.Items = append(list.Items, runtime.RawExtension{Object: obj})
+	}
+	data, err := json.Marshal(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	converted, err := runtime.Decode(unstructured.UnstructuredJSONScheme, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := meta.ExtractList(converted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := &unstructured.UnstructuredList{Object: map[string]any{
+		"kind": "List", "apiVersion": "v1", "metadata": map[string]any{"resourceVersion": ""},
+	}}
+	for _, item := range items {
+		whole.Items = append(whole.Items, *item.(*unstructured.Unstructured))
+	}
+	var out bytes.Buffer
+	if err := (&printers.YAMLPrinter{}).PrintObj(whole, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+func streamedYAMLList(t *testing.T, objs []runtime.Object) string {
+	t.Helper()
+	var out bytes.Buffer
+	l := NewListWriter(&out, YAML)
+	for _, obj := range objs {
+		if err := l.Add(obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// A streamed yaml List is, byte for byte, what kubectl prints of the whole
+// list: long strings folded at the same column, blank lines of block
+// scalars left empty.
+func TestYAMLListIsKubectls(t *testing.T) {
+	long := &schedulingv1.PriorityClass{
+		TypeMeta:    metav1.TypeMeta{APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass"},
+		ObjectMeta:  metav1.ObjectMeta{Name: "system-node-critical"},
+		Value:       2000001000,
+		Description: "Used for system critical pods that must not be moved from their current node, whatever else runs there.",
+	}
+	blank := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: "lines", Namespace: "shop"},
+		Data:       map[string]string{"text": "a\n\nb\n", "indented": "  x\n\n  y", "long": strings.Repeat("word ", 40)},
+	}
+	for _, objs := range [][]runtime.Object{{long}, {blank}, {long, blank, pod("web")}} {
+		if got, want := streamedYAMLList(t, objs), kubectlYAMLList(t, objs); got != want {
+			t.Errorf("streamed yaml list differs from kubectl's:\n%s", firstDifference(got, want))
+		}
+	}
+	if got, want := streamedYAMLList(t, nil), kubectlYAMLList(t, nil); got != want {
+		t.Errorf("empty yaml list %q, kubectl %q", got, want)
+	}
+}
+
+// Objects of every built-in kind, filled at random, print in a streamed
+// yaml List as in kubectl's.
+func TestYAMLListIsKubectlsForRandomObjects(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	filler := kindFiller(seed)
+	var objs []runtime.Object
+	for gvk, typ := range scheme.Scheme.AllKnownTypes() {
+		if gvk.Version == runtime.APIVersionInternal || strings.HasSuffix(gvk.Kind, "List") {
+			continue
+		}
+		obj, ok := reflect.New(typ).Interface().(runtime.Object)
+		if _, err := meta.Accessor(obj); !ok || err != nil {
+			continue // not an object kubectl gets (options, events)
+		}
+		filler.Fill(obj)
+		obj.GetObjectKind().SetGroupVersionKind(gvk)
+		// Objects kubectl could not read back as JSON are left out.
+		if _, err := json.Marshal(obj); err != nil {
+			continue
+		}
+		objs = append(objs, obj)
+		if len(objs) == 20 {
+			if got, want := streamedYAMLList(t, objs), kubectlYAMLList(t, objs); got != want {
+				t.Errorf("streamed yaml list differs from kubectl's:\n%s", firstDifference(got, want))
+			}
+			objs = objs[:0]
+		}
 	}
 }

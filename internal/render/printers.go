@@ -222,7 +222,7 @@ func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
 	}
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
-		return nil, fmt.Errorf("converting %s to its JSON form: %w", ObjectName(obj), err)
+		return nil, fmt.Errorf("converting %s to its JSON form: %w", printers.GetObjectGroupKind(obj), err)
 	}
 	return &unstructured.Unstructured{Object: m}, nil
 }

@@ -6,11 +6,13 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kubectl/pkg/cmd/get"
 )
 
 var ownFormats = []Format{Table, Wide, YAML, JSON, Name}
@@ -164,5 +166,55 @@ func TestTableRowsKeepWhatThePrinterReads(t *testing.T) {
 	var out bytes.Buffer
 	if err := Print(&out, Table, sorted); err != nil || out.String() != "NAMESPACE   NAME\nshop        web\n" {
 		t.Errorf("table %q, %v", out.String(), err)
+	}
+}
+
+// Names with -o name are what kubectl get's printer prints of the same
+// objects, group included: a core kind, a kind of a named group and a
+// custom resource; in a list and in a watch.
+func TestNamesAreKubectlGets(t *testing.T) {
+	widget := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.com/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": "w", "namespace": "shop"},
+	}}
+	deployment := &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}, ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop"}}
+	objs := []runtime.Object{pod("p"), deployment, widget}
+
+	kubectl := get.NewGetPrintFlags()
+	*kubectl.OutputFormat = "name"
+	printer, err := kubectl.ToPrinter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	for _, obj := range objs {
+		if err := printer.PrintObj(obj, &want); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.Contains(want.String(), "deployment.apps/web\n") {
+		t.Fatalf("kubectl prints %q: no group, the comparison proves nothing", want.String())
+	}
+
+	var list, watched bytes.Buffer
+	l := NewListWriter(&list, Name)
+	f, _ := parsedFlags(t)
+	wp, err := f.NewWatchPrinter(&watched, Name, schema.GroupKind{}, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range objs {
+		if err := l.Add(obj); err != nil {
+			t.Fatal(err)
+		}
+		if err := wp.Object("ADDED", obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if list.String() != want.String() || watched.String() != want.String() {
+		t.Errorf("list %q, watch %q; kubectl get prints %q", list.String(), watched.String(), want.String())
 	}
 }

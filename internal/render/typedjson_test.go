@@ -69,12 +69,10 @@ func firstDifference(got, want string) string {
 	return "plan:    ..." + got[from:min(len(got), i+100)] + "\nkubectl: ..." + want[from:min(len(want), i+100)]
 }
 
-// Every kind of every built-in group, filled at random (strings of any
-// runes, nil and empty slices and maps, unset pointers): the plans write
-// what kubectl writes.
-func TestTypedJSONIsKubectlsForEveryBuiltInKind(t *testing.T) {
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+// kindFiller fills objects of built-in kinds at random: strings of any
+// runes, nil and empty slices and maps, unset pointers, and values that
+// are valid where the types cannot hold anything (quantities, raw JSON).
+func kindFiller(seed int64) *randfill.Filler {
 	funcs := fuzzer.MergeFuzzerFuncs(metafuzzer.Funcs, func(serializer.CodecFactory) []any {
 		return []any{
 			func(q *resource.Quantity, c randfill.Continue) {
@@ -97,7 +95,16 @@ func TestTypedJSONIsKubectlsForEveryBuiltInKind(t *testing.T) {
 			},
 		}
 	})
-	filler := fuzzer.FuzzerFor(funcs, rand.NewSource(seed), scheme.Codecs).NilChance(0.2).NumElements(0, 3)
+	return fuzzer.FuzzerFor(funcs, rand.NewSource(seed), scheme.Codecs).NilChance(0.2).NumElements(0, 3)
+}
+
+// Every kind of every built-in group, filled at random (strings of any
+// runes, nil and empty slices and maps, unset pointers): the plans write
+// what kubectl writes.
+func TestTypedJSONIsKubectlsForEveryBuiltInKind(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	filler := kindFiller(seed)
 	kinds := 0
 	for gvk, typ := range scheme.Scheme.AllKnownTypes() {
 		if gvk.Version == runtime.APIVersionInternal {

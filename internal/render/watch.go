@@ -28,6 +28,8 @@ type WatchPrinter struct {
 	// table is kubectl get's table printer with kubectl's flags: it prints
 	// the header once and adds the EVENT, NAMESPACE and label columns.
 	table printers.ResourcePrinter
+	// names is kubectl's -o name printer.
+	names printers.ResourcePrinter
 	// tw is kubectl's tabwriter, which remembers column widths across
 	// flushes, so that a row printed alone lines up with those before it.
 	// It writes to buf, printed at each Flush.
@@ -53,6 +55,13 @@ func (f *GetPrintFlags) NewWatchPrinter(w io.Writer, format Format, kind schema.
 			return nil, fmt.Errorf("making the table printer: %w", err)
 		}
 		p.table = table
+	}
+	if format == Name {
+		names, err := NamePrinter("")
+		if err != nil {
+			return nil, err
+		}
+		p.names = names
 	}
 	return p, nil
 }
@@ -106,8 +115,7 @@ func (p *WatchPrinter) Object(eventType string, obj runtime.Object) error {
 	}
 	switch p.format {
 	case Name:
-		_, err := fmt.Fprintln(p.w, ObjectName(obj))
-		return err
+		return p.names.PrintObj(obj, p.w)
 	case JSON:
 		if !p.events {
 			return PrintObject(p.w, JSON, obj)
