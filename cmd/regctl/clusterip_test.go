@@ -120,7 +120,7 @@ func TestServiceWritesSayOnlyWhatTheyDid(t *testing.T) {
 		want string
 	}{
 		{[]string{"create", "-f", svc}, "service/web created\n"},
-		{[]string{"delete", "services/web", "-n", "shop"}, "service/web deleted\n"},
+		{[]string{"delete", "services/web", "-n", "shop"}, "service \"web\" deleted from shop namespace\n"},
 	} {
 		if stdout, stderr, code := regctl(tc.args...); code != 0 || stdout != tc.want || stderr != bypassWarning+"\n" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q: want %q and the warning", tc.args, code, stdout, stderr, tc.want)

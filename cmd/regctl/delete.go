@@ -8,9 +8,15 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/features"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/resource"
+	kubectldelete "k8s.io/kubectl/pkg/cmd/delete"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
+	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
 )
 
@@ -38,9 +44,10 @@ finalizers, as kube-apiserver's DELETE would: a pod bound to a node with a grace
 gets a deletionTimestamp and stays until it is deleted with --grace-period=0; a namespace
 goes to Terminating until its finalizers are done; other objects are removed.
 
-Each delete is reported on stdout with kubectl's name printer: kind.group/name and deleted,
-or marked for deletion. With -o, each deleted object is printed instead, as it was when
-deleted (or, marked for deletion, as it remains); -o name prints kind.group/name.
+Each delete is reported on stdout as kubectl delete reports it (deployment.apps "web"
+deleted from shop namespace); an object only marked for deletion is also said to stay, on
+stderr. With -o, each deleted object is printed instead, as it was when deleted (or, marked
+for deletion, as it remains); -o name prints kind.group/name.
 
 A service's cluster IP and node ports are released as the server releases them: its
 IPAddress object is deleted and its ports are freed in the node port range. That needs the
@@ -162,6 +169,7 @@ func (opts *deleteOptions) deleteEach(ctx context.Context, t stores.Target, vict
 	}
 	kind := strings.ToLower(t.Resource.Kind)
 	rep := newWriteReport(&opts.writeOptions, "deleted", len(victims), false)
+	rep.line = opts.deletedLine(t)
 	err := stores.DeleteEach(ctx, t, victims, do, func(v stores.Victim, d stores.Deleted, err error) error {
 		switch {
 		case err != nil && opts.IgnoreNotFound && apierrors.IsNotFound(err):
@@ -179,6 +187,42 @@ func (opts *deleteOptions) deleteEach(ctx context.Context, t stores.Target, vict
 		return err
 	}
 	return rep.finish(ctx)
+}
+
+// deletedLine says that an object was deleted in kubectl delete's words
+// (`deployment.apps "web" deleted from shop namespace`), with kubectl's
+// own printer. An object only marked for deletion (finalizers, a grace
+// period) is deleted as far as kubectl says; a warning says it stays.
+func (opts *deleteOptions) deletedLine(t stores.Target) func(runtime.Object, string) error {
+	scope := meta.RESTScopeRoot
+	if t.Resource.Namespaced {
+		scope = meta.RESTScopeNamespace
+	}
+	kubectl := &kubectldelete.DeleteOptions{IOStreams: genericiooptions.IOStreams{Out: opts.IO.Out}, GracePeriod: int(opts.GracePeriod)}
+	if opts.DryRun {
+		kubectl.DryRunStrategy = cmdutil.DryRunClient
+	}
+	return func(name runtime.Object, what string) error {
+		m, err := meta.Accessor(name)
+		if err != nil {
+			return err
+		}
+		mapping := &meta.RESTMapping{GroupVersionKind: name.GetObjectKind().GroupVersionKind(), Scope: scope}
+		kubectl.PrintObj(&resource.Info{Mapping: mapping, Namespace: m.GetNamespace(), Name: m.GetName()})
+		if what == "deleted" {
+			return nil
+		}
+		p, err := render.NamePrinter(what)
+		if err != nil {
+			return err
+		}
+		var line strings.Builder
+		if err := p.PrintObj(name, &line); err != nil {
+			return err
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "warning: %s: it stays until its finalizers are done or its grace period ends\n", strings.TrimSuffix(line.String(), "\n"))
+		return nil
+	}
 }
 
 // deletedName is what names a deleted object: the object the store

@@ -120,7 +120,7 @@ func TestUnsafeDeleteOfUnreadableValues(t *testing.T) {
 			// Deleted unread, the object is named by its type's kind.
 			kind := strings.TrimSuffix(strings.Split(o.arg, "/")[0], "s")
 			if code != 0 || !strings.Contains(stderr, "warning: objects that cannot be read are deleted unread") ||
-				stdout != kind+"/"+strings.Split(o.arg, "/")[1]+" deleted\n" {
+				stdout != kind+` "`+strings.Split(o.arg, "/")[1]+`" deleted from shop namespace`+"\n" {
 				t.Errorf("unsafe delete: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 			}
 			if s.rawValue(t, o.key) != nil {
@@ -165,7 +165,7 @@ func TestUnsafeDeleteOfReadableObject(t *testing.T) {
 		t.Error("the refused unsafe delete wrote")
 	}
 	stdout, stderr, code := runBinaryOutputWithin(t, time.Minute, "delete", "configmaps/fine", "-n", "shop", s.flag(), unsafeFlag)
-	if code != 0 || stdout != "configmap/fine deleted\n" || s.rawValue(t, key) != nil {
+	if code != 0 || stdout != "configmap \"fine\" deleted from shop namespace\n" || s.rawValue(t, key) != nil {
 		t.Errorf("gate off: exit %d, stdout %q, stderr %q: want the object deleted as without the flag", code, stdout, stderr)
 	}
 }
@@ -226,7 +226,7 @@ func TestUnsafeDeleteAgreesWithAPIServer(t *testing.T) {
 	}
 
 	stdout, stderr, code := run(t, "delete", "configmaps/by-regctl", "-n", "shop", etcdFlag, unsafeGate, unsafeFlag)
-	if code != 0 || stdout != "configmap/by-regctl deleted\n" {
+	if code != 0 || stdout != "configmap \"by-regctl\" deleted from shop namespace\n" {
 		t.Fatalf("regctl unsafe delete: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	if _, err := s.Client.CoreV1().ConfigMaps("shop").Get(ctx, "by-regctl", metav1.GetOptions{}); !apierrors.IsNotFound(err) {

@@ -258,7 +258,7 @@ subsets: [{addresses: [{ip: 10.1.0.5}], ports: [{port: 80}]}]
 		t.Errorf("exit %d, stdout %q, stderr %q: want %q", code, stdout, stderr, noServiceCIDR)
 	}
 	// A dry run releases nothing, and needs no ServiceCIDR.
-	if stdout, stderr, code := run(t, "delete", "services/web", "--dry-run", "-n", "shop", s.flag()); code != 0 || stdout != "service/web deleted (dry run)\n" {
+	if stdout, stderr, code := run(t, "delete", "services/web", "--dry-run", "-n", "shop", s.flag()); code != 0 || stdout != "service \"web\" deleted from shop namespace (dry run)\n" {
 		t.Errorf("--dry-run: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	if s.revision(t) != before {
@@ -267,7 +267,7 @@ subsets: [{addresses: [{ip: 10.1.0.5}], ports: [{port: 80}]}]
 
 	// With --all the others are deleted, the one with a cluster IP refused.
 	stdout, stderr, code = run(t, "delete", "services", "--all", "-n", "shop", s.flag())
-	if stdout != "service/ext deleted\nservice/headless deleted\n" {
+	if stdout != "service \"ext\" deleted from shop namespace\nservice \"headless\" deleted from shop namespace\n" {
 		t.Errorf("delete --all: stdout %q: want the two deleted", stdout)
 	}
 	for _, w := range []string{noServiceCIDR, "1 of 3 objects were not deleted"} {
@@ -392,7 +392,7 @@ func TestInterruptedCreateStopsAndReports(t *testing.T) {
 	errOut.Reset()
 	code = Run(ctx, IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: &errOut}, []string{"delete", "configmaps", "--all", "-n", "shop", s.flag()})
 	want := fmt.Sprintf("error: interrupted: 1 deleted, %d not attempted\n", stored-1)
-	if stdout, stderr := out.String(), errOut.String(); code == 0 || !strings.Contains(stderr, want) || strings.Count(stdout, " deleted\n") != 1 {
+	if stdout, stderr := out.String(), errOut.String(); code == 0 || !strings.Contains(stderr, want) || strings.Count(stdout, " deleted from shop namespace\n") != 1 {
 		t.Errorf("delete: exit %d, stdout %q, stderr %q: want one deleted and %q", code, stdout, stderr, want)
 	}
 }

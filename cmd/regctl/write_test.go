@@ -291,14 +291,14 @@ func TestDeleteFollowsGracefulDeletionAndFinalizers(t *testing.T) {
 
 	// A bound pod with a grace period is only marked.
 	stdout, stderr, _ := run(t, "delete", "pods/web", "-n", "shop", s.flag())
-	if stdout != "pod/web marked for deletion\n" {
+	if stdout != "pod \"web\" deleted from shop namespace\n" || !strings.Contains(stderr, "warning: pod/web marked for deletion: it stays until its finalizers are done or its grace period ends\n") {
 		t.Errorf("graceful delete: stdout %q, stderr %q", stdout, stderr)
 	}
 	if got := mustRun(t, "get", "pods/web", "-n", "shop", "-o", "yaml", s.flag()); !strings.Contains(got, "deletionTimestamp:") {
 		t.Errorf("pod after graceful delete:\n%s", got)
 	}
 	stdout, stderr, _ = run(t, "delete", "pods/web", "-n", "shop", "--grace-period=0", s.flag())
-	if stdout != "pod/web deleted\n" || s.rawValue(t, "/registry/pods/shop/web") != nil {
+	if stdout != "pod \"web\" force deleted from shop namespace\n" || s.rawValue(t, "/registry/pods/shop/web") != nil {
 		t.Errorf("delete --grace-period=0: stdout %q, stderr %q, key still there: %v", stdout, stderr, s.rawValue(t, "/registry/pods/shop/web") != nil)
 	}
 
@@ -309,13 +309,13 @@ func TestDeleteFollowsGracefulDeletionAndFinalizers(t *testing.T) {
 		t.Error("a dry-run delete wrote")
 	}
 	stdout, stderr, _ = run(t, "delete", "configmaps", "-l", "tier=cache", "-n", "shop", s.flag())
-	if stdout != "configmap/a deleted\nconfigmap/b deleted\n" {
+	if stdout != "configmap \"a\" deleted from shop namespace\nconfigmap \"b\" deleted from shop namespace\n" {
 		t.Errorf("delete -l: stdout %q, stderr %q", stdout, stderr)
 	}
 
 	// A namespace with finalizers goes to Terminating.
 	stdout, stderr, _ = run(t, "delete", "namespaces/shop", s.flag())
-	if stdout != "namespace/shop marked for deletion\n" {
+	if stdout != "namespace \"shop\" deleted\n" || !strings.Contains(stderr, "warning: namespace/shop marked for deletion") {
 		t.Errorf("namespace delete: stdout %q, stderr %q", stdout, stderr)
 	}
 	if got := mustRun(t, "get", "namespaces/shop", "-o", "yaml", s.flag()); !strings.Contains(got, "phase: Terminating") {

@@ -31,6 +31,9 @@ type writeReport struct {
 	ignored int
 	// operations are kubectl's name printers of each operation reported.
 	operations map[string]printers.ResourcePrinter
+	// line, when set, says what was done in place of the name printer
+	// (kubectl's delete words its line itself).
+	line func(name runtime.Object, what string) error
 }
 
 func newWriteReport(o *writeOptions, verb string, total int, named bool) *writeReport {
@@ -47,6 +50,9 @@ func (r *writeReport) written(obj, name runtime.Object, what string) error {
 			obj = name
 		}
 		return r.printer.add(obj)
+	}
+	if r.line != nil {
+		return r.line(name, what)
 	}
 	p, ok := r.operations[what]
 	if !ok {
