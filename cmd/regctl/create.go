@@ -24,9 +24,9 @@ func newCreateCmd(g *globalOptions, runF func(context.Context, *createOptions) e
 		Long: `Create the objects of a manifest (YAML or JSON: one object, a list such as kind: List or
 ConfigMapList, its items read as kubectl reads them, or a stream of documents) by writing
 them through the store of their path, exactly as kube-apiserver's create would: decoding
-with kubectl's field validation (--validate, strict by default) and defaulting (a custom resource's by its CRD's schema, which prunes unknown fields when they
-are not refused), generateName, uid, creationTimestamp,
-the resource's strategy and validation, encoding in the storage version and media type,
+with kubectl's field validation (--validate, strict by default) and defaulting (a custom
+resource's by its CRD's schema, which prunes unknown fields when they are not refused),
+generateName, uid, creationTimestamp, the resource's strategy and validation, encoding in the storage version and media type,
 encryption when configured, and a TTL lease for events.
 
 Admission plugins, webhooks and authorization do not run (regctl says so on stderr);
