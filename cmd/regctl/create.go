@@ -26,8 +26,8 @@ ConfigMapList, its items read as kubectl reads them, or a stream of documents) b
 them through the store of their path, exactly as kube-apiserver's create would: decoding
 with kubectl's field validation (--validate, strict by default) and defaulting (a custom
 resource's by its CRD's schema, which prunes unknown fields when they are not refused),
-generateName, uid, creationTimestamp, the resource's strategy and validation, encoding in the storage version and media type,
-encryption when configured, and a TTL lease for events.
+generateName, uid, creationTimestamp, the resource's strategy and validation, encoding in
+the storage version and media type, encryption when configured, and a TTL lease for events.
 
 Admission plugins, webhooks and authorization do not run (regctl says so on stderr);
 the namespace must exist and not be terminating, as the NamespaceLifecycle plugin checks.
