@@ -109,11 +109,11 @@ type namedTarget struct {
 // type is refused when it is the one type named, and passed over among
 // several, as kubectl does.
 func resolveEach(w *wiring.Wiring, refs []objectRef, scope scopeOptions) ([]namedTarget, error) {
+	if err := scope.check(); err != nil {
+		return nil, err
+	}
 	out := make([]namedTarget, 0, len(refs))
 	for _, ref := range refs {
-		if err := scope.check(); err != nil {
-			return nil, err
-		}
 		base, err := w.Resolve(ref.Resource)
 		if err != nil {
 			return nil, err
