@@ -39,23 +39,26 @@ func completeResources(g *globalOptions) cobra.CompletionFunc {
 	}
 }
 
-// completeResourceObjects completes `RESOURCE [NAME...]` and `RESOURCE/NAME`:
-// the first argument as completeResources does, then the names of the
-// objects of that resource, listed through its store from the etcd given by
+// completeResourceObjects completes `RESOURCE [NAME...]` and
+// `RESOURCE/NAME...`: the first argument as completeResources does, then the
+// names of the objects of that resource (after a RESOURCE/NAME, further
+// RESOURCE/NAME arguments, as kubectl takes them), listed through its store from the etcd given by
 // --etcd-servers, in the namespace of the command's --namespace flag if it
 // has one (all namespaces otherwise). Without --etcd-servers there is no
 // etcd to read, so no names are offered.
 func completeResourceObjects(g *globalOptions) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		resource, prefix := "", toComplete
+		// After RESOURCE/NAME, every argument is one (kubectl refuses a
+		// mix), completed as the first.
+		slashed := len(args) > 0 && strings.Contains(args[0], "/")
 		switch {
-		case len(args) == 0 && strings.Contains(toComplete, "/"):
+		case (len(args) == 0 || slashed) && strings.Contains(toComplete, "/"):
 			resource, prefix, _ = strings.Cut(toComplete, "/")
-		case len(args) == 0:
-			return completeResources(g)(cmd, args, toComplete)
-		case strings.Contains(args[0], "/"):
-			// The object is already named.
-			return nil, cobra.ShellCompDirectiveNoFileComp
+		case len(args) == 0 || slashed:
+			// As for a first argument, which completeResources takes
+			// args to be.
+			return completeResources(g)(cmd, nil, toComplete)
 		default:
 			resource = args[0]
 		}
@@ -67,8 +70,10 @@ func completeResourceObjects(g *globalOptions) cobra.CompletionFunc {
 		for _, name := range names {
 			switch {
 			case !strings.HasPrefix(name, prefix):
-			case len(args) == 0:
-				out = append(out, resource+"/"+name)
+			case len(args) == 0 || slashed:
+				if !slices.Contains(args, resource+"/"+name) {
+					out = append(out, resource+"/"+name)
+				}
 			case !slices.Contains(args[1:], name):
 				out = append(out, name)
 			}

@@ -144,7 +144,9 @@ func TestCompleteResourceObjects(t *testing.T) {
 		{"singular", []string{etcd, "-n", "shop", "pod", ""}, []string{"batch-1", "web"}},
 		{"kind", []string{etcd, "-n", "shop", "Pod", "w"}, []string{"web"}},
 		{"fully specified", []string{etcd, "-n", "shop", "pods.v1.", "b"}, []string{"batch-1"}},
-		{"named already", []string{etcd, "-n", "shop", "pods/web", ""}, nil},
+		// After a resource/name, more of them, as kubectl takes them.
+		{"resource after resource/name", []string{etcd, "-n", "shop", "pods/web", "se"}, []string{"secrets\tSecret", "serviceaccounts\tServiceAccount", "servicecidrs\tServiceCIDR", "services\tService"}},
+		{"resource/name after resource/name, not twice", []string{etcd, "-n", "shop", "pods/web", "pods/"}, []string{"pods/batch-1"}},
 		{"other namespace", []string{etcd, "-n", "default", "pods/"}, nil},
 		{"not twice", []string{etcd, "-n", "default", "configmaps", "kube-root-ca.crt", ""}, nil},
 		{"unknown resource", []string{etcd, "widgets", ""}, nil},

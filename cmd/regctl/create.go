@@ -21,14 +21,15 @@ func newCreateCmd(g *globalOptions, runF func(context.Context, *createOptions) e
 	cmd := &cobra.Command{
 		Use:   "create -f FILE|- [-n NAMESPACE] [--dry-run] [-o yaml|json|name]",
 		Short: "Create objects in etcd through kube-apiserver's own stores",
-		Long: `Create the objects of a manifest (YAML or JSON: one object, a kind: List, or a stream of
-documents) by writing them through the store of their path, exactly as kube-apiserver's
-create would: decoding with kubectl's field validation (--validate, strict by default) and
-defaulting (a custom resource's by its CRD's schema, which prunes unknown fields when they
-are not refused), generateName, uid, creationTimestamp, managedFields (the server's field
-manager records the fields as set by "regctl", or the manager --field-manager names),
-the resource's strategy and validation, encoding in the storage version and media type,
-encryption when configured, and a TTL lease for events.
+		Long: `Create the objects of a manifest (YAML or JSON: one object, a list such as kind: List or
+ConfigMapList, its items read as kubectl reads them, or a stream of documents) by writing
+them through the store of their path, exactly as kube-apiserver's create would: decoding
+with kubectl's field validation (--validate, strict by default) and defaulting (a custom
+resource's by its CRD's schema, which prunes unknown fields when they are not refused),
+generateName, uid, creationTimestamp, managedFields (the server's field manager records
+the fields as set by "regctl", or the manager --field-manager names), the resource's
+strategy and validation, encoding in the storage version and media type, encryption when
+configured, and a TTL lease for events.
 
 Admission plugins, webhooks and authorization do not run (regctl says so on stderr);
 the namespace must exist and not be terminating, as the NamespaceLifecycle plugin checks.

@@ -37,7 +37,7 @@ func newDeleteCmd(g *globalOptions, runF func(context.Context, *deleteOptions) e
 	opts := &deleteOptions{writeOptions: writeOptions{globalOptions: g}}
 	var output string
 	cmd := &cobra.Command{
-		Use:   "delete TYPE[/NAME] [NAME...] [-l SELECTOR | --all] [-n NAMESPACE | -A] [--grace-period N]",
+		Use:   "delete TYPE[,TYPE...] [NAME...] | TYPE/NAME... [-l SELECTOR | --all] [-n NAMESPACE | -A] [--grace-period N]",
 		Short: "Delete objects in etcd through kube-apiserver's own stores",
 		Long: `Delete objects through the store of their path, with the resource's graceful deletion and
 finalizers, as kube-apiserver's DELETE would: a pod bound to a node with a grace period
@@ -63,6 +63,9 @@ finalizers, graceful deletion and the store's after-delete steps are skipped; an
 can be read is refused. What depended on the object may break.`,
 		Example: `  # Delete one config map
   regctl delete configmaps/old-config -n shop
+
+  # Delete objects of several types by name, as kubectl takes them
+  regctl delete configmaps/old-settings secrets/old-token -n shop
 
   # Remove pods at once, without a grace period
   regctl delete pods -l app=batch -n shop --grace-period=0
@@ -100,37 +103,62 @@ can be read is refused. What depended on the object may break.`,
 }
 
 func runDelete(ctx context.Context, opts *deleteOptions) error {
-	ref, err := parseObjectRef(opts.Args, "", false)
+	refs, err := parseObjectRefs(opts.Args, "", false)
 	if err != nil {
 		return err
 	}
+	named := len(refs[0].Names) > 0
 	switch {
-	case len(ref.Names) > 0 && (opts.All || opts.LabelSelector != ""):
+	case named && (opts.All || opts.LabelSelector != ""):
 		return errors.New("name objects or select them with `-l`/`--all`, not both")
-	case len(ref.Names) == 0 && !opts.All && opts.LabelSelector == "":
-		return fmt.Errorf("name the %s to delete, or pass `-l SELECTOR` or `--all`", ref.Resource)
+	case !named && !opts.All && opts.LabelSelector == "":
+		return fmt.Errorf("name the %s to delete, or pass `-l SELECTOR` or `--all`", refs[0].Resource)
 	}
 	if err := opts.writable(); err != nil {
 		return err
 	}
-	w, t, err := opts.openLive(ctx, ref, opts.scopeOptions, "delete")
+	w, targets, err := opts.openLiveTypes(ctx, refs, opts.scopeOptions, "delete", resolveTypes)
 	if err != nil {
 		return err
 	}
 	defer w.Close()
 	// The gate is known once the map applies --feature-gates.
-	if opts.IgnoreStoreReadError && stores.UnsafeDeleteAllowed() && len(ref.Names) == 0 {
-		return fmt.Errorf("deleting %s: %w", ref.Resource, stores.UnsafeDeleteCollectionError())
+	if opts.IgnoreStoreReadError && stores.UnsafeDeleteAllowed() && !named {
+		return fmt.Errorf("deleting %s: %w", refs[0].Resource, stores.UnsafeDeleteCollectionError())
 	}
-	victims, err := opts.victims(ctx, t, ref.Names)
+	doomed, total, err := opts.doomed(ctx, targets)
 	if err != nil {
 		return err
 	}
-	if len(victims) == 0 {
-		fmt.Fprintln(opts.IO.ErrOut, noResources([]stores.Target{t}))
+	if total == 0 {
+		fmt.Fprintln(opts.IO.ErrOut, noResources([]stores.Target{targets[0].Target}))
 		return nil
 	}
-	return opts.deleteEach(ctx, t, victims)
+	return opts.deleteEach(ctx, doomed, total)
+}
+
+// doomedOf are the objects of one type to delete.
+type doomedOf struct {
+	stores.Target
+	victims []stores.Victim
+}
+
+// doomed are the objects to delete of each type, in the order named, and
+// how many they are in all.
+func (opts *deleteOptions) doomed(ctx context.Context, targets []namedTarget) ([]doomedOf, int, error) {
+	var out []doomedOf
+	total := 0
+	for _, t := range targets {
+		victims, err := opts.victims(ctx, t.Target, t.Names)
+		if err != nil {
+			return nil, 0, err
+		}
+		if len(victims) > 0 {
+			out = append(out, doomedOf{t.Target, victims})
+			total += len(victims)
+		}
+	}
+	return out, total, nil
 }
 
 // unsafeDeleteWarning is said before deletes with
@@ -157,8 +185,9 @@ func (opts *deleteOptions) victims(ctx context.Context, t stores.Target, names [
 	return out, nil
 }
 
-// deleteEach deletes the victims, saying what became of each.
-func (opts *deleteOptions) deleteEach(ctx context.Context, t stores.Target, victims []stores.Victim) error {
+// deleteEach deletes the victims of each type, in the order named, saying
+// what became of each.
+func (opts *deleteOptions) deleteEach(ctx context.Context, doomed []doomedOf, total int) error {
 	do := stores.DeleteOptions{WriteOptions: stores.WriteOptions{DryRun: opts.DryRun}, IgnoreStoreReadError: opts.IgnoreStoreReadError}
 	if opts.GracePeriod >= 0 {
 		do.GracePeriod = &opts.GracePeriod
@@ -167,24 +196,26 @@ func (opts *deleteOptions) deleteEach(ctx context.Context, t stores.Target, vict
 	if opts.IgnoreStoreReadError {
 		fmt.Fprintln(opts.IO.ErrOut, unsafeDeleteWarning())
 	}
-	kind := strings.ToLower(t.Resource.Kind)
-	rep := newWriteReport(&opts.writeOptions, "deleted", len(victims), false)
-	rep.line = opts.deletedLine(t)
-	err := stores.DeleteEach(ctx, t, victims, do, func(v stores.Victim, d stores.Deleted, err error) error {
-		switch {
-		case err != nil && opts.IgnoreNotFound && apierrors.IsNotFound(err):
-			rep.ignore()
-		case err != nil:
-			rep.fail(ctx, kind+"/"+v.Name, err)
-		case d.Removed:
-			return rep.written(d.Object, deletedName(t, v, d), "deleted")
-		default:
-			return rep.written(d.Object, deletedName(t, v, d), "marked for deletion")
+	rep := newWriteReport(&opts.writeOptions, "deleted", total, false)
+	for _, d := range doomed {
+		kind := strings.ToLower(d.Resource.Kind)
+		rep.line = opts.deletedLine(d.Target)
+		err := stores.DeleteEach(ctx, d.Target, d.victims, do, func(v stores.Victim, deleted stores.Deleted, err error) error {
+			switch {
+			case err != nil && opts.IgnoreNotFound && apierrors.IsNotFound(err):
+				rep.ignore()
+			case err != nil:
+				rep.fail(ctx, kind+"/"+v.Name, err)
+			case deleted.Removed:
+				return rep.written(deleted.Object, deletedName(d.Target, v, deleted), "deleted")
+			default:
+				return rep.written(deleted.Object, deletedName(d.Target, v, deleted), "marked for deletion")
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	return rep.finish(ctx)
 }

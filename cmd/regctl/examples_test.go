@@ -269,6 +269,7 @@ func sandboxObjects() []sandboxResource {
 			&api.ConfigMap{ObjectMeta: meta("shop", "kube-root-ca.crt"), Data: caData},
 			&api.ConfigMap{ObjectMeta: meta("shop", "app-config"), Data: map[string]string{"mode": "live"}},
 			&api.ConfigMap{ObjectMeta: meta("shop", "old-config"), Data: map[string]string{"mode": "legacy"}},
+			&api.ConfigMap{ObjectMeta: meta("shop", "old-settings"), Data: map[string]string{"mode": "legacy"}},
 		}},
 		{"serviceaccounts", []runtime.Object{
 			&api.ServiceAccount{ObjectMeta: meta("default", "default")},
@@ -277,6 +278,7 @@ func sandboxObjects() []sandboxResource {
 		}},
 		{"secrets", []runtime.Object{
 			&api.Secret{ObjectMeta: meta("shop", "db-password"), Type: api.SecretTypeOpaque, Data: map[string][]byte{"password": []byte("s3cr3t")}},
+			&api.Secret{ObjectMeta: meta("shop", "old-token"), Type: api.SecretTypeOpaque, Data: map[string][]byte{"token": []byte("0ld")}},
 		}},
 		{"pods", []runtime.Object{
 			sandboxPod("web", nil),

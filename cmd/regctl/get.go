@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,15 +41,16 @@ func newGetCmd(g *globalOptions, runF func(context.Context, *getOptions) error) 
 	opts := &getOptions{globalOptions: g, Print: render.NewGetPrintFlags()}
 	var output string
 	cmd := &cobra.Command{
-		Use:   "get TYPE[,TYPE...][/NAME] [NAME...] [-n NAMESPACE | -A] [-o table|wide|yaml|json|name|jsonpath=...|custom-columns=...|go-template=...]",
+		Use:   "get TYPE[,TYPE...] [NAME...] | TYPE/NAME... [-n NAMESPACE | -A] [-o table|wide|yaml|json|name|jsonpath=...|custom-columns=...|go-template=...]",
 		Short: "Read objects from etcd through kube-apiserver's own stores",
 		Long: `Read objects from etcd through the store of their path: the server's Get and List,
 codecs, key functions, selectors (predicates) and table printers. Nothing is written.
 
 Names are resolved as kubectl resolves them, with kubectl's RESTMapper on the server's
 discovery: plural, singular, kind or short name (po, svc, cm, ...), resource.version.group
-(pods.v1.). Several types are read at once as kubectl reads them: pods,services, or the
-category all; tables print one per type, names prefixed with their kind. With
+(pods.v1.). Several types are read at once as kubectl reads them: pods,services, the
+category all, or objects named TYPE/NAME (pods/web services/web); tables print one per type,
+names prefixed with their kind. With
 --ignore-not-found, named objects that do not exist are passed over.
 Objects print as the apiserver serves them (external version, apiVersion and kind set);
 managedFields are hidden unless --show-managed-fields. Objects whose stored value cannot be
@@ -147,25 +149,29 @@ lists the revisions of an object.`,
 }
 
 func runGet(ctx context.Context, opts *getOptions) error {
-	ref, err := parseObjectRef(opts.Args, opts.Subresource, true)
+	refs, err := parseObjectRefs(opts.Args, opts.Subresource, true)
 	if err != nil {
 		return err
 	}
-	w, targets, err := opts.openLiveTypes(ctx, ref, opts.scopeOptions, "get", resolveTypes)
+	w, named, err := opts.openLiveTypes(ctx, refs, opts.scopeOptions, "get", resolveTypes)
 	if err != nil {
 		return err
 	}
 	defer w.Close()
+	targets := make([]stores.Target, len(named))
+	for i, t := range named {
+		targets[i] = t.Target
+	}
 	if err := opts.checkRevisions(ctx, targets); err != nil {
 		return err
 	}
 	switch {
 	case opts.watching() && len(targets) > 1:
-		return fmt.Errorf("`--watch` follows one type at a time, not %s", ref.Resource)
+		return fmt.Errorf("`--watch` follows one type at a time, not %s", strings.Join(opts.Args, " "))
 	case opts.watching():
-		return runWatch(ctx, targets[0], ref.Names, opts)
-	case len(ref.Names) > 0:
-		return getNamed(ctx, targets, ref.Names, opts)
+		return runWatch(ctx, targets[0], named[0].Names, opts)
+	case len(named[0].Names) > 0:
+		return getNamed(ctx, named, opts)
 	}
 	for _, t := range targets {
 		if !slices.Contains(t.Resource.Verbs, "list") {
@@ -183,15 +189,16 @@ func (o *getOptions) tabular() bool { return o.Output == render.Table || o.Outpu
 // getNamed reads each named object of each type; missing ones are reported
 // and the others still printed, as kubectl does. Nothing is printed before
 // every name has been read, so a read cut short prints nothing at all.
-func getNamed(ctx context.Context, targets []stores.Target, names []string, opts *getOptions) error {
+func getNamed(ctx context.Context, targets []namedTarget, opts *getOptions) error {
 	var tables []*render.ObjectTable
 	var objs []runtime.Object
-	failed := 0
+	failed, total := 0, 0
 	for _, t := range targets {
-		table := opts.newTable(t, false)
+		table := opts.newTable(t.Target, false)
 		tables = append(tables, table)
-		for _, name := range names {
-			obj, err := opts.readNamed(ctx, t, name, table)
+		for _, name := range t.Names {
+			total++
+			obj, err := opts.readNamed(ctx, t.Target, name, table)
 			switch {
 			case err != nil && ctx.Err() != nil:
 				return err
@@ -204,7 +211,7 @@ func getNamed(ctx context.Context, targets []stores.Target, names []string, opts
 			}
 		}
 	}
-	if err := printNamed(tables, objs, len(names)*len(targets) == 1, opts); err != nil {
+	if err := printNamed(tables, objs, total == 1, opts); err != nil {
 		return err
 	}
 	if failed > 0 {

@@ -7,9 +7,12 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/resource"
+	"k8s.io/client-go/restmapper"
 
 	"github.com/spf13/pflag"
 
@@ -61,23 +64,28 @@ func (g *globalOptions) etcdGiven() bool {
 // type, in it. When verb is set, the path must serve it. The caller closes
 // the map.
 func (g *globalOptions) openLive(ctx context.Context, ref objectRef, scope scopeOptions, verb string) (*wiring.Wiring, stores.Target, error) {
-	w, targets, err := g.openLiveTypes(ctx, ref, scope, verb, resolveOne)
+	w, targets, err := g.openLiveTypes(ctx, []objectRef{ref}, scope, verb, resolveEach)
 	if err != nil {
 		return nil, stores.Target{}, err
 	}
-	return w, targets[0], nil
+	return w, targets[0].Target, nil
 }
 
-// openLiveTypes is openLive for one or more types, resolved by resolver.
-func (g *globalOptions) openLiveTypes(ctx context.Context, ref objectRef, scope scopeOptions, verb string, resolver func(*wiring.Wiring, objectRef, scopeOptions) ([]stores.Target, error)) (*wiring.Wiring, []stores.Target, error) {
+// openLiveTypes is openLive for the one or more types of refs, resolved by
+// resolver.
+func (g *globalOptions) openLiveTypes(ctx context.Context, refs []objectRef, scope scopeOptions, verb string, resolver func(*wiring.Wiring, []objectRef, scopeOptions) ([]namedTarget, error)) (*wiring.Wiring, []namedTarget, error) {
 	if err := scope.check(); err != nil {
 		return nil, nil, err
 	}
-	w, err := g.buildLiveFor(ctx, ref.Resource)
+	only := make([]string, len(refs))
+	for i, r := range refs {
+		only[i] = r.Resource
+	}
+	w, err := g.buildLiveFor(ctx, strings.Join(only, ","))
 	if err != nil {
 		return nil, nil, err
 	}
-	targets, err := resolver(w, ref, scope)
+	targets, err := resolver(w, refs, scope)
 	for _, t := range targets {
 		if err == nil && verb != "" && !slices.Contains(t.Resource.Verbs, verb) {
 			err = fmt.Errorf("%s does not serve %s: only %s", t.Path, verb, strings.Join(t.Resource.Verbs, ", "))
@@ -90,9 +98,33 @@ func (g *globalOptions) openLiveTypes(ctx context.Context, ref objectRef, scope 
 	return w, targets, nil
 }
 
-func resolveOne(w *wiring.Wiring, ref objectRef, scope scopeOptions) ([]stores.Target, error) {
-	t, err := resolve(w, ref, scope)
-	return []stores.Target{t}, err
+// namedTarget is a resolved type and the objects named of it (none for a
+// list).
+type namedTarget struct {
+	stores.Target
+	Names []string
+}
+
+// resolveEach resolves each ref as one type. `-n` with a cluster-scoped
+// type is refused when it is the one type named, and passed over among
+// several, as kubectl does.
+func resolveEach(w *wiring.Wiring, refs []objectRef, scope scopeOptions) ([]namedTarget, error) {
+	if err := scope.check(); err != nil {
+		return nil, err
+	}
+	out := make([]namedTarget, 0, len(refs))
+	for _, ref := range refs {
+		base, err := w.Resolve(ref.Resource)
+		if err != nil {
+			return nil, err
+		}
+		t, err := scopeTarget(w, base, ref, scope, len(refs) == 1)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, namedTarget{Target: t, Names: ref.Names})
+	}
+	return out, nil
 }
 
 // buildLive checks `-n` before building the map for create and replace.
@@ -148,62 +180,117 @@ func (s scopeOptions) check() error {
 	return nil
 }
 
-// objectRef is what the user named: a resource, maybe a subresource, and
-// object names, in any of kubectl's forms (pods/foo, pods foo bar,
-// pods/status foo).
+// objectRef is what the user named of one type (or, in `TYPE[,TYPE...]
+// [NAME...]`, of a list of types or a category): a resource, maybe a
+// subresource, and object names.
 type objectRef struct {
 	Resource    string
 	Subresource string
 	Names       []string
+	// oneType is set for TYPE/NAME, which kubectl maps as one type, never
+	// a list or a category.
+	oneType bool
 }
 
-// Subresources are named with --subresource or, when allowSubresource, in
-// the pods/status NAME form.
-func parseObjectRef(args []string, subresource string, allowSubresource bool) (objectRef, error) {
+// parseObjectRefs reads the arguments as kubectl's resource builder reads
+// them (ResourceTypeOrNameArgs): `TYPE[,TYPE...]`, `TYPE[,TYPE...] NAME...`,
+// or `TYPE/NAME...` (pods/web services/web), never `TYPE NAME` and
+// `TYPE/NAME` mixed. Consecutive TYPE/NAME of one type are one ref, in the
+// order given. Subresources are named with --subresource or, when
+// allowSubresource, in regctl's pods/status NAME... form.
+func parseObjectRefs(args []string, subresource string, allowSubresource bool) ([]objectRef, error) {
 	if len(args) == 0 {
-		return objectRef{}, errors.New("name a resource, e.g. `pods` or `pods/foo`")
+		return nil, errors.New("name a resource, e.g. `pods` or `pods/foo`")
 	}
-	ref := objectRef{Subresource: subresource}
 	typ, rest, slashed := strings.Cut(args[0], "/")
-	ref.Resource = typ
-	switch {
-	case !slashed:
-		ref.Names = args[1:]
-	case len(args) == 1:
-		ref.Names = []string{rest}
-	case subresource == "" && allowSubresource:
+	if slashed && allowSubresource && subresource == "" && len(args) > 1 && !slices.ContainsFunc(args[1:], hasSlash) {
 		// pods/status foo: the part after the slash is a subresource.
-		ref.Subresource, ref.Names = rest, args[1:]
-	default:
-		return objectRef{}, fmt.Errorf("%q names one object; pass further names without a resource type, or use `%s NAME...`", args[0], typ)
+		if rest == "" {
+			return nil, fmt.Errorf("%q: name a subresource after the slash, e.g. `%s/status NAME`", args[0], typ)
+		}
+		return []objectRef{{Resource: typ, Subresource: rest, Names: args[1:]}}, nil
 	}
-	if rest == "" && slashed {
-		return objectRef{}, fmt.Errorf("%q: missing a name after the slash", args[0])
+	if err := kubectlArgsError(args); err != nil {
+		return nil, err
+	}
+	if !slashed {
+		return []objectRef{{Resource: args[0], Subresource: subresource, Names: args[1:]}}, nil
+	}
+	// kubectl's builder has accepted every argument as one TYPE/NAME.
+	var refs []objectRef
+	for _, arg := range args {
+		typ, name, _ := strings.Cut(arg, "/")
+		if n := len(refs); n > 0 && refs[n-1].Resource == typ {
+			refs[n-1].Names = append(refs[n-1].Names, name)
+			continue
+		}
+		refs = append(refs, objectRef{Resource: typ, Subresource: subresource, Names: []string{name}, oneType: true})
+	}
+	return refs, nil
+}
+
+// parseObjectRef is parseObjectRefs for commands on one type: several
+// TYPE/NAME must name the same type.
+func parseObjectRef(args []string, subresource string, allowSubresource bool) (objectRef, error) {
+	refs, err := parseObjectRefs(args, subresource, allowSubresource)
+	if err != nil {
+		return objectRef{}, err
+	}
+	ref := refs[0]
+	for _, r := range refs[1:] {
+		if r.Resource != ref.Resource {
+			return objectRef{}, fmt.Errorf("%s and %s are two types: this command works on one at a time", ref.Resource, r.Resource)
+		}
+		ref.Names = append(ref.Names, r.Names...)
 	}
 	return ref, nil
+}
+
+func hasSlash(s string) bool { return strings.Contains(s, "/") }
+
+// errArgsRead stops kubectl's resource builder once it has read the
+// arguments, where it would map their types: regctl maps them on its map.
+var errArgsRead = errors.New("arguments read")
+
+// kubectlArgsError is what kubectl's resource builder says of args, passed
+// as `kubectl get` passes them: nil if it takes them. The builder is given
+// no server: it stops at errArgsRead when it first maps a type, which it
+// does only once the arguments are read.
+func kubectlArgsError(args []string) error {
+	stop := func() (meta.RESTMapper, error) { return nil, errArgsRead }
+	noCategories := func() (restmapper.CategoryExpander, error) { return restmapper.SimpleCategoryExpander{}, nil }
+	noClient := func(schema.GroupVersion) (resource.RESTClient, error) { return nil, errArgsRead }
+	err := resource.NewFakeBuilder(noClient, stop, noCategories).Unstructured().
+		ResourceTypeOrNameArgs(true, args...).RequireObject(false).Do().Err()
+	if errors.Is(err, errArgsRead) {
+		return nil
+	}
+	return err
 }
 
 // resolve turns a reference to one type into a target in the map,
 // checking scope.
 func resolve(w *wiring.Wiring, ref objectRef, scope scopeOptions) (stores.Target, error) {
-	if err := scope.check(); err != nil {
-		return stores.Target{}, err
-	}
-	base, err := w.Resolve(ref.Resource)
+	targets, err := resolveEach(w, []objectRef{ref}, scope)
 	if err != nil {
 		return stores.Target{}, err
 	}
-	return scopeTarget(w, base, ref, scope, true)
+	return targets[0].Target, nil
 }
 
-// resolveTypes turns a reference to one or more types (pods,services, or a
-// category such as all) into targets, in the order given. As kubectl does
-// with several types, `-n` is passed over for cluster-scoped ones.
-func resolveTypes(w *wiring.Wiring, ref objectRef, scope scopeOptions) ([]stores.Target, error) {
+// resolveTypes resolves refs as `get` takes them: one ref may name several
+// types (pods,services) or a category such as all, in the order given; as
+// kubectl does with several types, `-n` is passed over for cluster-scoped
+// ones. TYPE/NAME refs are one type each.
+func resolveTypes(w *wiring.Wiring, refs []objectRef, scope scopeOptions) ([]namedTarget, error) {
+	ref := refs[0]
+	if len(refs) > 1 || ref.oneType {
+		return resolveEach(w, refs, scope)
+	}
 	if !strings.Contains(ref.Resource, ",") {
 		if h, err := w.Resolve(ref.Resource); err == nil {
 			t, err := scopeTarget(w, h, ref, scope, true)
-			return []stores.Target{t}, err
+			return []namedTarget{{Target: t, Names: ref.Names}}, err
 		}
 	}
 	handles, err := w.ResolveList(ref.Resource)
@@ -213,13 +300,13 @@ func resolveTypes(w *wiring.Wiring, ref objectRef, scope scopeOptions) ([]stores
 	if len(handles) > 1 && ref.Subresource != "" {
 		return nil, fmt.Errorf("a subresource is read of one type at a time, not %s", ref.Resource)
 	}
-	targets := make([]stores.Target, 0, len(handles))
+	targets := make([]namedTarget, 0, len(handles))
 	for _, h := range handles {
 		t, err := scopeTarget(w, h, ref, scope, len(handles) == 1)
 		if err != nil {
 			return nil, err
 		}
-		targets = append(targets, t)
+		targets = append(targets, namedTarget{Target: t, Names: ref.Names})
 	}
 	return targets, nil
 }

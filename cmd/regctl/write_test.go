@@ -327,3 +327,56 @@ func TestDeleteFollowsGracefulDeletionAndFinalizers(t *testing.T) {
 		t.Errorf("create in a terminating namespace: exit %d, %q", code, stderr)
 	}
 }
+
+// typedLists is shaped as kube-prometheus ships its manifests: typed lists
+// of objects, each list one document.
+const typedLists = `apiVersion: v1
+kind: ConfigMapList
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: grafana-dashboard-apiserver, namespace: shop}
+  data: {apiserver.json: '{"title": "Kubernetes / API server"}'}
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: grafana-dashboard-nodes, namespace: shop}
+  data: {nodes.json: '{"title": "Nodes"}'}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleList
+items:
+- apiVersion: rbac.authorization.k8s.io/v1
+  kind: Role
+  metadata: {name: prometheus-k8s, namespace: shop}
+  rules:
+  - {apiGroups: [""], resources: [services, endpoints, pods], verbs: [get, list, watch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBindingList
+items:
+- apiVersion: rbac.authorization.k8s.io/v1
+  kind: RoleBinding
+  metadata: {name: prometheus-k8s, namespace: shop}
+  roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: prometheus-k8s}
+  subjects:
+  - {kind: ServiceAccount, name: prometheus-k8s, namespace: monitoring}
+`
+
+// TestCreateAndReplaceTakeTypedLists: create -f and replace -f write the
+// items of typed lists (ConfigMapList, RoleList, RoleBindingList), as
+// kubectl does. (The manifests name no resourceVersion, so replace takes
+// `--force`.)
+func TestCreateAndReplaceTakeTypedLists(t *testing.T) {
+	s := newLiveEtcd(t)
+	mustRun(t, "create", "-f", manifestFile(t, shopNamespace), s.flag())
+	mustRun(t, "create", "-f", manifestFile(t, typedLists), s.flag())
+	got := mustRun(t, "get", "configmaps,roles,rolebindings", "-n", "shop", "-o", "name", s.flag())
+	want := "configmap/grafana-dashboard-apiserver\nconfigmap/grafana-dashboard-nodes\nrole/prometheus-k8s\nrolebinding/prometheus-k8s\n"
+	if got != want {
+		t.Errorf("after create -f, get says\n%s\nwant\n%s", got, want)
+	}
+	mustRun(t, "replace", "--force", "-f", manifestFile(t, strings.ReplaceAll(typedLists, `"Nodes"`, `"Nodes, again"`)), s.flag())
+	if got := mustRun(t, "get", "configmaps/grafana-dashboard-nodes", "-n", "shop", "-o", "jsonpath={.data.nodes\\.json}", s.flag()); got != `{"title": "Nodes, again"}` {
+		t.Errorf("after replace -f, the config map holds %q", got)
+	}
+}

@@ -1,6 +1,7 @@
 // Package manifest splits what a user feeds `regctl create -f`: YAML or JSON,
-// one object, a multi-document stream, or a kind: List, into one JSON
-// document per object, each labelled with where it came from.
+// one object, a multi-document stream, or a list (kind: List, ConfigMapList,
+// ...), into one JSON document per object, each labelled with where it came
+// from.
 package manifest
 
 import (
@@ -14,6 +15,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -87,7 +91,12 @@ func Read(r io.Reader) (objs []Object, errs []error) {
 			objs = append(objs, p.Object)
 			continue
 		}
-		for j, item := range p.items {
+		items, err := listItems(p.JSON)
+		if err != nil {
+			errs = append(errs, &Error{Doc: doc, Err: err})
+			continue
+		}
+		for j, item := range items {
 			it, err := parse(item)
 			if err != nil {
 				errs = append(errs, &Error{Doc: doc, Item: j + 1, Err: err})
@@ -127,10 +136,47 @@ func ParallelOn(workers, n int, fn func(i int)) {
 
 type parsed struct {
 	Object
-	items []json.RawMessage
+	// list says the document is a list of objects, to be flattened.
+	list bool
 }
 
-func (p parsed) isList() bool { return p.GVK.Kind == "List" && p.items != nil }
+func (p parsed) isList() bool { return p.list }
+
+// listItems flattens a list document into its objects as kubectl's
+// resource builder does (FlattenListVisitor): apimachinery's unstructured
+// decoder says what a list is (any document with items, kind: List as
+// much as ConfigMapList or RoleBindingList) and gives items that name no
+// apiVersion and kind those of the list's (ConfigMap of a v1 ConfigMapList);
+// lists inside are flattened after the objects around them, in kubectl's
+// order. Each item is the JSON kubectl would send.
+func listItems(data []byte) ([][]byte, error) {
+	obj, _, err := unstructured.UnstructuredJSONScheme.Decode(data, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("reading the list: %w", err)
+	}
+	if !meta.IsListType(obj) {
+		// kind: List without items, an empty list.
+		return nil, nil
+	}
+	var out [][]byte
+	pending := []kruntime.Object{obj}
+	for i := 0; i < len(pending); i++ {
+		if !meta.IsListType(pending[i]) {
+			raw, err := json.Marshal(pending[i])
+			if err != nil {
+				return nil, fmt.Errorf("reading item %d of the list: %w", len(out)+1, err)
+			}
+			out = append(out, raw)
+			continue
+		}
+		items, err := meta.ExtractList(pending[i])
+		if err != nil {
+			return nil, fmt.Errorf("reading the list: %w", err)
+		}
+		pending = append(pending, items...)
+	}
+	return out, nil
+}
 
 func parse(raw []byte) (parsed, error) {
 	data, err := yaml.YAMLToJSON(raw)
@@ -144,7 +190,9 @@ func parse(raw []byte) (parsed, error) {
 			Name      string `json:"name"`
 			Namespace string `json:"namespace"`
 		} `json:"metadata"`
-		Items []json.RawMessage `json:"items"`
+		// Items is only looked at for being there: the unstructured
+		// decoder takes a document with items for a list.
+		Items json.RawMessage `json:"items"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
 		return parsed{}, fmt.Errorf("not an object: %w", err)
@@ -160,12 +208,8 @@ func parse(raw []byte) (parsed, error) {
 		return parsed{}, fmt.Errorf("reading apiVersion: %w", err)
 	}
 	p := parsed{Object: Object{JSON: data, GVK: gv.WithKind(head.Kind), Name: head.Metadata.Name, Namespace: head.Metadata.Namespace}}
-	if head.Kind == "List" {
-		p.items = head.Items
-		if p.items == nil {
-			p.items = []json.RawMessage{}
-		}
-	}
+	// kind: List without items is still read as an empty list.
+	p.list = head.Items != nil || head.Kind == "List"
 	return p, nil
 }
 

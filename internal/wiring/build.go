@@ -321,7 +321,9 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	// The CRDs and APIServices in etcd are read unless every resource a
 	// command names is a built-in one: kubectl resolves a name to a
 	// built-in resource before any custom one.
-	w.mapper, w.categories = newMapper(all)
+	if w.mapper, w.categories, err = newMapper(all); err != nil {
+		return err
+	}
 	readEtcd := cfg.Only == "" || !w.resolvesAll(cfg.Only)
 	w.notEstablished = map[schema.GroupVersionKind]string{}
 	w.models = &openAPIModels{}
@@ -331,7 +333,9 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 		return err
 	}
 	w.versions = all
-	w.mapper, w.categories = newMapper(all)
+	if w.mapper, w.categories, err = newMapper(all); err != nil {
+		return err
+	}
 	in := newInstaller()
 	versions, err := w.installNeeded(in, cfg.Only)
 	if err != nil {

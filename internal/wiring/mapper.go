@@ -1,6 +1,9 @@
 package wiring
 
 import (
+	"cmp"
+	"slices"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
@@ -9,10 +12,17 @@ import (
 
 // newMapper builds kubectl's name resolution on the names of the map's
 // resources, as the server's discovery has them: the discovery RESTMapper behind a short-name expander, and the
-// category expander behind `all`. Groups come in the server's order, which
-// is how kubectl breaks ties between groups (events before
-// events.events.k8s.io).
-func newMapper(versions []servedVersion) (meta.RESTMapper, restmapper.CategoryExpander) {
+// category expander behind `all`. Groups and versions come in the order of
+// the server's discovery, which is how kubectl breaks ties between groups
+// (events before events.events.k8s.io) and orders a category's resources
+// (`get all`: pods, services, ..., daemonsets, deployments, ...).
+func newMapper(versions []servedVersion) (meta.RESTMapper, restmapper.CategoryExpander, error) {
+	ranks, err := discoveryRanks(versions)
+	if err != nil {
+		return nil, nil, err
+	}
+	versions = slices.Clone(versions)
+	slices.SortStableFunc(versions, func(a, b servedVersion) int { return cmp.Compare(ranks[a.gv], ranks[b.gv]) })
 	var groups []*restmapper.APIGroupResources
 	byGroup := map[string]*restmapper.APIGroupResources{}
 	var lists []*metav1.APIResourceList
@@ -36,7 +46,7 @@ func newMapper(versions []servedVersion) (meta.RESTMapper, restmapper.CategoryEx
 	}
 	d := servedDiscovery{lists: lists}
 	return restmapper.NewShortcutExpander(restmapper.NewDiscoveryRESTMapper(groups), d, func(string) {}),
-		restmapper.NewDiscoveryCategoryExpander(d)
+		restmapper.NewDiscoveryCategoryExpander(d), nil
 }
 
 // servedDiscovery answers, from the map's own discovery, the one discovery

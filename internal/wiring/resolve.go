@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -53,6 +54,10 @@ func (w *Wiring) ResolveList(names string) ([]*Handle, error) {
 	}
 	return out, nil
 }
+
+// RESTMapper is the mapper Resolve and ResolveKind map names with:
+// kubectl's, on the server's discovery of the map.
+func (w *Wiring) RESTMapper() meta.RESTMapper { return w.mapper }
 
 // ResolveKind finds the handle of the resource whose objects are of kind
 // gvk, as kubectl maps a manifest's apiVersion and kind.

@@ -337,10 +337,11 @@ func TestResolveNamesAsKubectlDoes(t *testing.T) {
 func TestResolveListExpandsCategoriesAsKubectlDoes(t *testing.T) {
 	w := build(t)
 	for list, want := range map[string]string{
-		// Groups in the map's order, the server's provider order.
-		"all":                "pods,replicationcontrollers,services,horizontalpodautoscalers.autoscaling,cronjobs.batch,jobs.batch,daemonsets.apps,deployments.apps,replicasets.apps,statefulsets.apps",
+		// Groups in the order of the server's discovery, by their
+		// priorities (TestGetAllAgreesWithKubectl holds it to the server's).
+		"all":                "pods,replicationcontrollers,services,daemonsets.apps,deployments.apps,replicasets.apps,statefulsets.apps,horizontalpodautoscalers.autoscaling,cronjobs.batch,jobs.batch",
 		"pods,svc,po":        "pods,services",
-		"cm,svc,all":         "configmaps,services,pods,replicationcontrollers,horizontalpodautoscalers.autoscaling,cronjobs.batch,jobs.batch,daemonsets.apps,deployments.apps,replicasets.apps,statefulsets.apps",
+		"cm,svc,all":         "configmaps,services,pods,replicationcontrollers,daemonsets.apps,deployments.apps,replicasets.apps,statefulsets.apps,horizontalpodautoscalers.autoscaling,cronjobs.batch,jobs.batch",
 		"Pod,ServiceAccount": "pods,serviceaccounts",
 	} {
 		handles, err := w.ResolveList(list)
