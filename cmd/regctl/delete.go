@@ -91,6 +91,7 @@ can be read is refused. What depended on the object may break.`,
 }
 
 func runDelete(ctx context.Context, opts *deleteOptions) error {
+	ctx = withWarnings(ctx, opts.IO.ErrOut)
 	ref, err := parseObjectRef(opts.Args, "", false)
 	if err != nil {
 		return err

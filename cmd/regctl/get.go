@@ -147,6 +147,7 @@ lists the revisions of an object.`,
 }
 
 func runGet(ctx context.Context, opts *getOptions) error {
+	ctx = withWarnings(ctx, opts.IO.ErrOut)
 	ref, err := parseObjectRef(opts.Args, opts.Subresource, true)
 	if err != nil {
 		return err
