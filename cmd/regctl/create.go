@@ -78,6 +78,7 @@ the way to bring back a deleted object from ` + "`regctl inspect TYPE/NAME --his
 }
 
 func runCreate(ctx context.Context, opts *createOptions) error {
+	ctx = withWarnings(ctx, opts.IO.ErrOut)
 	return opts.writeManifest(ctx, opts.Filename, "", manifestVerb{
 		name:    "created",
 		options: stores.WriteOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager},

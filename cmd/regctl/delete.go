@@ -103,6 +103,7 @@ can be read is refused. What depended on the object may break.`,
 }
 
 func runDelete(ctx context.Context, opts *deleteOptions) error {
+	ctx = withWarnings(ctx, opts.IO.ErrOut)
 	refs, err := parseObjectRefs(opts.Args, "", false)
 	if err != nil {
 		return err

@@ -149,6 +149,7 @@ lists the revisions of an object.`,
 }
 
 func runGet(ctx context.Context, opts *getOptions) error {
+	ctx = withWarnings(ctx, opts.IO.ErrOut)
 	refs, err := parseObjectRefs(opts.Args, opts.Subresource, true)
 	if err != nil {
 		return err

@@ -189,10 +189,25 @@ type kubectl struct {
 // of its own, as each kubectl process has.
 func (k *kubectl) get(t *testing.T, args ...string) string {
 	t.Helper()
+	stdout, _ := k.getWithStderr(t, args...)
+	return stdout
+}
+
+// getWithStderr is get, with what kubectl prints on stderr too: the
+// warnings of the server's responses among it, printed by the warning
+// writer kubectl's root command sets up (NewKubectlCommand), here on the
+// run's own client config rather than client-go's process-wide default.
+func (k *kubectl) getWithStderr(t *testing.T, args ...string) (stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
 	flags := genericclioptions.NewConfigFlags(true)
 	flags.KubeConfig = &k.kubeconfig
 	flags.CacheDir = &k.cache
-	var out, errOut bytes.Buffer
+	warnings := rest.NewWarningWriter(&errOut, rest.WarningWriterOptions{Deduplicate: true})
+	flags.WrapConfigFn = func(c *rest.Config) *rest.Config {
+		c.WarningHandler = warnings
+		return c
+	}
 	cmd := get.NewCmdGet("kubectl", cmdutil.NewFactory(cmdutil.NewMatchVersionFlags(flags)),
 		genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut})
 	flags.AddFlags(cmd.PersistentFlags())
@@ -203,7 +218,7 @@ func (k *kubectl) get(t *testing.T, args ...string) string {
 	if err := cmd.Execute(); err != nil {
 		t.Fatalf("kubectl get %q: %v: %s", args, err, errOut.String())
 	}
-	return out.String()
+	return out.String(), errOut.String()
 }
 
 // writeKubeconfig writes a kubeconfig for what a client config holds.

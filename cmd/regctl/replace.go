@@ -72,6 +72,7 @@ apiserver's --encryption-provider-config, or --allow-plaintext to write it anywa
 }
 
 func runReplace(ctx context.Context, opts *replaceOptions) error {
+	ctx = withWarnings(ctx, opts.IO.ErrOut)
 	return opts.writeManifest(ctx, opts.Filename, opts.Subresource, manifestVerb{
 		name:    "replaced",
 		options: stores.WriteOptions{DryRun: opts.DryRun, CurrentVersion: opts.Force, FieldManager: opts.FieldManager},

@@ -119,11 +119,15 @@ func (t *ObjectTable) print(w io.Writer, wide bool) error {
 		}
 		p = &get.SortingPrinter{Delegate: p, SortField: by}
 	}
+	// Written as kubectl prints it, padding after an empty last cell
+	// included (componentstatuses' ERROR), so that regctl's and kubectl's
+	// output diff clean; and whole, or not at all.
 	var buf bytes.Buffer
 	if err := p.PrintObj(&t.table, &buf); err != nil {
 		return fmt.Errorf("printing the table: %w", err)
 	}
-	return writeTrimmed(w, buf.String())
+	_, err = w.Write(buf.Bytes())
+	return err
 }
 
 // humanPrinter is kubectl get's printer for server-side tables, with the
@@ -152,9 +156,9 @@ func (f *GetPrintFlags) humanPrinter(kind schema.GroupKind, withNamespace, withK
 	return h.ToPrinter(output)
 }
 
-// writeTrimmed writes a printed table without the padding left at the ends
-// of lines whose last cells are empty: regctl's tables never had it, and
-// output without it diffs cleanly.
+// writeTrimmed writes one of regctl's own tables (routes, scan...: none
+// that kubectl prints) without the padding left at the ends of lines whose
+// last cells are empty, so that it diffs cleanly.
 func writeTrimmed(w io.Writer, table string) error {
 	for _, line := range strings.SplitAfter(table, "\n") {
 		if line == "" {

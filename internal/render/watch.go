@@ -92,18 +92,15 @@ func (p *WatchPrinter) Table(eventType string, table *metav1.Table) error {
 }
 
 // Flush prints the rows, or the template output, added since the last
-// Flush. Table lines lose the padding after their last cell, as regctl's
-// tables do.
+// Flush, as kubectl get -w prints them: table lines keep the padding
+// kubectl's tabwriter leaves after an empty last cell.
 func (p *WatchPrinter) Flush() error {
 	if err := p.tw.Flush(); err != nil {
 		return err
 	}
 	defer p.buf.Reset()
-	if p.format == Custom {
-		_, err := p.w.Write(p.buf.Bytes())
-		return err
-	}
-	return writeTrimmed(p.w, p.buf.String())
+	_, err := p.w.Write(p.buf.Bytes())
+	return err
 }
 
 // Object prints one object in the served version, from a change of type

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/warning"
 
 	"github.com/regctl/regctl/internal/wiring"
 )
@@ -42,8 +43,14 @@ var Identity = &user.DefaultInfo{Name: "regctl", Groups: []string{user.SystemPri
 
 // context carries what a request to the apiserver would: the namespace, the
 // user, and request info naming the resource, which stores use in their
-// errors.
+// errors. The warnings the server adds to every request to the path are
+// added to the context's warning recorder, if it has one, as the server's
+// handler adds them before calling the store; the store and its strategy
+// add theirs (WarningsOnCreate, WarningsOnUpdate) to the same recorder.
 func (t Target) context(ctx context.Context) context.Context {
+	for _, w := range t.Warnings {
+		warning.AddWarning(ctx, "", w)
+	}
 	ctx = genericapirequest.WithRequestInfo(ctx, &genericapirequest.RequestInfo{
 		IsResourceRequest: true,
 		APIGroup:          t.Route.Group,

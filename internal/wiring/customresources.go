@@ -184,32 +184,33 @@ type crScopes struct {
 }
 
 // servingInfo reads back what the CRD handler built for a CRD: every
-// version's storage and request scopes. The handler keeps them unexported
-// (customStorage, an atomic.Value holding a map by CRD UID of *crdInfo) and
-// hands out the storage version's store alone. Reading the fields by
+// version's storage and request scopes, and the warnings it adds to each
+// request to a version (a deprecated version's). The handler keeps them
+// unexported (customStorage, an atomic.Value holding a map by CRD UID of
+// *crdInfo) and hands out the storage version's store alone. Reading the fields by
 // name, each checked against its type, lets regctl use what the server
 // built instead of copying getOrCreateServingInfoFor; a change upstream
 // fails here, loudly, not later.
-func servingInfo(handler any, uid types.UID) (map[string]customresource.CustomResourceStorage, crScopes, error) {
+func servingInfo(handler any, uid types.UID) (map[string]customresource.CustomResourceStorage, crScopes, map[string][]string, error) {
 	h := reflect.ValueOf(handler)
 	if h.Kind() != reflect.Pointer || h.Elem().Kind() != reflect.Struct {
-		return nil, crScopes{}, fmt.Errorf("regctl bug: the CRD handler is a %T", handler)
+		return nil, crScopes{}, nil, fmt.Errorf("regctl bug: the CRD handler is a %T", handler)
 	}
 	cache, err := fieldOf[atomic.Value](h.Elem(), "customStorage")
 	if err != nil {
-		return nil, crScopes{}, err
+		return nil, crScopes{}, nil, err
 	}
 	byUID := reflect.ValueOf(cache.Load())
 	if byUID.Kind() != reflect.Map || byUID.Type().Key() != reflect.TypeFor[types.UID]() {
-		return nil, crScopes{}, fmt.Errorf("regctl bug: the CRD handler's storage map is a %s", byUID.Type())
+		return nil, crScopes{}, nil, fmt.Errorf("regctl bug: the CRD handler's storage map is a %s", byUID.Type())
 	}
 	info := byUID.MapIndex(reflect.ValueOf(uid))
 	if !info.IsValid() || info.Kind() != reflect.Pointer || info.IsNil() {
-		return nil, crScopes{}, fmt.Errorf("regctl bug: the CRD handler built no storage for CRD %s", uid)
+		return nil, crScopes{}, nil, fmt.Errorf("regctl bug: the CRD handler built no storage for CRD %s", uid)
 	}
 	storages, err := fieldOf[map[string]customresource.CustomResourceStorage](info.Elem(), "storages")
 	if err != nil {
-		return nil, crScopes{}, err
+		return nil, crScopes{}, nil, err
 	}
 	var scopes crScopes
 	for _, f := range []struct {
@@ -218,11 +219,15 @@ func servingInfo(handler any, uid types.UID) (map[string]customresource.CustomRe
 	}{{"requestScopes", &scopes.resource}, {"statusRequestScopes", &scopes.status}, {"scaleRequestScopes", &scopes.scale}} {
 		byVersion, err := fieldOf[map[string]*handlers.RequestScope](info.Elem(), f.name)
 		if err != nil {
-			return nil, crScopes{}, err
+			return nil, crScopes{}, nil, err
 		}
 		*f.to = *byVersion
 	}
-	return *storages, scopes, nil
+	warnings, err := fieldOf[map[string][]string](info.Elem(), "warnings")
+	if err != nil {
+		return nil, crScopes{}, nil, err
+	}
+	return *storages, scopes, *warnings, nil
 }
 
 // fieldOf is a pointer to the named field of the addressable struct v,
@@ -246,6 +251,7 @@ func crVersion(handler crdServingInfo, crd *apiextensionsv1.CustomResourceDefini
 		resources:     resources,
 		codecs:        map[string]Codec{},
 		fieldManagers: map[string]*FieldManager{},
+		warnings:      map[string][]string{},
 		builds: []func(*servedVersion) error{func(v *servedVersion) error {
 			return buildCR(handler, crd, name, v)
 		}},
@@ -261,7 +267,7 @@ func buildCR(handler crdServingInfo, crd *apiextensionsv1.CustomResourceDefiniti
 		klog.Warningf("leaving out the custom resources of customresourcedefinition %s: %v", crd.Name, err)
 		return nil
 	}
-	storages, scopes, err := servingInfo(handler, crd.UID)
+	storages, scopes, warnings, err := servingInfo(handler, crd.UID)
 	if err != nil {
 		return err
 	}
@@ -279,12 +285,17 @@ func buildCR(handler crdServingInfo, crd *apiextensionsv1.CustomResourceDefiniti
 	// The field managers are the ones the handler's create and update
 	// run on each path.
 	v.stores[plural], v.codecs[plural], v.fieldManagers[plural] = s.CustomResource, codec, scopeFieldManager(scope)
+	// The handler adds the version's warnings to every request to it,
+	// its subresources' too.
+	v.warnings[plural] = warnings[name]
 	if s.Status != nil {
+		v.warnings[plural+"/status"] = warnings[name]
 		v.stores[plural+"/status"], v.codecs[plural+"/status"] = &crStatus{s.Status}, codec
 		v.fieldManagers[plural+"/status"] = scopeFieldManager(scopes.status[name])
 	}
 	if s.Scale != nil {
 		// Its Scale kind is kube-apiserver's autoscaling/v1 (codecFor).
+		v.warnings[plural+"/scale"] = warnings[name]
 		v.stores[plural+"/scale"] = &crScale{s.Scale}
 		v.fieldManagers[plural+"/scale"] = scopeFieldManager(scopes.scale[name])
 	}
@@ -357,7 +368,7 @@ func mergeCRVersions(in []servedVersion) []servedVersion {
 	for _, v := range in {
 		m, ok := byGV[v.gv]
 		if !ok {
-			m = &servedVersion{gv: v.gv, stores: map[string]rest.Storage{}, codecs: map[string]Codec{}, fieldManagers: map[string]*FieldManager{}}
+			m = &servedVersion{gv: v.gv, stores: map[string]rest.Storage{}, codecs: map[string]Codec{}, fieldManagers: map[string]*FieldManager{}, warnings: map[string][]string{}}
 			byGV[v.gv] = m
 			gvs = append(gvs, v.gv)
 		}

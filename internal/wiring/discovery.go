@@ -47,6 +47,10 @@ type servedVersion struct {
 	// path, which the CRD handler builds; a built-in group's are built
 	// from info when a write needs them.
 	fieldManagers map[string]*FieldManager
+	// warnings are, for custom resources, the warnings the CRD handler
+	// adds to every request to each path: its CRD version's deprecation
+	// warning. A built-in group's come from its kinds (deprecationWarnings).
+	warnings map[string][]string
 	// builds build a custom resource version's stores and codecs, one per
 	// CRD, when a command needs the version: a map of many CRDs costs
 	// little when a command reads pods.

@@ -45,6 +45,9 @@ type Handle struct {
 	// Codec decodes the path's manifests and converts its objects to the
 	// served version.
 	Codec Codec
+	// Warnings are what the server warns of on every request to the path,
+	// whatever its verb: its kind's, or its CRD version's, deprecation.
+	Warnings []string
 
 	etcdPrefix   string
 	transformer  value.Transformer
@@ -213,6 +216,7 @@ func (w *Wiring) handles(versions []servedVersion) map[string]*Handle {
 			h := &Handle{Path: path, Route: routes[path], Resource: res, Storage: s, Store: w.owners[path].store, Codec: codecFor(v, p, res), etcdPrefix: w.Table.EtcdPrefix}
 			h.client = w.Client
 			h.fieldManager = w.fieldManagerOf(v, p, res, s)
+			h.Warnings = pathWarnings(v, p, schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind})
 			if h.Store != nil {
 				if d, ok := w.getter.decision(h.Store.DefaultQualifiedResource); ok {
 					tc := d.transport
