@@ -123,14 +123,12 @@ func TestTypeNameArgumentsEndToEnd(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want kubectl's %v", code, stderr, kerr)
 	}
 
-	_, stderr, code := run(t, "delete", "pods/pod-00000", "configmaps/settings", "pods/pod-00001", "--grace-period=0", s.flag())
+	stdout, stderr, code := run(t, "delete", "pods/pod-00000", "configmaps/settings", "pods/pod-00001", "--grace-period=0", s.flag())
 	if code != 0 {
 		t.Fatalf("delete: exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"pod/pod-00000 deleted", "configmap/settings deleted", "pod/pod-00001 deleted"} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("delete: stderr %q lacks %q", stderr, want)
-		}
+	if want := "pod \"pod-00000\" force deleted from default namespace\nconfigmap \"settings\" force deleted from default namespace\npod \"pod-00001\" force deleted from default namespace\n"; stdout != want {
+		t.Errorf("delete: stdout %q, want %q", stdout, want)
 	}
 	if got := mustRun(t, "get", "pods,configmaps", "-o", "name", s.flag()); got != "pod/pod-00002\n" {
 		t.Errorf("after delete, left:\n%s", got)

@@ -42,24 +42,24 @@ func TestSandboxCreatesACRDAndItsCustomResourcesInOneStream(t *testing.T) {
 		want           []string
 	}{
 		{"widgets in two versions", widgetsStream, []string{
-			"customresourcedefinition/widgets.example.com created",
-			"customresourcedefinition/widgets.example.com established",
-			"widget/alpha created", "widget/beta created",
+			"customresourcedefinition.apiextensions.k8s.io/widgets.example.com created",
+			"customresourcedefinition.apiextensions.k8s.io/widgets.example.com established",
+			"widget.example.com/alpha created", "widget.example.com/beta created",
 		}},
 		{"a cert-manager-like issuer", string(issuer), []string{
-			"customresourcedefinition/issuers.cert-manager.io established",
-			"issuer/selfsigned created",
+			"customresourcedefinition.apiextensions.k8s.io/issuers.cert-manager.io established",
+			"issuer.cert-manager.io/selfsigned created",
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "sandbox")
-			_, stderr, code := run(t, "--data-dir", dir, "create", "-f", manifestFile(t, tc.manifest))
+			stdout, stderr, code := run(t, "--data-dir", dir, "create", "-f", manifestFile(t, tc.manifest))
 			if code != 0 {
 				t.Fatalf("create: exit %d: %s", code, stderr)
 			}
 			for _, want := range tc.want {
-				if !strings.Contains(stderr, want) {
-					t.Errorf("stderr %q: want %q", stderr, want)
+				if !strings.Contains(stdout+stderr, want) {
+					t.Errorf("stdout %q, stderr %q: want %q", stdout, stderr, want)
 				}
 			}
 			objs, errs := manifest.Read(strings.NewReader(tc.manifest))

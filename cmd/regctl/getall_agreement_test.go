@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
+	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/wiring"
 	"github.com/regctl/regctl/test/apiserver"
 )
@@ -108,10 +109,18 @@ func TestGetAllAgreesWithKubectl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var kubectl []string
-	for _, info := range infos {
-		kubectl = append(kubectl, strings.ToLower(info.Object.GetObjectKind().GroupVersionKind().Kind)+"/"+info.Name)
+	// kubectl get -o name prints each object with its name printer.
+	names, err := render.NamePrinter("")
+	if err != nil {
+		t.Fatal(err)
 	}
+	var printed strings.Builder
+	for _, info := range infos {
+		if err := names.PrintObj(info.Object, &printed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kubectl := strings.Fields(printed.String())
 	if len(kubectl) < 8 {
 		t.Fatalf("kubectl get all finds %q: want an object of most of its resources", kubectl)
 	}

@@ -1,5 +1,6 @@
-// Command regctl shows, reads and writes how kube-apiserver stores the core
-// API in etcd, using the server's own storage code.
+// Command regctl shows, reads and writes how kube-apiserver stores its API
+// in etcd (built-in groups, custom resources, APIServices), using the
+// server's own storage code.
 package main
 
 import (
@@ -9,6 +10,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	_ "github.com/regctl/regctl/internal/english"
 	"github.com/regctl/regctl/internal/etcdview"
@@ -22,6 +25,11 @@ const interruptGrace = 900 * time.Millisecond
 
 func main() {
 	early.Restore()
+	// cobra gives every command the flags of pflag.CommandLine, where the
+	// server's packages register flags of their own (component-base's
+	// --version, which prints the Kubernetes version and quits in a
+	// server): regctl serves none of them.
+	pflag.CommandLine = pflag.NewFlagSet(os.Args[0], pflag.ContinueOnError)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)

@@ -82,7 +82,7 @@ func TestSandboxKeepsDataAcrossProcesses(t *testing.T) {
 	}
 	wd := t.TempDir()
 	out := mustRunIn(t, wd, "--data-dir", dir, "get", "deployments,services,secrets", "-n", "shop", "-o", "name")
-	for _, want := range []string{"deployment/web", "service/web", "secret/db-password"} {
+	for _, want := range []string{"deployment.apps/web", "service/web", "secret/db-password"} {
 		if !strings.Contains(out, want+"\n") {
 			t.Errorf("get: %q lacks %s", out, want)
 		}
@@ -258,7 +258,7 @@ func TestSandboxOpensAnotherMembersDataDir(t *testing.T) {
 		t.Errorf("the copied member's secret: %q", out)
 	}
 	mustRunIn(t, t.TempDir(), "--data-dir", dir, "create", "-f", filepath.Join(examplesDir(t), "deployment.yaml"))
-	if out := mustRunIn(t, t.TempDir(), "--data-dir", dir, "get", "deployments", "-n", "shop", "-o", "name"); out != "deployment/web\n" {
+	if out := mustRunIn(t, t.TempDir(), "--data-dir", dir, "get", "deployments", "-n", "shop", "-o", "name"); out != "deployment.apps/web\n" {
 		t.Errorf("written in the copied member's data: %q", out)
 	}
 }

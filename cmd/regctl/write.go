@@ -417,8 +417,14 @@ func (c *sandboxCRDs) establish(ctx context.Context, w *wiring.Wiring, errOut io
 	if err := w.EstablishCRDs(ctx, c.names); err != nil {
 		return err
 	}
+	p, err := render.NamePrinter("established (the sandbox runs the apiextensions controllers)")
+	if err != nil {
+		return err
+	}
 	for _, name := range c.names {
-		fmt.Fprintf(errOut, "customresourcedefinition/%s established (the sandbox runs the apiextensions controllers)\n", name)
+		if err := p.PrintObj(nameOnly(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"), "", name), errOut); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -371,7 +371,7 @@ func TestCreateAndReplaceTakeTypedLists(t *testing.T) {
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace), s.flag())
 	mustRun(t, "create", "-f", manifestFile(t, typedLists), s.flag())
 	got := mustRun(t, "get", "configmaps,roles,rolebindings", "-n", "shop", "-o", "name", s.flag())
-	want := "configmap/grafana-dashboard-apiserver\nconfigmap/grafana-dashboard-nodes\nrole/prometheus-k8s\nrolebinding/prometheus-k8s\n"
+	want := "configmap/grafana-dashboard-apiserver\nconfigmap/grafana-dashboard-nodes\nrole.rbac.authorization.k8s.io/prometheus-k8s\nrolebinding.rbac.authorization.k8s.io/prometheus-k8s\n"
 	if got != want {
 		t.Errorf("after create -f, get says\n%s\nwant\n%s", got, want)
 	}
