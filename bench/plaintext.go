@@ -13,7 +13,6 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
-	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/logs"
 )
 
@@ -24,20 +23,12 @@ import (
 // Both are dry runs, so each run finds the same etcd.
 func plaintext(dir, launcher, regctl string, n, secrets int) error {
 	logs.Setup(0, io.Discard)
-	e, err := etcdview.StartEmbedded(nil)
-	if err != nil {
-		return err
-	}
-	defer e.Close()
 	ctx := context.Background()
-	w, err := buildWiring(ctx, e.ClientURL)
+	e, w, stop, err := startWithNamespaces(ctx)
 	if err != nil {
 		return err
 	}
-	defer w.Close()
-	if err := seedNamespaces(w); err != nil {
-		return err
-	}
+	defer stop()
 	progress(fmt.Sprintf("writing %d secrets of 1 KiB in plain text", secrets))
 	creater := w.Handles["secrets"].Storage.(rest.Creater)
 	for i := range secrets {

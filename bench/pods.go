@@ -17,6 +17,7 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
+	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/wiring"
 )
 
@@ -257,4 +258,27 @@ func benchPod(i int) (spec, status *api.Pod) {
 		panic(err)
 	}
 	return spec, status
+}
+
+// startWithNamespaces starts an etcd in this process and builds the map on
+// it with benchNamespaces created; close stops both.
+func startWithNamespaces(ctx context.Context) (e *etcdview.Embedded, w *wiring.Wiring, close func(), err error) {
+	e, err = etcdview.StartEmbedded(nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	w, err = buildWiring(ctx, e.ClientURL)
+	if err != nil {
+		e.Close()
+		return nil, nil, nil, err
+	}
+	close = func() {
+		w.Close()
+		e.Close()
+	}
+	if err := seedNamespaces(w); err != nil {
+		close()
+		return nil, nil, nil, err
+	}
+	return e, w, close, nil
 }

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
-	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/wiring"
 )
@@ -38,20 +37,12 @@ func scans(dir, launcher, regctl string, n, pods int, profile func([]command) er
 	if err != nil {
 		return err
 	}
-	e, err := etcdview.StartEmbedded(nil)
-	if err != nil {
-		return err
-	}
-	defer e.Close()
 	ctx := context.Background()
-	w, err := buildWiring(ctx, e.ClientURL)
+	e, w, stop, err := startWithNamespaces(ctx)
 	if err != nil {
 		return err
 	}
-	defer w.Close()
-	if err := seedNamespaces(w); err != nil {
-		return err
-	}
+	defer stop()
 	t := newTable(launcher, 48, true)
 	t.header = "vs etcdctl"
 	var small, full stats
