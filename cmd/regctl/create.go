@@ -12,7 +12,7 @@ import (
 
 type createOptions struct {
 	writeOptions
-	Filename string
+	Filenames []string
 }
 
 func newCreateCmd(g *globalOptions, runF func(context.Context, *createOptions) error) *cobra.Command {
@@ -68,7 +68,7 @@ the way to bring back a deleted object from ` + "`regctl inspect TYPE/NAME --his
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVarP(&opts.Filename, "filename", "f", "", "The manifest to create: a file, or - for standard input")
+	fs.StringSliceVarP(&opts.Filenames, "filename", "f", nil, "The manifest to create: a file, or - for standard input; repeat it, or separate with commas, for several, read in turn")
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace for objects that do not name one")
 	addWriteFlags(fs, &opts.writeOptions, &output)
 	addManifestFlags(cmd, &opts.writeOptions)
@@ -79,7 +79,7 @@ the way to bring back a deleted object from ` + "`regctl inspect TYPE/NAME --his
 
 func runCreate(ctx context.Context, opts *createOptions) error {
 	ctx = withWarnings(ctx, opts.IO.ErrOut)
-	return opts.writeManifest(ctx, opts.Filename, "", manifestVerb{
+	return opts.writeManifest(ctx, opts.Filenames, "", manifestVerb{
 		name:    "created",
 		options: stores.WriteOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager},
 		check: func(ctx context.Context, _ stores.WriteOptions, p stores.Planned, obj runtime.Object) error {

@@ -13,7 +13,7 @@ import (
 
 type replaceOptions struct {
 	writeOptions
-	Filename    string
+	Filenames   []string
 	Subresource string
 	Force       bool
 }
@@ -60,7 +60,7 @@ apiserver's --encryption-provider-config, or --allow-plaintext to write it anywa
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVarP(&opts.Filename, "filename", "f", "", "The manifest of the new versions: a file, or - for standard input")
+	fs.StringSliceVarP(&opts.Filenames, "filename", "f", nil, "The manifest of the new versions: a file, or - for standard input; repeat it, or separate with commas, for several, read in turn")
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace for objects that do not name one")
 	fs.StringVar(&opts.Subresource, "subresource", "", "Write through this subresource's store (e.g. status)")
 	fs.BoolVar(&opts.Force, "force", false, "Replace objects that carry no resourceVersion: read the current one first")
@@ -73,7 +73,7 @@ apiserver's --encryption-provider-config, or --allow-plaintext to write it anywa
 
 func runReplace(ctx context.Context, opts *replaceOptions) error {
 	ctx = withWarnings(ctx, opts.IO.ErrOut)
-	return opts.writeManifest(ctx, opts.Filename, opts.Subresource, manifestVerb{
+	return opts.writeManifest(ctx, opts.Filenames, opts.Subresource, manifestVerb{
 		name:    "replaced",
 		options: stores.WriteOptions{DryRun: opts.DryRun, CurrentVersion: opts.Force, FieldManager: opts.FieldManager},
 		// A dry-run update reads the stored object and runs the whole

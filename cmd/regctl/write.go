@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -128,11 +127,24 @@ func writeWarnings(errOut io.Writer, objs []stores.Planned) {
 	}
 }
 
-// readManifest reads -f FILE, or standard input for "-".
-func readManifest(in io.Reader, filename string) ([]manifest.Object, []error) {
-	if filename == "" {
+// readManifest reads each -f FILE in turn, standard input for "-", as
+// kubectl takes several. With more than one, each object and error names
+// its file.
+func readManifest(in io.Reader, filenames []string) (objs []manifest.Object, errs []error) {
+	if len(filenames) == 0 {
 		return nil, []error{fmt.Errorf("`-f` is required: a file, or - for standard input")}
 	}
+	for i, name := range filenames {
+		o, e := readManifestFile(in, name)
+		if len(filenames) > 1 {
+			manifest.InFile(o, e, name, i)
+		}
+		objs, errs = append(objs, o...), append(errs, e...)
+	}
+	return objs, errs
+}
+
+func readManifestFile(in io.Reader, filename string) ([]manifest.Object, []error) {
 	r := in
 	if filename != "-" {
 		f, err := os.Open(filename)
@@ -210,7 +222,7 @@ func reportAll(errOut io.Writer, errs []error) {
 		if !errors.As(a, &ea) || !errors.As(b, &eb) {
 			return 0
 		}
-		return cmp.Or(cmp.Compare(ea.Doc, eb.Doc), cmp.Compare(ea.Item, eb.Item))
+		return manifest.Before(ea.At(), eb.At())
 	})
 	for _, err := range errs {
 		fmt.Fprintf(errOut, "error: %s\n", oneLine(err))
@@ -220,14 +232,14 @@ func reportAll(errOut io.Writer, errs []error) {
 // writeManifest reads the manifest in filename, plans and checks every
 // object against the map of the user's etcd, refuses the whole manifest if
 // any object is bad, and otherwise writes each with v.write.
-func (o *writeOptions) writeManifest(ctx context.Context, filename, subresource string, v manifestVerb) error {
+func (o *writeOptions) writeManifest(ctx context.Context, filenames []string, subresource string, v manifestVerb) error {
 	// A manifest is held in memory while it is written; pace the collector
 	// for that from the start.
 	gctune.Steady()
 	if err := o.writable(); err != nil {
 		return err
 	}
-	objs, readErrs := readManifest(o.IO.In, filename)
+	objs, readErrs := readManifest(o.IO.In, filenames)
 	if len(objs) == 0 {
 		return refuse(o.IO.ErrOut, readErrs)
 	}

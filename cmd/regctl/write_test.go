@@ -380,3 +380,24 @@ func TestCreateAndReplaceTakeTypedLists(t *testing.T) {
 		t.Errorf("after replace -f, the config map holds %q", got)
 	}
 }
+
+// TestCreateReadsEveryFileGiven: -f may be given several times, as kubectl
+// takes it; the files are read in turn, and with several a problem names
+// its file.
+func TestCreateReadsEveryFileGiven(t *testing.T) {
+	s := newLiveEtcd(t)
+	ns, pod := manifestFile(t, shopNamespace), manifestFile(t, webPod)
+	stdout := mustRun(t, "create", "-f", ns, "-f", pod, s.flag())
+	if stdout != "namespace/shop created\npod/web created\n" {
+		t.Errorf("stdout %q: want the namespace, then the pod", stdout)
+	}
+	before := s.revision(t)
+	bad := manifestFile(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: shop}\ndata: {a: 1}\n")
+	_, stderr, code := run(t, "create", "-f", manifestFile(t, configMapDoc("fine")), "-f", bad, s.flag())
+	if code == 0 || !strings.Contains(stderr, "error: "+bad+", document 1: ") || !strings.Contains(stderr, "nothing was written") {
+		t.Errorf("exit %d, stderr %q: want the bad file named, nothing written", code, stderr)
+	}
+	if s.revision(t) != before {
+		t.Error("a refused manifest of two files wrote")
+	}
+}

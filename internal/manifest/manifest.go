@@ -7,6 +7,7 @@ package manifest
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +26,10 @@ import (
 
 // Object is one object of a manifest.
 type Object struct {
+	// File is the file the object came from, set when a command reads
+	// several (FileIndex is its place among them); empty for one alone.
+	File      string
+	FileIndex int
 	// Doc is the 1-based position of the document in the stream; Item the
 	// 1-based position inside a kind: List, 0 for a plain document.
 	Doc, Item int
@@ -38,20 +43,51 @@ type Object struct {
 
 // Where says where the object came from, for messages.
 func (o Object) Where() string {
-	if o.Item > 0 {
-		return fmt.Sprintf("document %d, item %d", o.Doc, o.Item)
+	file := ""
+	if o.File != "" {
+		file = o.File + ", "
 	}
-	return fmt.Sprintf("document %d", o.Doc)
+	if o.Item > 0 {
+		return fmt.Sprintf("%sdocument %d, item %d", file, o.Doc, o.Item)
+	}
+	return fmt.Sprintf("%sdocument %d", file, o.Doc)
 }
 
 // Error is a problem with one document.
 type Error struct {
+	File      string
+	FileIndex int
 	Doc, Item int
 	Err       error
 }
 
 func (e *Error) Error() string {
-	return Object{Doc: e.Doc, Item: e.Item}.Where() + ": " + e.Err.Error()
+	return e.At().Where() + ": " + e.Err.Error()
+}
+
+// At is where the error is, as an object's place.
+func (e *Error) At() Object {
+	return Object{File: e.File, FileIndex: e.FileIndex, Doc: e.Doc, Item: e.Item}
+}
+
+// Before tells whether a comes before b in the order the files and their
+// documents were given.
+func Before(a, b Object) int {
+	return cmp.Or(cmp.Compare(a.FileIndex, b.FileIndex), cmp.Compare(a.Doc, b.Doc), cmp.Compare(a.Item, b.Item))
+}
+
+// InFile places what Read found in one of several files: each object and
+// each document's error says which.
+func InFile(objs []Object, errs []error, file string, index int) {
+	for i := range objs {
+		objs[i].File, objs[i].FileIndex = file, index
+	}
+	for _, err := range errs {
+		var e *Error
+		if errors.As(err, &e) {
+			e.File, e.FileIndex = file, index
+		}
+	}
 }
 
 func (e *Error) Unwrap() error { return e.Err }

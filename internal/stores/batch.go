@@ -62,7 +62,7 @@ func Plan(ctx context.Context, objs []manifest.Object, validation string, resolv
 	Parallel(len(objs), func(i int) {
 		o := objs[i]
 		if results[i], failures[i] = planOne(ctx, o, validation, resolve, check); failures[i] != nil {
-			failures[i] = &manifest.Error{Doc: o.Doc, Item: o.Item, Err: failures[i]}
+			failures[i] = &manifest.Error{File: o.File, FileIndex: o.FileIndex, Doc: o.Doc, Item: o.Item, Err: failures[i]}
 		}
 	})
 	var out []Planned
