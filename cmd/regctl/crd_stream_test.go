@@ -182,7 +182,7 @@ func TestSandboxRefusesABadCustomResourceOfACRDOfTheStream(t *testing.T) {
 		t.Fatal("exit 0 with an invalid widget")
 	}
 	for _, want := range []string{
-		"customresourcedefinition/widgets.example.com established",
+		"customresourcedefinition.apiextensions.k8s.io/widgets.example.com established",
 		`error: document 3: Widget.example.com "alpha" is invalid: spec.size: Unsupported value: "huge"`,
 		"2 of 4 objects were not created",
 	} {
