@@ -106,7 +106,12 @@ func caseName(args []string) string {
 // same both times.
 func agreeWithKubectl(t *testing.T, k *kubectl, etcdURL string, args ...string) {
 	t.Helper()
-	for attempt := 0; attempt < 5; attempt++ {
+	for attempt := 0; attempt < 10; attempt++ {
+		if attempt > 0 {
+			// Start just after an age ticks over, so that the three
+			// commands can fit within one second.
+			time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 10*time.Millisecond)))
+		}
 		before := k.get(t, args...)
 		stdout, stderr, code := run(t, append(append([]string{"get"}, args...), "--etcd-servers="+etcdURL)...)
 		after := k.get(t, args...)
