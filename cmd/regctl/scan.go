@@ -146,11 +146,15 @@ func runScan(ctx context.Context, opts *scanOptions) error {
 		sections = slices.DeleteFunc(slices.Clone(scan.Sections), func(s string) bool { return !slices.Contains(sections, s) })
 	}
 	scanOpts := scan.Options{Sections: sections, ByNamespace: opts.ByNamespace, PageSize: opts.ChunkSize, Revision: opts.Revision}
+	main, err := w.Client(ctx)
+	if err != nil {
+		return err
+	}
 	p := newProgress(opts.IO.ErrOut)
 	if p != nil {
 		scanOpts.Progress = p.show
 	}
-	report, err := scan.Run(ctx, w, scanOpts)
+	report, err := scan.Run(ctx, main, w.Table.EtcdPrefix, w.Ordered(), scanOpts)
 	p.done()
 	if err != nil {
 		return err

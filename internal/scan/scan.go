@@ -25,8 +25,8 @@ import (
 	api "k8s.io/kubernetes/pkg/apis/core"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/routetable"
-	"github.com/regctl/regctl/internal/wiring"
 )
 
 // Options are a scan's.
@@ -52,16 +52,17 @@ type Progress struct {
 
 // target is one stored resource: the handle whose store owns a key prefix.
 type target struct {
-	h      *wiring.Handle
+	h      *handle.Handle
 	order  int
 	prefix string
 	// group and plural name a custom resource, to find its CRD.
 	group, plural string
 }
 
-// Run scans every key under the map's etcd prefix: the main etcd's, and
-// the prefix of each resource stored on other servers. It writes nothing.
-func Run(ctx context.Context, w *wiring.Wiring, opts Options) (*Report, error) {
+// Run scans every key under the etcd prefix on main (the client of
+// `--etcd-servers`), and the prefix of each resource the handles (the map's,
+// in route table order) store on other servers. It writes nothing.
+func Run(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles []*handle.Handle, opts Options) (*Report, error) {
 	sections := opts.Sections
 	if len(sections) == 0 {
 		sections = Sections
@@ -69,7 +70,7 @@ func Run(ctx context.Context, w *wiring.Wiring, opts Options) (*Report, error) {
 	s := &scanner{
 		opts:     opts,
 		sections: map[string]bool{},
-		root:     strings.TrimSuffix(w.Table.EtcdPrefix, "/") + "/",
+		root:     strings.TrimSuffix(etcdPrefix, "/") + "/",
 	}
 	for _, sec := range sections {
 		s.sections[sec] = true
@@ -78,7 +79,7 @@ func Run(ctx context.Context, w *wiring.Wiring, opts Options) (*Report, error) {
 	s.decode = s.sections[Versions] || s.sections[Corrupt]
 	var elsewhere []*target
 	claimed := map[string]bool{}
-	for _, h := range w.Ordered() {
+	for _, h := range handles {
 		if h.Route.Store != routetable.StoreOwn || h.OwnStore() == nil {
 			continue
 		}
@@ -107,10 +108,6 @@ func Run(ctx context.Context, w *wiring.Wiring, opts Options) (*Report, error) {
 	s.byLength = slices.Clone(s.targets)
 	sort.SliceStable(s.byLength, func(i, j int) bool { return len(s.byLength[i].prefix) > len(s.byLength[j].prefix) })
 
-	main, err := w.Client(ctx)
-	if err != nil {
-		return nil, err
-	}
 	total, rev, err := etcdview.CountAt(ctx, main, s.root, opts.Revision)
 	if err != nil {
 		return nil, err
@@ -154,7 +151,7 @@ func Run(ctx context.Context, w *wiring.Wiring, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.result(w.Table.EtcdPrefix, rev, sections, all), nil
+	return s.result(etcdPrefix, rev, sections, all), nil
 }
 
 // chunk is how many keys a worker takes at a time: a range response is
@@ -414,7 +411,7 @@ func (s *scanner) decoded(tl *tally, t *target, acc *resourceTally, key string, 
 // its path, the one the create and update handlers refuse unknown fields
 // with (for a custom resource, the CRD handler's, which tracks the fields
 // its structural schema prunes), and returns what it objects to.
-func strictlyUnknown(h *wiring.Handle, data []byte, mediaType string, gvk *schema.GroupVersionKind) []string {
+func strictlyUnknown(h *handle.Handle, data []byte, mediaType string, gvk *schema.GroupVersionKind) []string {
 	if h.Codec.Serializer == nil {
 		return nil
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/regctl/regctl/internal/etcdview"
-	"github.com/regctl/regctl/internal/wiring"
+	"github.com/regctl/regctl/internal/handle"
 )
 
 // explain turns a storage error on one object into a message that names the
@@ -37,7 +37,7 @@ func explainAt(ctx context.Context, t Target, name string, rev int64, err error)
 
 // explainKey looks at the value of key at revision rev (0: now), on the
 // etcd that holds the resource of h.
-func explainKey(ctx context.Context, h *wiring.Handle, key string, rev int64, err error) error {
+func explainKey(ctx context.Context, h *handle.Handle, key string, rev int64, err error) error {
 	c, cerr := h.Client(ctx)
 	if cerr != nil {
 		return fmt.Errorf("reading %s: %w", key, err)

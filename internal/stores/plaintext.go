@@ -9,7 +9,7 @@ import (
 	"k8s.io/apiserver/pkg/storage/value"
 
 	"github.com/regctl/regctl/internal/etcdview"
-	"github.com/regctl/regctl/internal/wiring"
+	"github.com/regctl/regctl/internal/handle"
 )
 
 // plaintextPage is how many stored values CheckPlaintext reads per request:
@@ -29,7 +29,7 @@ const plaintextPage = 500
 // encryption is turned on, the values written before stay plain until
 // rewritten, in any key order, so no sample of them can tell. Each provider
 // and key is tried once, not each value.
-func CheckPlaintext(ctx context.Context, h *wiring.Handle) error {
+func CheckPlaintext(ctx context.Context, h *handle.Handle) error {
 	r := h.Route
 	// A store with no recorded provider writes what it encodes, as
 	// identity does.
@@ -77,7 +77,7 @@ func CheckPlaintext(ctx context.Context, h *wiring.Handle) error {
 // plaintextRefusal says why a plaintext write is refused, and what to pass:
 // the server's encryption config when none was given, or the key the one
 // given lacks.
-func plaintextRefusal(h *wiring.Handle, env etcdview.Envelope, key string) error {
+func plaintextRefusal(h *handle.Handle, env etcdview.Envelope, key string) error {
 	what := fmt.Sprintf("%s are stored encrypted with %s (%s) but would be written in plain text", h.Route.Resource, env, key)
 	if h.Transformer() == nil {
 		return fmt.Errorf("%s: pass the apiserver's `--encryption-provider-config`, or `--allow-plaintext` to write anyway", what)

@@ -23,13 +23,13 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/warning"
 
-	"github.com/regctl/regctl/internal/wiring"
+	"github.com/regctl/regctl/internal/handle"
 )
 
 // Target is one path of the map, resolved from what the user typed: its
 // handle, and the namespace to work in.
 type Target struct {
-	*wiring.Handle
+	*handle.Handle
 	// Namespace is where to look; empty for cluster-scoped resources and for
 	// all namespaces.
 	Namespace string

@@ -8,8 +8,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/routetable"
-	"github.com/regctl/regctl/internal/wiring"
 )
 
 // Usage accounts for every key under the etcd prefix: each stored resource
@@ -22,7 +22,7 @@ import (
 // order: where several paths store under one prefix (a resource in two
 // versions, events in two groups), the keys are the first one's, the one
 // kubectl resolves the resource's name to.
-func Usage(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles []*wiring.Handle, pageSize int64) ([]etcdview.Usage, error) {
+func Usage(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles []*handle.Handle, pageSize int64) ([]etcdview.Usage, error) {
 	claimed := map[string]string{}
 	var elsewhere []etcdview.Usage
 	for _, h := range handles {

@@ -15,8 +15,8 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/manifest"
-	"github.com/regctl/regctl/internal/wiring"
 )
 
 // Decode turns a manifest object (JSON in the target's served version) into
@@ -107,12 +107,12 @@ func (o WriteOptions) manager() string {
 // found for the length of a command. A namespace not found is not
 // remembered: a manifest may create it before the objects that live in it.
 type NamespaceCache struct {
-	namespaces *wiring.Handle
+	namespaces *handle.Handle
 	found      sync.Map // name → *api.Namespace
 }
 
 // NewNamespaceCache looks namespaces up through the handle of "namespaces".
-func NewNamespaceCache(namespaces *wiring.Handle) *NamespaceCache {
+func NewNamespaceCache(namespaces *handle.Handle) *NamespaceCache {
 	return &NamespaceCache{namespaces: namespaces}
 }
 

@@ -8,26 +8,6 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 )
 
-// Codec is how a path's objects pass between its store and the user: the
-// serializer, convertors and hub version the apiserver's installer puts in
-// the path's handlers.RequestScope. Built-in groups take them from their
-// APIGroupInfo (legacyscheme, or the apiextensions and aggregator schemes);
-// a custom resource takes those the CRD handler built for its version, which
-// hold its schema (defaulting, pruning) and its conversion.
-type Codec struct {
-	// Serializer decodes manifests: its strict JSON serializer, to Hub.
-	Serializer runtime.NegotiatedSerializer
-	// Convertor converts the store's objects to the served version, and
-	// field selector labels.
-	Convertor runtime.ObjectConvertor
-	// UnsafeConvertor converts without copying, for objects nothing else
-	// holds.
-	UnsafeConvertor runtime.ObjectConvertor
-	// Hub is the version a store holds objects in: the group's internal
-	// version, or for a custom resource the version served.
-	Hub schema.GroupVersion
-}
-
 // groupCodec is the codec of a built-in group's paths, as
 // GenericAPIServer.getAPIGroupVersion fills the RequestScope from the
 // group's APIGroupInfo.

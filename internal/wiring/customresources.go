@@ -308,7 +308,7 @@ func scopeFieldManager(scope *handlers.RequestScope) *FieldManager {
 	if scope == nil || scope.FieldManager == nil {
 		return nil
 	}
-	return &FieldManager{FieldManager: scope.FieldManager, creater: scope.Creater, kind: scope.Kind}
+	return &FieldManager{FieldManager: scope.FieldManager, Creater: scope.Creater, Kind: scope.Kind}
 }
 
 // build builds what a custom resource version defers until a command
