@@ -216,7 +216,7 @@ func objectKeys(ctx context.Context, t stores.Target, names []string, opts *keys
 		return err
 	}
 	if len(missing) > 0 {
-		return &exitError{code: 1, err: errors.New("no such key: " + strings.Join(missing, ", "))}
+		return errors.New("no such key: " + strings.Join(missing, ", "))
 	}
 	return nil
 }

@@ -10,19 +10,16 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2"
 
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/wiring"
 )
 
-// IOStreams are the streams a command reads and writes: data goes to Out,
-// progress and warnings to ErrOut.
-type IOStreams struct {
-	In     io.Reader
-	Out    io.Writer
-	ErrOut io.Writer
-}
+// IOStreams are kubectl's streams a command reads and writes: data goes to
+// Out, progress and warnings to ErrOut.
+type IOStreams = genericiooptions.IOStreams
 
 // globalOptions are shared by every command: kube-apiserver's storage flags,
 // verbosity and the request timeout.
@@ -47,7 +44,10 @@ func (g *globalOptions) wiringConfig() wiring.Config {
 	return wiring.Config{Options: g.Server, Timeout: g.RequestTimeout, Snapshot: g.Snapshot, DataDir: g.DataDir}
 }
 
-// exitError carries an exit code other than 1.
+// exitError is how a command exits otherwise than with its error and exit
+// code 1: with another code (routes diff's 2), or with code 1 and nothing
+// more to say (err nil: what failed was reported already, or routes diff
+// found differences). Every other error exits 1 with its line.
 type exitError struct {
 	code int
 	err  error

@@ -162,7 +162,7 @@ func (p *watcher) startRevision(ctx context.Context, names []string, wo stores.W
 		return "", err
 	case len(names) == 1 && found == 0 && errors.As(err, &unreadable):
 		// The object is there but cannot be read, as reported.
-		return "", &exitError{code: 1, err: err}
+		return "", err
 	case len(names) == 1 && found == 0:
 		gr := schema.GroupResource{Group: p.t.Resource.Group, Resource: p.t.Resource.Name}
 		return "", apierrors.NewNotFound(gr, names[0])

@@ -375,7 +375,7 @@ func (o *writeOptions) writeAwaiting(ctx context.Context, w **wiring.Wiring, rep
 func (o *writeOptions) plan(ctx context.Context, w *wiring.Wiring, objs []manifest.Object, readErrs []error, subresource string, v *manifestVerb) ([]stores.Planned, error) {
 	todo, errs := o.planErrs(ctx, w, objs, readErrs, subresource, v)
 	if ctx.Err() != nil {
-		return nil, &exitError{code: 1, err: fmt.Errorf("%w while checking the manifest: nothing was written", context.Cause(ctx))}
+		return nil, fmt.Errorf("%w while checking the manifest: nothing was written", context.Cause(ctx))
 	}
 	if len(errs) > 0 {
 		return nil, refuse(o.IO.ErrOut, errs)
@@ -491,5 +491,5 @@ func nameOnly(gvk schema.GroupVersionKind, namespace, name string) runtime.Objec
 // refuse reports every problem of a manifest and says nothing was written.
 func refuse(errOut io.Writer, errs []error) error {
 	reportAll(errOut, errs)
-	return &exitError{code: 1, err: errors.New("nothing was written")}
+	return errors.New("nothing was written")
 }

@@ -115,7 +115,7 @@ func (r *writeReport) finish(ctx context.Context) error {
 		return nil
 	}
 	if ctx.Err() == nil && r.uncertain == 0 && skipped == 0 {
-		return &exitError{code: 1, err: fmt.Errorf("%d of %d objects were not %s", r.failed, r.total, r.verb)}
+		return fmt.Errorf("%d of %d objects were not %s", r.failed, r.total, r.verb)
 	}
 	parts := []string{fmt.Sprintf("%d %s", r.done, r.verb)}
 	for _, c := range []struct {
@@ -130,7 +130,7 @@ func (r *writeReport) finish(ctx context.Context) error {
 	if ctx.Err() != nil {
 		summary = "interrupted: " + summary
 	}
-	return &exitError{code: 1, err: errors.New(summary)}
+	return errors.New(summary)
 }
 
 // writtenPrinter prints written objects with -o: one object as itself when

@@ -8,19 +8,19 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/yaml"
 )
 
@@ -114,7 +114,7 @@ func Read(r io.Reader) (objs []Object, errs []error) {
 	}
 	parsedDocs := make([]parsed, len(raws))
 	parseErrs := make([]error, len(raws))
-	Parallel(len(raws), func(i int) { parsedDocs[i], parseErrs[i] = parse(raws[i]) })
+	workqueue.ParallelizeUntil(context.Background(), runtime.GOMAXPROCS(0), len(raws), func(i int) { parsedDocs[i], parseErrs[i] = parse(raws[i]) })
 
 	for i, p := range parsedDocs {
 		doc := i + 1
@@ -146,28 +146,6 @@ func Read(r io.Reader) (objs []Object, errs []error) {
 		errs = append(errs, errors.New("no objects found"))
 	}
 	return objs, errs
-}
-
-// Parallel runs fn(0..n-1) on as many goroutines as there are CPUs.
-func Parallel(n int, fn func(i int)) {
-	ParallelOn(runtime.GOMAXPROCS(0), n, fn)
-}
-
-// ParallelOn runs fn(0..n-1) on at most workers goroutines.
-func ParallelOn(workers, n int, fn func(i int)) {
-	workers = min(workers, n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
 }
 
 type parsed struct {

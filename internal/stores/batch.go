@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/workqueue"
 
 	"github.com/regctl/regctl/internal/manifest"
 )
@@ -59,7 +60,7 @@ func (p Planned) Label() string {
 func Plan(ctx context.Context, objs []manifest.Object, validation string, resolve func(manifest.Object) (Target, error), check func(context.Context, Planned, runtime.Object) error) ([]Planned, []error) {
 	results := make([]Planned, len(objs))
 	failures := make([]error, len(objs))
-	Parallel(len(objs), func(i int) {
+	parallel(len(objs), func(i int) {
 		o := objs[i]
 		if results[i], failures[i] = planOne(ctx, o, validation, resolve, check); failures[i] != nil {
 			failures[i] = &manifest.Error{File: o.File, FileIndex: o.FileIndex, Doc: o.Doc, Item: o.Item, Err: failures[i]}
@@ -94,9 +95,10 @@ func planOne(ctx context.Context, o manifest.Object, validation string, resolve 
 	return p, nil
 }
 
-// Parallel runs fn for 0..n-1 on every core, and at least Writers at a time.
-func Parallel(n int, fn func(i int)) {
-	manifest.ParallelOn(max(goruntime.GOMAXPROCS(0), Writers), n, fn)
+// parallel runs fn for every one of 0..n-1 on every core, and at least
+// Writers at a time.
+func parallel(n int, fn func(i int)) {
+	workqueue.ParallelizeUntil(context.Background(), max(goruntime.GOMAXPROCS(0), Writers), n, fn)
 }
 
 // Written is what became of one write of a batch.

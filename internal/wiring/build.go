@@ -98,6 +98,9 @@ type Wiring struct {
 	mu      sync.Mutex
 	clients map[string]*clientv3.Client // by server list
 	closers []func()
+	// closeErr is what closing failed to undo (the process's feature
+	// gates), for Close to return.
+	closeErr error
 }
 
 // Handle is the handle of path, an error naming the path when the map has
@@ -144,7 +147,11 @@ func (w *Wiring) Close() error {
 	for i := len(closers) - 1; i >= 0; i-- {
 		closers[i]()
 	}
-	return nil
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	err := w.closeErr
+	w.closeErr = nil
+	return err
 }
 
 func (w *Wiring) onClose(fn func()) {
@@ -217,7 +224,13 @@ func (w *Wiring) assemble(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	w.onClose(restore)
+	w.onClose(func() {
+		if err := restore(); err != nil {
+			w.mu.Lock()
+			w.closeErr = errors.Join(w.closeErr, err)
+			w.mu.Unlock()
+		}
+	})
 	etcd := *s.Etcd
 	etcd.StorageConfig.Transport.ServerList = append([]string(nil), etcd.StorageConfig.Transport.ServerList...)
 	if cfg.Snapshot != "" && cfg.DataDir != "" {

@@ -1,14 +1,15 @@
 package wiring
 
 import (
-	"github.com/regctl/regctl/internal/routetable"
-
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/regctl/regctl/internal/routetable"
 )
 
 // owner says how one path reaches etcd.
@@ -64,7 +65,7 @@ func findOwners(stores map[string]rest.Storage) map[string]owner {
 		switch {
 		case len(candidates) == 0:
 			out[p] = owner{kind: routetable.StoreNone}
-		case contains(candidates, parent) && parent != p:
+		case slices.Contains(candidates, parent) && parent != p:
 			out[p] = owner{kind: routetable.StoreShared, sharesWith: parent, store: out[parent].store}
 		default:
 			out[p] = owner{kind: routetable.StoreShared, sharesWith: candidates[0], store: out[candidates[0]].store}
@@ -153,13 +154,4 @@ func children(v reflect.Value, visit func(reflect.Value) bool) []reflect.Value {
 	}
 	collect(e)
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

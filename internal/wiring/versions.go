@@ -1,6 +1,7 @@
 package wiring
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -95,13 +96,13 @@ func (v *versions) effective() (emulated string, gates map[string]bool) {
 // flags, and returns what puts them back as they were. As the registry does,
 // the gate's emulation version is set before its values, which are checked
 // against it.
-func (v *versions) apply() (restore func(), err error) {
+func (v *versions) apply() (restore func() error, err error) {
 	global := utilfeature.DefaultMutableFeatureGate
 	v.changed = differing(v.gate, global)
 	oldEmulation, oldMinCompat := global.EmulationVersion(), global.MinCompatibilityVersion()
 	sameVersion := v.gate.EmulationVersion().EqualTo(oldEmulation) && v.gate.MinCompatibilityVersion().EqualTo(oldMinCompat)
 	if sameVersion && len(v.changed) == 0 {
-		return func() {}, nil
+		return func() error { return nil }, nil
 	}
 	globalVersion, _ := compatibility.DefaultComponentGlobalsRegistry.EffectiveVersionFor(basecompatibility.DefaultKubeComponent).(basecompatibility.MutableEffectiveVersion)
 	var oldVersion, oldVersionMinCompat *version.Version
@@ -112,26 +113,29 @@ func (v *versions) apply() (restore func(), err error) {
 	// already set explicitly held.
 	var set []string
 	explicit := map[string]bool{}
-	restore = func() {
+	restore = func() error {
 		// Values first, while at the flags' version, which they fit; then
 		// the old version and the values set explicitly before.
+		var errs []error
 		for _, f := range set {
-			_ = global.ResetFeatureValueToDefault(featuregate.Feature(f))
+			errs = append(errs, global.ResetFeatureValueToDefault(featuregate.Feature(f)))
 		}
-		_ = global.SetEmulationVersionAndMinCompatibilityVersion(oldEmulation, oldMinCompat)
-		_ = global.SetFromMap(explicit)
+		errs = append(errs, global.SetEmulationVersionAndMinCompatibilityVersion(oldEmulation, oldMinCompat), global.SetFromMap(explicit))
 		if globalVersion != nil {
 			globalVersion.SetEmulationVersion(oldVersion)
 			globalVersion.SetMinCompatibilityVersion(oldVersionMinCompat)
 		}
+		if err := errors.Join(errs...); err != nil {
+			return fmt.Errorf("restoring the feature gates: %w", err)
+		}
+		return nil
 	}
 	if globalVersion != nil {
 		globalVersion.SetEmulationVersion(v.version.EmulationVersion())
 		globalVersion.SetMinCompatibilityVersion(v.version.MinCompatibilityVersion())
 	}
 	if err := global.SetEmulationVersionAndMinCompatibilityVersion(v.gate.EmulationVersion(), v.gate.MinCompatibilityVersion()); err != nil {
-		restore()
-		return nil, fmt.Errorf("applying %s: %w", v.given(), err)
+		return nil, errors.Join(fmt.Errorf("applying %s: %w", v.given(), err), restore())
 	}
 	values := differing(v.gate, global)
 	for f := range values {
@@ -141,8 +145,7 @@ func (v *versions) apply() (restore func(), err error) {
 		}
 	}
 	if err := global.SetFromMap(values); err != nil {
-		restore()
-		return nil, fmt.Errorf("applying %s: %w", v.given(), err)
+		return nil, errors.Join(fmt.Errorf("applying %s: %w", v.given(), err), restore())
 	}
 	return restore, nil
 }
