@@ -134,18 +134,7 @@ func runScan(ctx context.Context, opts *scanOptions) error {
 	}
 	// What is live while scanning is a few pages; the rest is garbage.
 	gctune.BoundHeap()
-	sections := opts.Only
-	if len(sections) > 0 {
-		// --fail-on a kind the scan would not look for could never fail.
-		for _, k := range opts.FailOn {
-			if !slices.Contains(sections, k) {
-				sections = append(sections, k)
-			}
-		}
-		// In the report's order, whatever the flag's.
-		sections = slices.DeleteFunc(slices.Clone(scan.Sections), func(s string) bool { return !slices.Contains(sections, s) })
-	}
-	scanOpts := scan.Options{Sections: sections, ByNamespace: opts.ByNamespace, PageSize: opts.ChunkSize, Revision: opts.Revision}
+	scanOpts := scan.Options{Sections: scan.SectionsFor(opts.Only, opts.FailOn), ByNamespace: opts.ByNamespace, PageSize: opts.ChunkSize, Revision: opts.Revision}
 	main, err := w.Client(ctx)
 	if err != nil {
 		return err

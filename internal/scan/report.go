@@ -6,6 +6,7 @@ package scan
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -145,6 +146,18 @@ type Finding struct {
 	Resource string `json:"resource,omitempty"`
 	Key      string `json:"key"`
 	Detail   string `json:"detail"`
+}
+
+// SectionsFor is what a scan limited to only looks at, in the report's
+// order whatever the flag's: only, and the finding kinds failOn names, as a
+// --fail-on kind the scan would not look for could never fail. Every
+// section when only is empty.
+func SectionsFor(only, failOn []string) []string {
+	if len(only) == 0 {
+		return nil
+	}
+	wanted := append(slices.Clone(only), failOn...)
+	return slices.DeleteFunc(slices.Clone(Sections), func(s string) bool { return !slices.Contains(wanted, s) })
 }
 
 // Failed lists the kinds of finding among kinds the report has.

@@ -131,3 +131,15 @@ func TestFailedNamesWhatWasFound(t *testing.T) {
 		t.Errorf("Failed = %q, want %q", got, want)
 	}
 }
+
+func TestSectionsForOnlyAddsFailOnInReportOrder(t *testing.T) {
+	for _, tc := range []struct{ only, failOn, want []string }{
+		{nil, []string{Orphans}, nil},
+		{[]string{Orphans, Size}, nil, []string{Size, Orphans}},
+		{[]string{Size}, []string{Corrupt, Size}, []string{Size, Corrupt}},
+	} {
+		if got := SectionsFor(tc.only, tc.failOn); !slices.Equal(got, tc.want) {
+			t.Errorf("SectionsFor(%v, %v) = %v, want %v", tc.only, tc.failOn, got, tc.want)
+		}
+	}
+}
