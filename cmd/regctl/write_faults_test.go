@@ -468,31 +468,6 @@ func TestWritesInFlightWhenInterruptedMayHaveBeenWritten(t *testing.T) {
 	}
 }
 
-func TestWriteOutcomes(t *testing.T) {
-	done, cancel := context.WithCancel(context.Background())
-	cancel()
-	gr := schema.GroupResource{Resource: "pods"}
-	for _, tc := range []struct {
-		ctx  context.Context
-		err  error
-		want stores.Outcome
-	}{
-		{context.Background(), nil, stores.Done},
-		{done, apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "p", nil), stores.Failed},
-		{done, apierrors.NewConflict(gr, "p", nil), stores.Failed},
-		{done, apierrors.NewNotFound(gr, "p"), stores.Failed},
-		{done, apierrors.NewForbidden(gr, "p", nil), stores.Failed},
-		{done, context.Canceled, stores.Uncertain},
-		{context.Background(), fmt.Errorf("etcd did not answer: %w", context.DeadlineExceeded), stores.Uncertain},
-		{context.Background(), apierrors.NewTimeoutError("slow", 1), stores.Uncertain},
-		{context.Background(), apierrors.NewInternalError(fmt.Errorf("boom")), stores.Failed},
-	} {
-		if got := stores.OutcomeOf(tc.ctx, tc.err); got != tc.want {
-			t.Errorf("OutcomeOf(%v): %v, want %v", tc.err, got, tc.want)
-		}
-	}
-}
-
 // --ignore-not-found passes over objects already gone, as kubectl's does,
 // and still deletes and reports the others.
 func TestDeleteIgnoreNotFound(t *testing.T) {
