@@ -463,7 +463,7 @@ func reportEach(ctx context.Context, rep *writeReport, objs []stores.Planned, ve
 			// Summed up as not attempted.
 			return nil
 		case r.Err != nil:
-			rep.fail(ctx, p.Source.Where()+" ("+p.Label()+")", r.Err)
+			rep.fail(ctx, p.Source.Where()+" ("+plannedName(p)+")", r.Err)
 			return nil
 		}
 		return rep.written(r.Object, writtenName(p, r.Object), verb)
@@ -478,6 +478,20 @@ func writtenName(p stores.Planned, out runtime.Object) runtime.Object {
 		return out
 	}
 	return nameOnly(p.Source.GVK, p.Source.Namespace, p.Source.Name)
+}
+
+// plannedName names a manifest's object in messages as kubectl's name
+// printer names it: deployment.apps/web.
+func plannedName(p stores.Planned) string {
+	var name strings.Builder
+	printer, err := render.NamePrinter("")
+	if err == nil {
+		err = printer.PrintObj(nameOnly(p.Source.GVK, p.Source.Namespace, p.Source.Name), &name)
+	}
+	if err != nil {
+		return strings.ToLower(p.Source.GVK.Kind) + "/" + p.Source.Name
+	}
+	return strings.TrimSuffix(name.String(), "\n")
 }
 
 // nameOnly stands for an object known only by its kind and name, for

@@ -401,3 +401,24 @@ func TestCreateReadsEveryFileGiven(t *testing.T) {
 		t.Error("a refused manifest of two files wrote")
 	}
 }
+
+// A failed write names its object as kubectl's name printer does, group
+// included.
+func TestFailedWritesNameTheObjectWithItsGroup(t *testing.T) {
+	s := newLiveEtcd(t)
+	deployment := manifestFile(t, shopNamespace+"---\n"+mustReadFile(t, "../../examples/deployment.yaml"))
+	mustRun(t, "create", "-f", deployment, s.flag())
+	_, stderr, code := run(t, "create", "-f", manifestFile(t, mustReadFile(t, "../../examples/deployment.yaml")), s.flag())
+	if code == 0 || !strings.Contains(stderr, `error: document 1 (deployment.apps/web): deployments.apps "web" already exists`) {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func mustReadFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}

@@ -3,7 +3,6 @@ package stores
 import (
 	"context"
 	goruntime "runtime"
-	"strings"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,11 +45,6 @@ func (p Planned) validation() string {
 		return metav1.FieldValidationStrict
 	}
 	return p.Validation
-}
-
-// Label names the object in messages: pod/web.
-func (p Planned) Label() string {
-	return strings.ToLower(p.Source.GVK.Kind) + "/" + p.Source.Name
 }
 
 // Plan resolves, decodes and checks every object first, on every core, so
