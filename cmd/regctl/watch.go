@@ -8,8 +8,6 @@ import (
 	"strconv"
 
 	"github.com/spf13/pflag"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -54,10 +52,9 @@ func (f watchFlags) check() error {
 
 // runWatch is get --watch and --watch-only. Unless --watch-only, it prints
 // the current objects, then one object or row per change until Ctrl-C, as
-// kubectl get --watch does. The watch starts at the revision the list was
-// read at, so no change is missed or shown twice.
+// kubectl get --watch does (stores.ListThenWatch).
 func runWatch(ctx context.Context, t stores.Target, names []string, opts *getOptions) error {
-	wo, err := watchScope(t, names, opts)
+	lw, err := watchScope(t, names, opts)
 	if err != nil {
 		return err
 	}
@@ -65,47 +62,44 @@ func runWatch(ctx context.Context, t stores.Target, names []string, opts *getOpt
 	if err != nil {
 		return err
 	}
-	if wo.ResourceVersion == "" {
-		if wo.ResourceVersion, err = p.startRevision(ctx, names, wo); err != nil {
-			return watchEnded(ctx, opts, err)
-		}
-	}
-	err = stores.Watch(ctx, t, wo, func(ev watch.Event) error { return p.event(ctx, ev) })
+	err = stores.ListThenWatch(ctx, t, lw,
+		func(page stores.Page) error { return p.page(ctx, page) },
+		p.out.Flush,
+		func(ev watch.Event) error { return p.event(ctx, ev) })
 	return watchEnded(ctx, opts, err)
 }
 
-// watchScope is what to watch: the target's objects that match the
-// selectors, or the one named, by a metadata.name field selector as kubectl
-// watches one object.
-func watchScope(t stores.Target, names []string, opts *getOptions) (stores.WatchOptions, error) {
+// watchScope is what to list and watch, from get's flags: the target's
+// objects that match the selectors, or the one named.
+func watchScope(t stores.Target, names []string, opts *getOptions) (stores.ListThenWatchOptions, error) {
 	if !slices.Contains(t.Resource.Verbs, "watch") {
-		return stores.WatchOptions{}, fmt.Errorf("%s cannot be watched", t.Path)
+		return stores.ListThenWatchOptions{}, fmt.Errorf("%s cannot be watched", t.Path)
 	}
 	if len(names) > 1 {
-		return stores.WatchOptions{}, errors.New("`--watch` follows one object or one type at a time: name one object at most")
+		return stores.ListThenWatchOptions{}, errors.New("`--watch` follows one object or one type at a time: name one object at most")
 	}
-	wo := stores.WatchOptions{
-		LabelSelector:   opts.LabelSelector,
-		FieldSelector:   opts.FieldSelector,
-		ResourceVersion: opts.ResourceVersion,
-		OnError:         func(err error) { fmt.Fprintf(opts.IO.ErrOut, "error: %s\n", oneLine(err)) },
-		OnLost: func() {
-			fmt.Fprintf(opts.IO.ErrOut, "warning: lost the connection to etcd; reconnecting, the watch goes on from where it stopped\n")
+	lw := stores.ListThenWatchOptions{
+		WatchOptions: stores.WatchOptions{
+			LabelSelector:   opts.LabelSelector,
+			FieldSelector:   opts.FieldSelector,
+			ResourceVersion: opts.ResourceVersion,
+			OnError:         func(err error) { fmt.Fprintf(opts.IO.ErrOut, "error: %s\n", oneLine(err)) },
+			OnLost: func() {
+				fmt.Fprintf(opts.IO.ErrOut, "warning: lost the connection to etcd; reconnecting, the watch goes on from where it stopped\n")
+			},
 		},
+		ChunkSize: opts.ChunkSize,
+		Revision:  opts.Revision,
+		WatchOnly: opts.WatchOnly,
 	}
 	if opts.WatchOnly && opts.Revision > 0 {
 		// The changes after the revision, as with --resource-version.
-		wo.ResourceVersion = strconv.FormatInt(opts.Revision, 10)
+		lw.ResourceVersion = strconv.FormatInt(opts.Revision, 10)
 	}
 	if len(names) == 1 {
-		byName := fields.OneTermEqualSelector("metadata.name", names[0]).String()
-		if wo.FieldSelector == "" {
-			wo.FieldSelector = byName
-		} else {
-			wo.FieldSelector = byName + "," + wo.FieldSelector
-		}
+		lw.Name = names[0]
 	}
-	return wo, nil
+	return lw, nil
 }
 
 // watchEnded words how a watch ended. Ctrl-C is the usual end: its cause
@@ -143,75 +137,6 @@ func newWatcher(t stores.Target, opts *getOptions) (*watcher, error) {
 		fmt.Fprintln(opts.IO.ErrOut, warning)
 	}
 	return &watcher{t: t, opts: opts, out: out}, nil
-}
-
-// startRevision is where the watch starts: the revision the list was read
-// at. Unless --watch-only the list is printed; a named object must exist,
-// as kubectl wants. etcd's revision from before the list stands in when the
-// list does not say (it was read key by key around an unreadable value): a
-// change made meanwhile may then show twice, but none is missed.
-func (p *watcher) startRevision(ctx context.Context, names []string, wo stores.WatchOptions) (string, error) {
-	rev, err := p.listRevision(ctx)
-	if err != nil || (p.opts.WatchOnly && len(names) == 0) {
-		return rev, err
-	}
-	listed, found, err := p.list(ctx, wo)
-	var unreadable *stores.UnreadableError
-	switch {
-	case !stores.WalkedToEnd(err):
-		return "", err
-	case len(names) == 1 && found == 0 && errors.As(err, &unreadable):
-		// The object is there but cannot be read, as reported.
-		return "", err
-	case len(names) == 1 && found == 0:
-		gr := schema.GroupResource{Group: p.t.Resource.Group, Resource: p.t.Resource.Name}
-		return "", apierrors.NewNotFound(gr, names[0])
-	}
-	if listed != "" {
-		rev = listed
-	}
-	return rev, nil
-}
-
-// listRevision is the revision the list is read at: `--revision`, or
-// etcd's current one.
-func (p *watcher) listRevision(ctx context.Context) (string, error) {
-	if p.opts.Revision > 0 {
-		return strconv.FormatInt(p.opts.Revision, 10), nil
-	}
-	return stores.Revision(ctx, p.t)
-}
-
-// list reads the objects the watch covers with the store's List, printing
-// them unless --watch-only, and returns the list's revision and how many
-// objects it holds. Unreadable values are reported as get reports them,
-// and the list's error then says how many there were.
-func (p *watcher) list(ctx context.Context, wo stores.WatchOptions) (rev string, found int, err error) {
-	lo := stores.ListOptions{
-		LabelSelector: wo.LabelSelector,
-		FieldSelector: wo.FieldSelector,
-		ChunkSize:     p.opts.ChunkSize,
-		Revision:      p.opts.Revision,
-		OnError:       func(key string, err error) { wo.OnError(err) },
-	}
-	err = stores.List(ctx, p.t, lo, func(page stores.Page) error {
-		if rev == "" {
-			rev = page.ResourceVersion()
-		}
-		found += len(page.Items)
-		if p.opts.WatchOnly {
-			return nil
-		}
-		return p.page(ctx, page)
-	})
-	if !stores.WalkedToEnd(err) {
-		return "", 0, err
-	}
-	// A table is aligned over the whole list, as kubectl prints it.
-	if ferr := p.out.Flush(); ferr != nil {
-		return "", 0, ferr
-	}
-	return rev, found, err
 }
 
 // page prints a page of the list as ADDED objects.
