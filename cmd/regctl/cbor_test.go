@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/regctl/regctl/internal/etcdview"
@@ -32,9 +31,7 @@ func TestCBORCustomResourcesAgreeWithKubeAPIServer(t *testing.T) {
 	apiserver.CreateWidgetsCRD(t, s)
 	etcdFlag := "--etcd-servers=" + s.EtcdURL
 	ctx := context.Background()
-	if _, err := s.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createNamespace(t, s, "shop")
 	if _, err := s.Dynamic.Resource(widgetsV1).Namespace("shop").Create(ctx, widget("v1", "alpha", map[string]any{"size": "large"}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

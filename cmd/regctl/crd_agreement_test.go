@@ -10,7 +10,6 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -49,12 +48,10 @@ func manifestOf(t *testing.T, u *unstructured.Unstructured) string {
 func TestCustomResourcesAgreeWithKubeAPIServer(t *testing.T) {
 	s := apiserver.Start(t)
 	apiserver.CreateWidgetsCRD(t, s)
-	k := &kubectl{kubeconfig: writeKubeconfig(t, s.Config), cache: t.TempDir()}
+	k := newKubectl(t, s)
 	etcdFlag := "--etcd-servers=" + s.EtcdURL
 	ctx := context.Background()
-	if _, err := s.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createNamespace(t, s, "shop")
 	for _, u := range []*unstructured.Unstructured{
 		widget("v1", "alpha", map[string]any{"size": "large"}),
 		widget("v1beta1", "beta", map[string]any{"replicas": int64(3), "color": "red"}),

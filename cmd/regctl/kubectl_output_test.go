@@ -34,7 +34,7 @@ import (
 // while regctl ran; otherwise it is tried again.
 func TestGetPrintsWhatKubectlPrints(t *testing.T) {
 	s := apiserver.Start(t)
-	k := &kubectl{kubeconfig: writeKubeconfig(t, s.Config), cache: t.TempDir()}
+	k := newKubectl(t, s)
 	createOutputFixtures(t, s)
 	jsonpathFile := writeFile(t, "names.jsonpath", `{range .items[*]}{.metadata.namespace}/{.metadata.name}{"\n"}{end}`)
 	columnsFile := writeFile(t, "columns.txt", "NAME NODE APP\n.metadata.name .spec.nodeName .metadata.labels.app\n")
@@ -99,6 +99,11 @@ func caseName(args []string) string {
 		words[i] = arg
 	}
 	return strings.Join(words, " ")
+}
+
+// newKubectl is kubectl on the server s, with a cache of its own.
+func newKubectl(t *testing.T, s *apiserver.Server) *kubectl {
+	return &kubectl{kubeconfig: writeKubeconfig(t, s.Config), cache: t.TempDir()}
 }
 
 // agreeWithKubectl runs kubectl get, regctl get and kubectl get again with
@@ -262,12 +267,10 @@ func writeKubeconfig(t *testing.T, c *rest.Config) string {
 func TestNamesAreKubectls(t *testing.T) {
 	s := apiserver.Start(t)
 	apiserver.CreateWidgetsCRD(t, s)
-	k := &kubectl{kubeconfig: writeKubeconfig(t, s.Config), cache: t.TempDir()}
+	k := newKubectl(t, s)
 	etcdFlag := "--etcd-servers=" + s.EtcdURL
 	ctx := context.Background()
-	if _, err := s.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createNamespace(t, s, "shop")
 	objects := []schema.GroupVersionResource{
 		{Version: "v1", Resource: "configmaps"},
 		{Group: "apps", Version: "v1", Resource: "deployments"},

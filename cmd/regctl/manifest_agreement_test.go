@@ -90,9 +90,7 @@ func TestApiserverManifestAgreesWithKubeAPIServer(t *testing.T) {
 	storageConfig.Transport = storagebackend.TransportConfig{ServerList: []string{etcd.url}, TrustedCAFile: ca, CertFile: cert, KeyFile: key}
 	s := apiserver.StartOn(t, storageConfig, storage...)
 	ctx := context.Background()
-	if _, err := s.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createNamespace(t, s, "shop")
 	if _, err := s.Client.CoreV1().Secrets("shop").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db"}, StringData: map[string]string{"password": "hunter2"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

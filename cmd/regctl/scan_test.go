@@ -97,9 +97,7 @@ func TestScanFollowsAnEncryptionRotation(t *testing.T) {
 	})
 
 	s := apiserver.Start(t, first)
-	if _, err := s.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createNamespace(t, s, "shop")
 	for _, name := range []string{"a", "b", "c", "d"} {
 		if _, err := s.Client.CoreV1().Secrets("shop").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}, StringData: map[string]string{"v": name}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -227,9 +225,7 @@ func TestScanTellsWhenAStoredVersionCanBeDropped(t *testing.T) {
 	if _, err := crds.Create(ctx, &crd, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createNamespace(t, s, "shop")
 	widgetsV1beta1 := widgetsV1
 	widgetsV1beta1.Version = "v1beta1"
 	createWidget := func(name string) {
@@ -332,9 +328,7 @@ func TestScanFindsCorruptValuesAndOrphans(t *testing.T) {
 	current := encryptionFlag(t, "current.yaml", map[string]string{"secrets": aescbc("key2") + identityProvider})
 	s := apiserver.Start(t, old)
 	apiserver.CreateWidgetsCRD(t, s)
-	if _, err := s.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createNamespace(t, s, "shop")
 	for _, name := range []string{"fine", "source", "extra"} {
 		if _, err := s.Client.CoreV1().ConfigMaps("shop").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"v": name}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)

@@ -32,7 +32,7 @@ import (
 func TestWarningsAgreeWithKubeAPIServer(t *testing.T) {
 	s := apiserver.Start(t)
 	etcdFlag := "--etcd-servers=" + s.EtcdURL
-	k := &kubectl{kubeconfig: writeKubeconfig(t, s.Config), cache: t.TempDir()}
+	k := newKubectl(t, s)
 	ctx := context.Background()
 	const ns = "shop"
 	if _, err := s.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
