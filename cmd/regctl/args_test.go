@@ -40,6 +40,7 @@ var kubectlArgs = [][]string{
 // accepts, refuses what it refuses with its message, and names the same
 // objects of the same types in the same order.
 func TestArgumentsAreReadAsKubectlsBuilderReadsThem(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	w := s.wiring(t)
 	defer w.Close()
@@ -99,6 +100,7 @@ func TestArgumentsAreReadAsKubectlsBuilderReadsThem(t *testing.T) {
 // TestTypeNameArgumentsEndToEnd reads and deletes objects named TYPE/NAME,
 // of one type and of several, on a sandbox etcd.
 func TestTypeNameArgumentsEndToEnd(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	s.createPods(t, "default", 3, nil)
 	mustRun(t, "create", "-f", manifestFile(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: default}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: default}\n"), s.flag())

@@ -24,6 +24,7 @@ import (
 // allocators, and the server accepts and reuses what regctl allocated and
 // released.
 func TestServiceAllocationsAgreeWithKubeAPIServer(t *testing.T) {
+	t.Parallel()
 	s := apiserver.Start(t)
 	etcdFlag := "--etcd-servers=" + s.EtcdURL
 	ctx := context.Background()

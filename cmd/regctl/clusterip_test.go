@@ -17,6 +17,7 @@ import (
 // IPAddresses, start for writes only, so a read opens no etcd watch and
 // writes nothing.
 func TestReadsStartNoAllocatorInformers(t *testing.T) {
+	t.Parallel()
 	// Count in a fresh process: the prometheus registry is process-wide, and
 	// collectors left by other tests' in-process kube-apiserver make
 	// gathering it crawl.
@@ -135,6 +136,7 @@ func TestServiceWritesSayOnlyWhatTheyDid(t *testing.T) {
 // its cluster IP: as on the server, that allocates nothing, so it needs no
 // ServiceCIDR and starts no informer.
 func TestReplaceKeepingClusterIPsNeedsNoAllocator(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace), s.flag())
 	s.putService(t, clusterIPService("shop", "web", "10.0.0.10"))

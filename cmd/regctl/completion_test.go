@@ -14,6 +14,7 @@ import (
 )
 
 func TestCompletionScripts(t *testing.T) {
+	t.Parallel()
 	for shell, marker := range map[string]string{
 		"bash":       "__start_regctl",
 		"zsh":        "#compdef regctl",
@@ -47,6 +48,7 @@ func completions(t *testing.T, stdout string) ([]string, string) {
 const noFileComp = ":4" // cobra.ShellCompDirectiveNoFileComp
 
 func TestCompleteCommandsAndFlags(t *testing.T) {
+	t.Parallel()
 	stdout, _, code := run(t, "__complete", "")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
@@ -98,6 +100,7 @@ func completeStandIn(t *testing.T, makeFunc func(*globalOptions) cobra.Completio
 }
 
 func TestCompleteResources(t *testing.T) {
+	t.Parallel()
 	got, directive := completeStandIn(t, completeResources, "")
 	if directive != noFileComp {
 		t.Errorf("directive %s, want %s", directive, noFileComp)
@@ -125,6 +128,7 @@ func TestCompleteResources(t *testing.T) {
 }
 
 func TestCompleteResourceObjects(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	etcd := "--etcd-servers=" + sb.etcdURL
 	for _, tc := range []struct {
@@ -161,6 +165,7 @@ func TestCompleteResourceObjects(t *testing.T) {
 }
 
 func TestCompleteNamespaces(t *testing.T) {
+	t.Parallel()
 	if got, _ := completeStandIn(t, completeNamespaces, ""); len(got) != 0 {
 		t.Errorf("without an etcd: got %q, want nothing", got)
 	}

@@ -32,6 +32,7 @@ var widgetsStream = shopNamespace + "---\n" + apiserver.WidgetsCRD + "---\n" +
 // as a kube-apiserver stores it when the same manifest is created through
 // it, in order.
 func TestSandboxCreatesACRDAndItsCustomResourcesInOneStream(t *testing.T) {
+	t.Parallel()
 	s := apiserver.Start(t)
 	issuer, err := os.ReadFile(filepath.Join("testdata", "issuer.yaml"))
 	if err != nil {
@@ -175,6 +176,7 @@ func withoutManagedFields(t *testing.T, data string) string {
 // established, all before the first is written: a bad one leaves them all
 // unwritten, and says why as the schema does.
 func TestSandboxRefusesABadCustomResourceOfACRDOfTheStream(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "sandbox")
 	stream := strings.Replace(widgetsStream, "size: large", "size: huge", 1)
 	_, stderr, code := run(t, "--data-dir", dir, "create", "-f", manifestFile(t, stream))
@@ -200,6 +202,7 @@ func TestSandboxRefusesABadCustomResourceOfACRDOfTheStream(t *testing.T) {
 // none is established: there a custom resource of a CRD of the same
 // manifest is refused, and nothing is written.
 func TestCRDAndItsCustomResourcesInOneStreamRefusedOnALiveEtcd(t *testing.T) {
+	t.Parallel()
 	want := []string{`document 3: apiVersion "example.com/v1" is not served (see ` + "`regctl routes -o wide`)", "nothing was written"}
 	t.Run("live etcd", func(t *testing.T) {
 		s := newLiveEtcd(t)

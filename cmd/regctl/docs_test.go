@@ -15,6 +15,7 @@ import (
 // TestDocsAreCurrent regenerates the reference and man pages from the live
 // command tree and compares them with docs/.
 func TestDocsAreCurrent(t *testing.T) {
+	t.Parallel()
 	// cobra adds pflag.CommandLine's flags to every command. This test
 	// binary links test-only packages (an in-process kube-apiserver) that
 	// register global flags there, --version among them; the regctl binary

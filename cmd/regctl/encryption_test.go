@@ -68,6 +68,7 @@ func aescbc(keys ...string) string {
 const identityProvider = "  - identity: {}\n"
 
 func TestEncryptionAtRest(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	enc := "--encryption-provider-config=" + encryptionConfig(t)
 	secret := shopNamespace + "---\napiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: shop}\nstringData: {password: hunter2}\n"
@@ -114,6 +115,7 @@ func TestEncryptionAtRest(t *testing.T) {
 }
 
 func TestGetSubresource(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+"---\n"+webPod), s.flag())
 	for _, args := range [][]string{

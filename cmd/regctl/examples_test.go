@@ -361,6 +361,7 @@ func newSandbox(t *testing.T) *sandbox {
 }
 
 func TestParseExamples(t *testing.T) {
+	t.Parallel()
 	got, err := parseExamples(`  # A comment, then a command
   regctl routes -o wide
 

@@ -23,6 +23,7 @@ import (
 // TestReadsAgreeWithKubeAPIServer creates objects through a real
 // kube-apiserver and reads them back with regctl from the same etcd.
 func TestReadsAgreeWithKubeAPIServer(t *testing.T) {
+	t.Parallel()
 	s := apiserver.Start(t)
 	etcdFlag := "--etcd-servers=" + s.EtcdURL
 	ctx := context.Background()

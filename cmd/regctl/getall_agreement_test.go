@@ -68,6 +68,7 @@ func kubectlAll(t *testing.T, dc discovery.DiscoveryInterface) []string {
 // resources from a map, in no set order: the same resources, which regctl
 // also checks, in an order that changes from run to run.
 func TestGetAllAgreesWithKubectl(t *testing.T) {
+	t.Parallel()
 	s := apiserver.Start(t)
 	legacy := discovery.NewDiscoveryClientForConfigOrDie(s.Config)
 	legacy.UseLegacyDiscovery = true

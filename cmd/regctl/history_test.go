@@ -24,6 +24,7 @@ import (
 // each equals what the server served then, and that the last version,
 // created again from get's output, is served by the server.
 func TestHistoryAgreesWithKubeAPIServer(t *testing.T) {
+	t.Parallel()
 	s := apiserver.Start(t)
 	etcdFlag := "--etcd-servers=" + s.EtcdURL
 	ctx := context.Background()
@@ -118,6 +119,7 @@ func TestHistoryAgreesWithKubeAPIServer(t *testing.T) {
 // reached, refuses --revision on writes, and checks that reads in the past
 // write nothing.
 func TestRevisionBounds(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	s.createPods(t, "default", 3, nil)
 	first := s.revision(t) - 2
@@ -204,6 +206,7 @@ func TestRevisionBounds(t *testing.T) {
 // were at N, then every change after N, as a watch from resourceVersion N
 // replays them; --watch-only prints the changes alone.
 func TestWatchFromRevision(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	s.createPods(t, "default", 1, nil)
 	at := s.revision(t)

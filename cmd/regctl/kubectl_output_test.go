@@ -33,6 +33,7 @@ import (
 // when kubectl printed the same thing both times, so that no age ticked over
 // while regctl ran; otherwise it is tried again.
 func TestGetPrintsWhatKubectlPrints(t *testing.T) {
+	t.Parallel()
 	s := apiserver.Start(t)
 	k := newKubectl(t, s)
 	createOutputFixtures(t, s)
@@ -265,6 +266,7 @@ func writeKubeconfig(t *testing.T, c *rest.Config) string {
 // given the object the server then serves; names with -o name are kubectl
 // get's.
 func TestNamesAreKubectls(t *testing.T) {
+	t.Parallel()
 	s := apiserver.Start(t)
 	apiserver.CreateWidgetsCRD(t, s)
 	k := newKubectl(t, s)

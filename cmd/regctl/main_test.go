@@ -13,9 +13,27 @@ import (
 	"github.com/regctl/regctl/internal/logs/early"
 )
 
+const memLimitOff = "off"
+
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
 func TestMain(m *testing.M) {
+	// The binary tests run this test binary as regctl (see regctlBinary):
+	// it is then regctl itself, with no test in it.
+	if filepath.Base(os.Args[0]) == binaryName {
+		if os.Getenv("GOMEMLIMIT") == memLimitOff {
+			os.Unsetenv("GOMEMLIMIT")
+		}
+		main()
+		return
+	}
+	// One test process runs many commands, and beside them kube-apiservers
+	// of a few hundred MiB: the heap bound a listing command sets for its
+	// own process (gctune.BoundHeap) would keep the collector running
+	// without pause for all of them. "off" is the runtime's own default.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		os.Setenv("GOMEMLIMIT", memLimitOff)
+	}
 	early.Restore()
 	logs.Setup(0, io.Discard)
 	code := m.Run()

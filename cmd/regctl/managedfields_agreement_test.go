@@ -89,6 +89,7 @@ var fieldsCases = []fieldsCase{{
 // no managedFields keeps those a server-side apply recorded and adds the
 // replacing manager's, as the server's PUT does.
 func TestManagedFieldsAgreeWithKubeAPIServer(t *testing.T) {
+	t.Parallel()
 	s := apiserver.Start(t)
 	apiserver.CreateWidgetsCRD(t, s)
 	etcdFlag := "--etcd-servers=" + s.EtcdURL

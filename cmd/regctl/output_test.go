@@ -28,6 +28,7 @@ func tableLines(out string) [][]string {
 }
 
 func TestGetNamedObjectsPrintTables(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+`---
 apiVersion: v1
@@ -84,6 +85,7 @@ spec:
 }
 
 func TestFailedGetsPrintNothing(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	s.createPods(t, "default", 1, nil)
 	for _, tc := range []struct {
@@ -148,6 +150,7 @@ func complete(format, out string) bool {
 }
 
 func TestListCutShortNeverLooksComplete(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	s.createPods(t, "default", 40, nil)
 	for _, format := range []string{"yaml", "json"} {
@@ -195,6 +198,7 @@ func TestListCutShortNeverLooksComplete(t *testing.T) {
 }
 
 func TestUnreadableValuesStillEndTheList(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	s.createPods(t, "default", 5, nil)
 	if _, err := s.client.Put(context.Background(), "/registry/pods/default/pod-00002x", "\x00garbage"); err != nil {
@@ -222,6 +226,7 @@ func TestUnreadableValuesStillEndTheList(t *testing.T) {
 }
 
 func TestKeysPrintDocuments(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	s.createPods(t, "shop", 3, nil)
 	want := []string{"/registry/pods/shop/pod-00000", "/registry/pods/shop/pod-00001", "/registry/pods/shop/pod-00002"}
@@ -252,6 +257,7 @@ func TestKeysPrintDocuments(t *testing.T) {
 }
 
 func TestNamespaceFlagMustNameANamespace(t *testing.T) {
+	t.Parallel()
 	manifest := manifestFile(t, webPod)
 	for _, tc := range []struct {
 		args []string
@@ -287,6 +293,7 @@ func TestNamespaceFlagMustNameANamespace(t *testing.T) {
 }
 
 func TestKeysRefusesANegativeChunkSize(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"keys", "--chunk-size", "-5"}, {"keys", "pods", "--chunk-size=-1"}} {
 		_, stderr, code := run(t, args...)
 		if code == 0 || stderr != "error: `--chunk-size` must be 0 (no paging) or more, not "+strings.TrimPrefix(args[len(args)-1], "--chunk-size=")+"\n" {
@@ -307,6 +314,7 @@ func runTree(t *testing.T, args ...string) (stdout string, err error) {
 }
 
 func TestGroupCommandsRefuseUnknownSubcommands(t *testing.T) {
+	t.Parallel()
 	stdout, err := runTree(t, "completion", "tcsh")
 	if err == nil || err.Error() != `unknown shell "tcsh" for "regctl completion": use one of bash, fish, powershell, zsh` || stdout != "" {
 		t.Errorf("completion tcsh: err %v, stdout %q", err, stdout)
@@ -323,6 +331,7 @@ func TestGroupCommandsRefuseUnknownSubcommands(t *testing.T) {
 }
 
 func TestTablesEscapeTerminalControl(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	s.createPods(t, "default", 1, nil)
 	// A status reason is free text that a kubelet (or anyone who can write
@@ -362,6 +371,7 @@ func TestTablesEscapeTerminalControl(t *testing.T) {
 }
 
 func TestManifestDecodeErrorsNameTheField(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	bad := strings.Replace(webPod, "  containers:\n  - name: c\n    image: busybox\n", "  containers: busybox\n", 1)
 	_, stderr, code := run(t, "create", "-f", manifestFile(t, shopNamespace+"---\n"+bad), s.flag())
@@ -371,6 +381,7 @@ func TestManifestDecodeErrorsNameTheField(t *testing.T) {
 }
 
 func TestANegativeRequestTimeoutIsRefused(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"routes", "--request-timeout=-1s"}, {"get", "pods", "--request-timeout", "-5m", "--etcd-servers=http://127.0.0.1:1"}} {
 		_, stderr, code := run(t, args...)
 		if code == 0 || !strings.HasPrefix(stderr, "error: `--request-timeout` must be 0 (no timeout) or more, not -") || strings.Count(stderr, "\n") != 1 {

@@ -96,6 +96,7 @@ func (s *liveEtcd) createPods(t *testing.T, ns string, n int, mutate func(i int,
 }
 
 func TestReadsLeaveRevisionUnchanged(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	s.createPods(t, "default", 3, nil)
 	before := s.revision(t)
@@ -178,6 +179,7 @@ func rangeRequests(t *testing.T) float64 {
 }
 
 func TestGetBadInput(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	s.createPods(t, "default", 1, nil)
 	for _, tc := range []struct {
@@ -238,6 +240,7 @@ func TestReadsFailFastOnUnreachableOrTLSMismatch(t *testing.T) {
 }
 
 func TestUndecodableValuesAreReportedAndTheRestPrinted(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	s.createPods(t, "default", 2, nil)
 	ctx := context.Background()
@@ -275,6 +278,7 @@ func TestUndecodableValuesAreReportedAndTheRestPrinted(t *testing.T) {
 }
 
 func TestKeysAndInspect(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	s.createPods(t, "shop", 3, nil)
 	s.createPods(t, "default", 1, nil)
@@ -341,6 +345,7 @@ func TestKeysAndInspect(t *testing.T) {
 }
 
 func TestReadCommandsComplete(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace), s.flag())
 	s.createPods(t, "shop", 2, nil)
@@ -373,6 +378,7 @@ func TestReadCommandsComplete(t *testing.T) {
 }
 
 func TestUnreadableValueMidListIsReportedOnce(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	s.createPods(t, "default", 10, nil)
 	if _, err := s.client.Put(context.Background(), "/registry/pods/default/pod-00005x", "\x00garbage"); err != nil {
@@ -416,6 +422,7 @@ spec:
 // backed by a service: its group version is a route of the map with no
 // store, which every account of the keys must pass over.
 func TestKeysAndScanWithAProxiedAPIService(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	mustRun(t, "create", "-f", manifestFile(t, metricsAPIService), s.flag())
 	s.createPods(t, "default", 1, nil)

@@ -93,6 +93,7 @@ func TestRoutesDiffGolden(t *testing.T) {
 }
 
 func TestRoutesDiffJSONIsTheResult(t *testing.T) {
+	t.Parallel()
 	stdout, _, code := run(t, "routes", "diff", diffOld, diffNew, "-o", "json")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1", code)
@@ -129,6 +130,7 @@ func TestRoutesDiffJSONIsTheResult(t *testing.T) {
 }
 
 func TestRoutesDiffEqualAcrossFormats(t *testing.T) {
+	t.Parallel()
 	tab := readTable(t, diffOld)
 	asJSON := writeTable(t, "old.json", tab)
 	slices.Reverse(tab.Routes)
@@ -217,6 +219,7 @@ func otherField(name string) string {
 }
 
 func TestRoutesDiffAddedAndRemovedAlwaysCount(t *testing.T) {
+	t.Parallel()
 	tab := readTable(t, diffOld)
 	added := tab.Routes[len(tab.Routes)-1]
 	added.Path = "secrets/extra"
@@ -230,6 +233,7 @@ func TestRoutesDiffAddedAndRemovedAlwaysCount(t *testing.T) {
 }
 
 func TestRoutesDiffStdin(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile(diffNew)
 	if err != nil {
 		t.Fatal(err)
@@ -249,6 +253,7 @@ func TestRoutesDiffStdin(t *testing.T) {
 }
 
 func TestRoutesDiffErrors(t *testing.T) {
+	t.Parallel()
 	valid, err := os.ReadFile(diffNew)
 	if err != nil {
 		t.Fatal(err)
@@ -295,6 +300,7 @@ func TestRoutesDiffErrors(t *testing.T) {
 }
 
 func TestRoutesDiffLive(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, code := run(t, "routes", "diff", committed, "live")
 	if code != 0 || stdout != "" || stderr != "" {
 		t.Errorf("default server: exit %d, stdout %q, stderr %q; want 0 and no output", code, stdout, stderr)
@@ -311,6 +317,7 @@ func TestRoutesDiffLive(t *testing.T) {
 }
 
 func TestRoutesCheck(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, code := run(t, "routes", "--check", committed)
 	if code != 0 || stdout != "" || stderr != "" {
 		t.Fatalf("committed table: exit %d, stdout %q, stderr %q; want 0 and no output (regenerate it with `go run ./cmd/regctl routes -o yaml > docs/routes/v1.36.3.yaml`)", code, stdout, stderr)
@@ -359,6 +366,7 @@ func TestRoutesCheck(t *testing.T) {
 // TestCommittedTableIsTheRoutesOutput keeps docs/routes/ byte-for-byte what
 // `regctl routes -o yaml` writes, not only equal to it.
 func TestCommittedTableIsTheRoutesOutput(t *testing.T) {
+	t.Parallel()
 	want, err := os.ReadFile(committed)
 	if err != nil {
 		t.Fatal(err)
@@ -370,6 +378,7 @@ func TestCommittedTableIsTheRoutesOutput(t *testing.T) {
 }
 
 func TestRoutesDiffFlags(t *testing.T) {
+	t.Parallel()
 	var got *routesDiffOptions
 	cmd := newRoutesDiffCmd(&globalOptions{}, func(_ context.Context, o *routesDiffOptions) error {
 		got = o
@@ -403,6 +412,7 @@ func TestRoutesDiffFlags(t *testing.T) {
 }
 
 func TestRoutesCheckFlag(t *testing.T) {
+	t.Parallel()
 	var got *routesOptions
 	cmd := newRoutesCmd(&globalOptions{}, func(_ context.Context, o *routesOptions) error {
 		got = o

@@ -15,6 +15,7 @@ import (
 )
 
 func TestRoutesHTTPGolden(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, code := run(t, "routes", "--http")
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
@@ -91,6 +92,7 @@ GET      /api/v1/watch/pods                                 watchlist   pods
 // TestRoutesHTTPSorted holds the order to groups as `routes` orders them,
 // then path, then method.
 func TestRoutesHTTPSorted(t *testing.T) {
+	t.Parallel()
 	tab := httpRoutes(t)
 	stdout, _, _ := run(t, "routes", "-o", "yaml")
 	var storage routetable.RouteTable
@@ -112,6 +114,7 @@ func TestRoutesHTTPSorted(t *testing.T) {
 }
 
 func TestRoutesHTTPFollowsRuntimeConfig(t *testing.T) {
+	t.Parallel()
 	off := httpRoutes(t, "--runtime-config=batch/v1/cronjobs=false,autoscaling/v2=false", "--api-group", "batch,autoscaling")
 	var left []string
 	for _, r := range off.Routes {

@@ -10,6 +10,7 @@ import (
 )
 
 func TestRoutesGolden(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ golden, format string }{
 		{"routes.yaml", "yaml"},
 		{"routes.json", "json"},
@@ -27,6 +28,7 @@ func TestRoutesGolden(t *testing.T) {
 }
 
 func TestRoutesIsDeterministic(t *testing.T) {
+	t.Parallel()
 	first, _, _ := run(t, "routes", "-o", "yaml")
 	second, _, _ := run(t, "routes", "-o", "yaml")
 	if first != second {
@@ -40,6 +42,7 @@ func TestRoutesIsDeterministic(t *testing.T) {
 }
 
 func TestRoutesRejectsUnknownFormat(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, code := run(t, "routes", "-o", "xml")
 	if code == 0 {
 		t.Fatal("want a non-zero exit for -o xml")
@@ -70,6 +73,7 @@ func TestRoutesUnreachableEtcd(t *testing.T) {
 }
 
 func TestRoutesFlags(t *testing.T) {
+	t.Parallel()
 	var got *routesOptions
 	cmd := newRoutesCmd(&globalOptions{}, func(_ context.Context, o *routesOptions) error {
 		got = o
@@ -85,6 +89,7 @@ func TestRoutesFlags(t *testing.T) {
 }
 
 func TestRoutesOfSomeGroups(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, code := run(t, "routes", "--api-group", "apps,core", "-o", "wide")
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)

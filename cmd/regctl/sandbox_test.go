@@ -75,6 +75,7 @@ func createExamples(t *testing.T, dir string) {
 }
 
 func TestSandboxKeepsDataAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "sandbox")
 	createExamples(t, dir)
 	if _, err := os.Stat(filepath.Join(dir, "member", "wal")); err != nil {
@@ -123,6 +124,7 @@ func TestSandboxKeepsDataAcrossProcesses(t *testing.T) {
 // as they are written, from a directory holding the examples, as a reader
 // of a clone would.
 func TestReadmeQuickStart(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -192,6 +194,7 @@ func TestSandboxHeldByOneRegctlAtATime(t *testing.T) {
 }
 
 func TestSandboxRefusesWhatIsNotOne(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	file := filepath.Join(tmp, "file")
 	other := filepath.Join(tmp, "photos")
@@ -248,6 +251,7 @@ func tree(t *testing.T, dir string) []string {
 }
 
 func TestSandboxOpensAnotherMembersDataDir(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeAndStop(t, dir, func(etcd string) {
 		mustRunIn(t, t.TempDir(), "--etcd-servers="+etcd, "create", "-f", filepath.Join(examplesDir(t), "namespace.yaml"))

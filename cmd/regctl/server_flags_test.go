@@ -26,6 +26,7 @@ func (s *liveEtcd) count(t *testing.T, prefix string) int64 {
 }
 
 func TestOverridesAreFollowedByEveryRead(t *testing.T) {
+	t.Parallel()
 	main, second := newLiveEtcd(t), newLiveEtcd(t)
 	flags := []string{main.flag(), "--etcd-servers-overrides=/events#" + second.url}
 	mustRun(t, append([]string{"create", "-f", manifestFile(t, shopNamespace+`---
@@ -95,6 +96,7 @@ reason: Started
 }
 
 func TestRoutesCheckTakesTheServersCommandLine(t *testing.T) {
+	t.Parallel()
 	s, second := newLiveEtcd(t), newLiveEtcd(t)
 	committed := filepath.Join("..", "..", "docs", "routes", "v1.36.3.yaml")
 	if _, stderr, code := run(t, "routes", "--check", committed, s.flag()); code != 0 {
@@ -150,6 +152,7 @@ func TestRuntimeConfigIsCheckedAsTheServerDoes(t *testing.T) {
 }
 
 func TestEventTTLMustNotBeNegative(t *testing.T) {
+	t.Parallel()
 	_, stderr, code := run(t, "routes", "--event-ttl=-5m")
 	if code == 0 || !strings.Contains(stderr, "`--event-ttl` must be 0 or more") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
@@ -162,6 +165,7 @@ type panicWriter struct{}
 func (panicWriter) Write([]byte) (int, error) { panic("writer exploded") }
 
 func TestPanicIsOneLineThatSaysItIsABug(t *testing.T) {
+	t.Parallel()
 	var errOut bytes.Buffer
 	code := Run(context.Background(), IOStreams{In: &bytes.Buffer{}, Out: panicWriter{}, ErrOut: &errOut}, []string{"version"})
 	if code == 0 || strings.Count(errOut.String(), "\n") != 1 || !strings.Contains(errOut.String(), "regctl bug: writer exploded") {
@@ -184,6 +188,7 @@ func (w *onFirstError) Write(p []byte) (int, error) {
 }
 
 func TestListAroundAnUnreadableValueKeepsItsRevision(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	s.createPods(t, "default", 10, nil)
 	ctx := context.Background()
@@ -251,6 +256,7 @@ func TestTheServersWholeCommandLineIsAccepted(t *testing.T) {
 // TestAllowPrivilegedActsAsOnTheServer runs the binary: the server's
 // privileged setting is once per process, as in kube-apiserver.
 func TestAllowPrivilegedActsAsOnTheServer(t *testing.T) {
+	t.Parallel()
 	bin := regctlBinary(t)
 	s := newLiveEtcd(t)
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace), s.flag())

@@ -15,6 +15,7 @@ import (
 const maxFuncLines = 40
 
 func TestCommandsStayThin(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)

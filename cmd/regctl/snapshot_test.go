@@ -191,6 +191,7 @@ func TestSnapshotReadsEqualLiveReads(t *testing.T) {
 // snapshots: one line each, exit 1, and nothing left in its temporary
 // directory.
 func TestBadSnapshotsAreOneLine(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	notSnapshot := filepath.Join(dir, "notes.txt")
 	if err := os.WriteFile(notSnapshot, []byte(strings.Repeat("not a database\n", 1000)), 0o600); err != nil {
@@ -249,6 +250,7 @@ func TestBadSnapshotsAreOneLine(t *testing.T) {
 // as the whole one is, or refused with one line saying it is damaged and
 // exit 1; never a panic or a trace; and the copy is left as it was.
 func TestDamagedSnapshotsAreOneLine(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace), s.flag())
 	// Keys enough for the key bucket to take pages of its own, under

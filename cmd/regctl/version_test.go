@@ -8,6 +8,7 @@ import (
 )
 
 func TestVersionJSON(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, code := run(t, "version", "-o", "json")
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
@@ -30,6 +31,7 @@ func TestVersionJSON(t *testing.T) {
 }
 
 func TestVersionText(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, code := run(t, "version")
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
@@ -57,6 +59,7 @@ func TestVersionText(t *testing.T) {
 }
 
 func TestVersionRejectsUnknownFormat(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, code := run(t, "version", "-o", "table")
 	if code == 0 || stdout != "" {
 		t.Fatalf("exit %d, stdout %q: want a failure and no output", code, stdout)

@@ -30,6 +30,7 @@ import (
 // warnings go to the warning writer kubectl prints them with, then does the
 // same with regctl on the same etcd, and wants the same warnings on stderr.
 func TestWarningsAgreeWithKubeAPIServer(t *testing.T) {
+	t.Parallel()
 	s := apiserver.Start(t)
 	etcdFlag := "--etcd-servers=" + s.EtcdURL
 	k := newKubectl(t, s)

@@ -265,6 +265,7 @@ func printedWithin(r *runningWatch, name string, limit time.Duration) bool {
 // wants regctl's watch, which reads etcd alone, to report each write with
 // the resourceVersion the apiserver returned for it.
 func TestWatchAgreesWithKubeAPIServer(t *testing.T) {
+	t.Parallel()
 	s := apiserver.Start(t)
 	etcdFlag := "--etcd-servers=" + s.EtcdURL
 	t.Run("json events", func(t *testing.T) { checkWatchJSONEvents(t, s, etcdFlag) })
@@ -392,6 +393,7 @@ func checkWatchTable(t *testing.T, out, name string, types []string, events bool
 // TestWatchWritesNothing watches an etcd no one writes to: its revision
 // must not move, and Ctrl-C must end each watch at once with exit 130.
 func TestWatchWritesNothing(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	s.createPods(t, "default", 3, nil)
 	before := s.revision(t)
@@ -424,6 +426,7 @@ func TestWatchWritesNothing(t *testing.T) {
 // TestWatchReportsChangesAsEtcdSeesThem needs no apiserver: writes through
 // the stores, or straight to etcd, are reported from etcd's watch.
 func TestWatchReportsChangesAsEtcdSeesThem(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	s.createPods(t, "default", 2, nil)
 	r := startWatch(t, "get", "pods/pod-00007", "-w", "-o", "yaml", "--output-watch-events", s.flag())
@@ -477,6 +480,7 @@ func TestWatchFromCompactedRevision(t *testing.T) {
 // TestWatchUnreadableValues: a change whose value cannot be decoded ends
 // the watch with one error line, whether it is written or deleted.
 func TestWatchUnreadableValues(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	ctx := context.Background()
 	if _, err := s.client.Put(ctx, "/registry/pods/default/bad", "\x00garbage"); err != nil {
@@ -568,6 +572,7 @@ func TestWatchCtrlCExits130(t *testing.T) {
 // a watch as they do in kubectl: --no-headers, and template printers, which
 // see each object, or each event with --output-watch-events.
 func TestWatchFollowsKubectlOutputFlags(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	s.createPods(t, "default", 2, nil)
 	// Each watch lists the markers of those before it too, ahead of the
@@ -601,6 +606,7 @@ func TestWatchFollowsKubectlOutputFlags(t *testing.T) {
 // watch says once that it lost etcd and is reconnecting, and when etcd is
 // back on the same address it prints the changes made since.
 func TestWatchSaysWhenEtcdIsLostAndGoesOn(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ports := freePorts(t, 2)
 	start := func() *embed.Etcd {

@@ -21,6 +21,7 @@ import (
 // TestWritesAgreeWithKubeAPIServer writes with regctl into the etcd of a
 // real kube-apiserver and checks what the apiserver then serves.
 func TestWritesAgreeWithKubeAPIServer(t *testing.T) {
+	t.Parallel()
 	s := apiserver.Start(t)
 	etcdFlag := "--etcd-servers=" + s.EtcdURL
 	ctx := context.Background()

@@ -37,6 +37,7 @@ func configMapDoc(name string) string {
 }
 
 func TestCreateChecksEveryDocumentBeforeWriting(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace), s.flag())
 	before := s.revision(t)
@@ -75,6 +76,7 @@ func TestCreateChecksEveryDocumentBeforeWriting(t *testing.T) {
 }
 
 func TestReplaceChecksEveryDocumentBeforeWriting(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+"---\n"+configMapDoc("a")+"---\n"+configMapDoc("b")+"---\n"+configMapDoc("c")), s.flag())
 	var docs []string
@@ -142,6 +144,7 @@ func TestReplaceGivingAServiceAClusterIPNeedsAServiceCIDR(t *testing.T) {
 }
 
 func TestPlaintextWritesRefusedWhereValuesAreEncrypted(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	enc := "--encryption-provider-config=" + encryptionConfig(t)
 	secret := func(name string) string {
@@ -232,6 +235,7 @@ func clusterIPService(ns, name, ip string) *api.Service {
 // with no ServiceCIDR: a cluster IP could not be released, its IPAddress
 // would stay behind, so that delete is refused; the others go through.
 func TestDeleteRefusesReleasingWithNoServiceCIDR(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+`---
 apiVersion: v1
@@ -287,6 +291,7 @@ subsets: [{addresses: [{ip: 10.1.0.5}], ports: [{port: 80}]}]
 }
 
 func TestDeletePrintsTheDeletedObjects(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	labelled := func(name string) string {
 		return strings.Replace(configMapDoc(name), "namespace: shop}", "namespace: shop, labels: {tier: cache}}", 1)
@@ -340,6 +345,7 @@ func (c *cancelOnLine) String() string {
 var interruptedSummary = regexp.MustCompile(`error: interrupted: (\d+) created(?:, (\d+) not created)?(?:, (\d+) may have been written)?(?:, (\d+) not attempted)?\n`)
 
 func TestInterruptedCreateStopsAndReports(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace), s.flag())
 	const n = 200
@@ -401,6 +407,7 @@ func TestInterruptedCreateStopsAndReports(t *testing.T) {
 // of writes while some are in flight: those are reported as possibly
 // written, an API error as a failure, the rest are never started.
 func TestWritesInFlightWhenInterruptedMayHaveBeenWritten(t *testing.T) {
+	t.Parallel()
 	const n = 20
 	objs := make([]stores.Planned, n)
 	for i := range objs {
@@ -471,6 +478,7 @@ func TestWritesInFlightWhenInterruptedMayHaveBeenWritten(t *testing.T) {
 // --ignore-not-found passes over objects already gone, as kubectl's does,
 // and still deletes and reports the others.
 func TestDeleteIgnoreNotFound(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+"---\n"+configMapDoc("a")), s.flag())
 

@@ -64,6 +64,7 @@ func mustRun(t *testing.T, args ...string) string {
 }
 
 func TestCreateWritesThroughTheStore(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	stdout, stderr, code := run(t, "create", "-f", manifestFile(t, shopNamespace+"---\n"+webPod), "-o", "json", s.flag())
 	if code != 0 {
@@ -94,6 +95,7 @@ func TestCreateWritesThroughTheStore(t *testing.T) {
 }
 
 func TestCreateEventGetsItsTTLLease(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+`---
 apiVersion: v1
@@ -113,6 +115,7 @@ reason: Started
 }
 
 func TestInvalidWritesLeaveEtcdUnchanged(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace), s.flag())
 	before := s.revision(t)
@@ -152,6 +155,7 @@ func TestInvalidWritesLeaveEtcdUnchanged(t *testing.T) {
 }
 
 func TestCreateExistingIsAlreadyExists(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+"---\n"+webPod), s.flag())
 	value := s.rawValue(t, "/registry/pods/shop/web")
@@ -165,6 +169,7 @@ func TestCreateExistingIsAlreadyExists(t *testing.T) {
 }
 
 func TestMalformedManifestsWriteNothing(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace), s.flag())
 	// A CRD no apiextensions controller has established: nothing serves it.
@@ -205,6 +210,7 @@ func TestMalformedManifestsWriteNothing(t *testing.T) {
 }
 
 func TestWriteFailuresAreReportedPerObject(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace), s.flag())
 	m := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: shop}\n---\n" +
@@ -225,6 +231,7 @@ func TestWriteFailuresAreReportedPerObject(t *testing.T) {
 }
 
 func TestReplaceOptimisticConcurrency(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: shop}\ndata: {k: v1}\n"), s.flag())
 	current := mustRun(t, "get", "configmaps/cfg", "-n", "shop", "-o", "yaml", s.flag())
@@ -272,6 +279,7 @@ func TestReplaceOptimisticConcurrency(t *testing.T) {
 }
 
 func TestReplaceStatusSubresource(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+"---\n"+webPod), s.flag())
 	current := mustRun(t, "get", "pods/web", "-n", "shop", "-o", "yaml", s.flag())
@@ -285,6 +293,7 @@ func TestReplaceStatusSubresource(t *testing.T) {
 }
 
 func TestDeleteFollowsGracefulDeletionAndFinalizers(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	bound := strings.Replace(webPod, "spec:\n", "spec:\n  nodeName: node-1\n", 1)
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+"---\n"+bound+"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: shop, labels: {tier: cache}}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: shop, labels: {tier: cache}}\n"), s.flag())
@@ -367,6 +376,7 @@ items:
 // kubectl does. (The manifests name no resourceVersion, so replace takes
 // `--force`.)
 func TestCreateAndReplaceTakeTypedLists(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace), s.flag())
 	mustRun(t, "create", "-f", manifestFile(t, typedLists), s.flag())
@@ -385,6 +395,7 @@ func TestCreateAndReplaceTakeTypedLists(t *testing.T) {
 // takes it; the files are read in turn, and with several a problem names
 // its file.
 func TestCreateReadsEveryFileGiven(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	ns, pod := manifestFile(t, shopNamespace), manifestFile(t, webPod)
 	stdout := mustRun(t, "create", "-f", ns, "-f", pod, s.flag())
@@ -405,6 +416,7 @@ func TestCreateReadsEveryFileGiven(t *testing.T) {
 // A failed write names its object as kubectl's name printer does, group
 // included.
 func TestFailedWritesNameTheObjectWithItsGroup(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	deployment := manifestFile(t, shopNamespace+"---\n"+mustReadFile(t, "../../examples/deployment.yaml"))
 	mustRun(t, "create", "-f", deployment, s.flag())
