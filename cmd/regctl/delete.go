@@ -263,5 +263,5 @@ func deletedName(t stores.Target, v stores.Victim, d stores.Deleted) runtime.Obj
 	if d.Object != nil && !d.Object.GetObjectKind().GroupVersionKind().Empty() {
 		return d.Object
 	}
-	return nameOnly(t.GroupVersion().WithKind(t.Resource.Kind), v.Namespace, v.Name)
+	return render.NameOnly(t.GroupVersion().WithKind(t.Resource.Kind), v.Namespace, v.Name)
 }

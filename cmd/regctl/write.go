@@ -225,7 +225,7 @@ func reportAll(errOut io.Writer, errs []error) {
 		return manifest.Before(ea.At(), eb.At())
 	})
 	for _, err := range errs {
-		fmt.Fprintf(errOut, "error: %s\n", oneLine(err))
+		fmt.Fprintf(errOut, "error: %s\n", render.OneLine(err))
 	}
 }
 
@@ -434,7 +434,7 @@ func (c *sandboxCRDs) establish(ctx context.Context, w *wiring.Wiring, errOut io
 		return err
 	}
 	for _, name := range c.names {
-		if err := p.PrintObj(nameOnly(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"), "", name), errOut); err != nil {
+		if err := p.PrintObj(render.NameOnly(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"), "", name), errOut); err != nil {
 			return err
 		}
 	}
@@ -477,7 +477,7 @@ func writtenName(p stores.Planned, out runtime.Object) runtime.Object {
 	if out != nil && !out.GetObjectKind().GroupVersionKind().Empty() {
 		return out
 	}
-	return nameOnly(p.Source.GVK, p.Source.Namespace, p.Source.Name)
+	return render.NameOnly(p.Source.GVK, p.Source.Namespace, p.Source.Name)
 }
 
 // plannedName names a manifest's object in messages as kubectl's name
@@ -486,20 +486,12 @@ func plannedName(p stores.Planned) string {
 	var name strings.Builder
 	printer, err := render.NamePrinter("")
 	if err == nil {
-		err = printer.PrintObj(nameOnly(p.Source.GVK, p.Source.Namespace, p.Source.Name), &name)
+		err = printer.PrintObj(render.NameOnly(p.Source.GVK, p.Source.Namespace, p.Source.Name), &name)
 	}
 	if err != nil {
 		return strings.ToLower(p.Source.GVK.Kind) + "/" + p.Source.Name
 	}
 	return strings.TrimSuffix(name.String(), "\n")
-}
-
-// nameOnly stands for an object known only by its kind and name, for
-// kubectl's name printer, which reads nothing else.
-func nameOnly(gvk schema.GroupVersionKind, namespace, name string) runtime.Object {
-	obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-	obj.SetGroupVersionKind(gvk)
-	return obj
 }
 
 // refuse reports every problem of a manifest and says nothing was written.

@@ -84,15 +84,15 @@ func (r *writeReport) fail(ctx context.Context, where string, err error) {
 		if ctx.Err() != nil {
 			reason = context.Cause(ctx)
 		}
-		fmt.Fprintf(r.o.IO.ErrOut, "error: %s may have been written: %s\n", where, oneLine(reason))
+		fmt.Fprintf(r.o.IO.ErrOut, "error: %s may have been written: %s\n", where, render.OneLine(reason))
 		return
 	}
 	r.failed++
 	if r.named {
-		fmt.Fprintf(r.o.IO.ErrOut, "error: %s: %s\n", where, oneLine(err))
+		fmt.Fprintf(r.o.IO.ErrOut, "error: %s: %s\n", where, render.OneLine(err))
 		return
 	}
-	fmt.Fprintf(r.o.IO.ErrOut, "error: %s\n", oneLine(err))
+	fmt.Fprintf(r.o.IO.ErrOut, "error: %s\n", render.OneLine(err))
 }
 
 // refused counts n objects checked and refused after others were written,
