@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/regctl/regctl/internal/apply"
 )
 
 // TestReadsStartNoAllocatorInformers reads services that hold cluster IPs:
@@ -123,7 +125,7 @@ func TestServiceWritesSayOnlyWhatTheyDid(t *testing.T) {
 		{[]string{"create", "-f", svc}, "service/web created\n"},
 		{[]string{"delete", "services/web", "-n", "shop"}, "service \"web\" deleted from shop namespace\n"},
 	} {
-		if stdout, stderr, code := regctl(tc.args...); code != 0 || stdout != tc.want || stderr != bypassWarning+"\n" {
+		if stdout, stderr, code := regctl(tc.args...); code != 0 || stdout != tc.want || stderr != apply.BypassWarning+"\n" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q: want %q and the warning", tc.args, code, stdout, stderr, tc.want)
 		}
 	}

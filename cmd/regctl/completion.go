@@ -167,7 +167,7 @@ func completionContext(cmd *cobra.Command) context.Context {
 }
 
 func completionError(cmd *cobra.Command, err error) ([]cobra.Completion, cobra.ShellCompDirective) {
-	fmt.Fprintf(cmd.ErrOrStderr(), "error: completing: %s\n", oneLine(err))
+	fmt.Fprintf(cmd.ErrOrStderr(), "error: completing: %s\n", render.OneLine(err))
 	return nil, cobra.ShellCompDirectiveNoFileComp
 }
 

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/regctl/regctl/internal/apply"
 	"github.com/regctl/regctl/internal/stores"
 )
 
@@ -79,13 +80,13 @@ the way to bring back a deleted object from ` + "`regctl inspect TYPE/NAME --his
 
 func runCreate(ctx context.Context, opts *createOptions) error {
 	ctx = withWarnings(ctx, opts.IO.ErrOut)
-	return opts.writeManifest(ctx, opts.Filenames, "", manifestVerb{
-		name:    "created",
-		options: stores.WriteOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager},
-		check: func(ctx context.Context, _ stores.WriteOptions, p stores.Planned, obj runtime.Object) error {
+	return opts.writeManifest(ctx, opts.Filenames, "", apply.Verb{
+		Name:    "created",
+		Options: stores.WriteOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager},
+		Check: func(ctx context.Context, _ stores.WriteOptions, p stores.Planned, obj runtime.Object) error {
 			return stores.ValidateCreate(ctx, p.Target, asNew(obj))
 		},
-		write: func(ctx context.Context, wo stores.WriteOptions, p stores.Planned, obj runtime.Object) (runtime.Object, error) {
+		Write: func(ctx context.Context, wo stores.WriteOptions, p stores.Planned, obj runtime.Object) (runtime.Object, error) {
 			return stores.Create(ctx, p.Target, asNew(obj), wo)
 		},
 	})

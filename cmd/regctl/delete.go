@@ -16,6 +16,7 @@ import (
 	kubectldelete "k8s.io/kubectl/pkg/cmd/delete"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
+	"github.com/regctl/regctl/internal/apply"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
 )
@@ -193,24 +194,24 @@ func (opts *deleteOptions) deleteEach(ctx context.Context, doomed []doomedOf, to
 	if opts.GracePeriod >= 0 {
 		do.GracePeriod = &opts.GracePeriod
 	}
-	writeWarning(opts.IO.ErrOut)
+	fmt.Fprintln(opts.IO.ErrOut, apply.BypassWarning)
 	if opts.IgnoreStoreReadError {
 		fmt.Fprintln(opts.IO.ErrOut, unsafeDeleteWarning())
 	}
-	rep := newWriteReport(&opts.writeOptions, "deleted", total, false)
+	rep := apply.NewReport(apply.ReportOptions{Out: opts.IO.Out, ErrOut: opts.IO.ErrOut, Output: opts.Output, DryRun: opts.DryRun, Verb: "deleted", Total: total})
 	for _, d := range doomed {
 		kind := strings.ToLower(d.Resource.Kind)
-		rep.line = opts.deletedLine(d.Target)
+		rep.Line = opts.deletedLine(d.Target)
 		err := stores.DeleteEach(ctx, d.Target, d.victims, do, func(v stores.Victim, deleted stores.Deleted, err error) error {
 			switch {
 			case err != nil && opts.IgnoreNotFound && apierrors.IsNotFound(err):
-				rep.ignore()
+				rep.Ignore()
 			case err != nil:
-				rep.fail(ctx, kind+"/"+v.Name, err)
+				rep.Fail(ctx, kind+"/"+v.Name, err)
 			case deleted.Removed:
-				return rep.written(deleted.Object, deletedName(d.Target, v, deleted), "deleted")
+				return rep.Written(deleted.Object, deletedName(d.Target, v, deleted), "deleted")
 			default:
-				return rep.written(deleted.Object, deletedName(d.Target, v, deleted), "marked for deletion")
+				return rep.Written(deleted.Object, deletedName(d.Target, v, deleted), "marked for deletion")
 			}
 			return nil
 		})
@@ -218,7 +219,7 @@ func (opts *deleteOptions) deleteEach(ctx context.Context, doomed []doomedOf, to
 			return err
 		}
 	}
-	return rep.finish(ctx)
+	return rep.Finish(ctx)
 }
 
 // deletedLine says that an object was deleted in kubectl delete's words
@@ -263,5 +264,5 @@ func deletedName(t stores.Target, v stores.Victim, d stores.Deleted) runtime.Obj
 	if d.Object != nil && !d.Object.GetObjectKind().GroupVersionKind().Empty() {
 		return d.Object
 	}
-	return nameOnly(t.GroupVersion().WithKind(t.Resource.Kind), v.Namespace, v.Name)
+	return render.NameOnly(t.GroupVersion().WithKind(t.Resource.Kind), v.Namespace, v.Name)
 }

@@ -206,7 +206,7 @@ func getNamed(ctx context.Context, targets []namedTarget, opts *getOptions) erro
 			case err != nil && opts.IgnoreNotFound && apierrors.IsNotFound(err):
 			case err != nil:
 				failed++
-				fmt.Fprintf(opts.IO.ErrOut, "error: %s\n", oneLine(err))
+				fmt.Fprintf(opts.IO.ErrOut, "error: %s\n", render.OneLine(err))
 			case obj != nil:
 				objs = append(objs, obj)
 			}
@@ -292,7 +292,7 @@ func (o *getOptions) listOptions() stores.ListOptions {
 		ChunkSize:     o.ChunkSize,
 		Revision:      o.Revision,
 		OnError: func(key string, err error) {
-			fmt.Fprintf(o.IO.ErrOut, "error: %s\n", oneLine(err))
+			fmt.Fprintf(o.IO.ErrOut, "error: %s\n", render.OneLine(err))
 		},
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/regctl/regctl/internal/apply"
 	"github.com/regctl/regctl/internal/stores"
 )
 
@@ -73,12 +74,12 @@ apiserver's --encryption-provider-config, or --allow-plaintext to write it anywa
 
 func runReplace(ctx context.Context, opts *replaceOptions) error {
 	ctx = withWarnings(ctx, opts.IO.ErrOut)
-	return opts.writeManifest(ctx, opts.Filenames, opts.Subresource, manifestVerb{
-		name:    "replaced",
-		options: stores.WriteOptions{DryRun: opts.DryRun, CurrentVersion: opts.Force, FieldManager: opts.FieldManager},
+	return opts.writeManifest(ctx, opts.Filenames, opts.Subresource, apply.Verb{
+		Name:    "replaced",
+		Options: stores.WriteOptions{DryRun: opts.DryRun, CurrentVersion: opts.Force, FieldManager: opts.FieldManager},
 		// A dry-run update reads the stored object and runs the whole
 		// update on it, precondition included, and writes nothing.
-		check: func(ctx context.Context, wo stores.WriteOptions, p stores.Planned, obj runtime.Object) error {
+		Check: func(ctx context.Context, wo stores.WriteOptions, p stores.Planned, obj runtime.Object) error {
 			if err := opts.checkVersion(obj); err != nil {
 				return err
 			}
@@ -87,7 +88,7 @@ func runReplace(ctx context.Context, opts *replaceOptions) error {
 			_, err := stores.Update(ctx, p.Target, obj, dry)
 			return err
 		},
-		write: func(ctx context.Context, wo stores.WriteOptions, p stores.Planned, obj runtime.Object) (runtime.Object, error) {
+		Write: func(ctx context.Context, wo stores.WriteOptions, p stores.Planned, obj runtime.Object) (runtime.Object, error) {
 			return stores.Update(ctx, p.Target, obj, wo)
 		},
 	})

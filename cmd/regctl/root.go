@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/regctl/regctl/internal/logs"
+	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/wiring"
 )
 
@@ -68,7 +69,7 @@ const exitInterrupted = 130
 func Run(ctx context.Context, streams IOStreams, args []string) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(streams.ErrOut, "error: regctl bug: %s; please report it with the command that caused it\n", oneLine(fmt.Errorf("%v", r)))
+			fmt.Fprintf(streams.ErrOut, "error: regctl bug: %s; please report it with the command that caused it\n", render.OneLine(fmt.Errorf("%v", r)))
 			code = 1
 		}
 	}()
@@ -101,13 +102,8 @@ func report(w io.Writer, err, fallback error) {
 		err = fallback
 	}
 	if err != nil {
-		fmt.Fprintf(w, "error: %s\n", oneLine(err))
+		fmt.Fprintf(w, "error: %s\n", render.OneLine(err))
 	}
-}
-
-// oneLine keeps an error to the single line regctl promises.
-func oneLine(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
 func newRootCmd(streams IOStreams) *cobra.Command {

@@ -345,18 +345,3 @@ func addScopeFlags(fs *pflag.FlagSet, s *scopeOptions) {
 func addNamespaceFlag(fs *pflag.FlagSet, s *scopeOptions) {
 	fs.StringVarP(&s.Namespace, "namespace", "n", metav1.NamespaceDefault, "Namespace of namespaced resources")
 }
-
-// resolveKind finds the resource a manifest object belongs to by its
-// apiVersion and kind, as kubectl maps them, among the map's resources.
-func resolveKind(w *wiring.Wiring, gvk schema.GroupVersionKind) (*wiring.Handle, error) {
-	h, err := w.ResolveKind(gvk)
-	switch {
-	case err == nil:
-		return h, nil
-	case w.NotEstablished(gvk) != "":
-		return nil, fmt.Errorf("%s %s is not served: customresourcedefinition %s is not established, and a server serves only established CRDs (its apiextensions controllers establish them)", gvk.GroupVersion(), gvk.Kind, w.NotEstablished(gvk))
-	case !w.Serves(gvk.GroupVersion()):
-		return nil, fmt.Errorf("apiVersion %q is not served (see `regctl routes -o wide`)", gvk.GroupVersion())
-	}
-	return nil, fmt.Errorf("unknown kind %q in %s (see `regctl routes -o wide`)", gvk.Kind, gvk.GroupVersion())
-}

@@ -83,7 +83,7 @@ func watchScope(t stores.Target, names []string, opts *getOptions) (stores.ListT
 			LabelSelector:   opts.LabelSelector,
 			FieldSelector:   opts.FieldSelector,
 			ResourceVersion: opts.ResourceVersion,
-			OnError:         func(err error) { fmt.Fprintf(opts.IO.ErrOut, "error: %s\n", oneLine(err)) },
+			OnError:         func(err error) { fmt.Fprintf(opts.IO.ErrOut, "error: %s\n", render.OneLine(err)) },
 			OnLost: func() {
 				fmt.Fprintf(opts.IO.ErrOut, "warning: lost the connection to etcd; reconnecting, the watch goes on from where it stopped\n")
 			},

@@ -9,16 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -26,9 +22,6 @@ import (
 	"k8s.io/kubernetes/pkg/apis/networking"
 
 	"github.com/regctl/regctl/internal/etcdview"
-	"github.com/regctl/regctl/internal/manifest"
-	"github.com/regctl/regctl/internal/stores"
-	"github.com/regctl/regctl/internal/wiring"
 	"github.com/regctl/regctl/test/apiserver"
 )
 
@@ -400,78 +393,6 @@ func TestInterruptedCreateStopsAndReports(t *testing.T) {
 	want := fmt.Sprintf("error: interrupted: 1 deleted, %d not attempted\n", stored-1)
 	if stdout, stderr := out.String(), errOut.String(); code == 0 || !strings.Contains(stderr, want) || strings.Count(stdout, " deleted from shop namespace\n") != 1 {
 		t.Errorf("delete: exit %d, stdout %q, stderr %q: want one deleted and %q", code, stdout, stderr, want)
-	}
-}
-
-// TestWritesInFlightWhenInterruptedMayHaveBeenWritten interrupts a window
-// of writes while some are in flight: those are reported as possibly
-// written, an API error as a failure, the rest are never started.
-func TestWritesInFlightWhenInterruptedMayHaveBeenWritten(t *testing.T) {
-	t.Parallel()
-	const n = 20
-	objs := make([]stores.Planned, n)
-	for i := range objs {
-		objs[i] = stores.Planned{
-			Source: manifest.Object{Doc: i + 1, GVK: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Name: fmt.Sprintf("cm-%02d", i)},
-			Target: stores.Target{Handle: &wiring.Handle{Path: "configmaps"}, Namespace: "shop"},
-		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	release := make(chan struct{})
-	var started sync.WaitGroup
-	started.Add(stores.Writers)
-	go func() {
-		// Every writer busy: the interrupt comes, then the first four finish.
-		started.Wait()
-		cancel()
-		close(release)
-	}()
-	var calls sync.Map
-	var n0 atomic.Int32
-	write := func(ctx context.Context, p stores.Planned) (runtime.Object, error) {
-		calls.Store(p.Source.Name, true)
-		if n0.Add(1) <= stores.Writers {
-			started.Done()
-		}
-		i := p.Source.Doc - 1
-		switch {
-		case i < 4:
-			<-release
-			return &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: p.Source.Name}}, nil
-		case i == 4:
-			<-ctx.Done()
-			return nil, apierrors.NewAlreadyExists(schema.GroupResource{Resource: "configmaps"}, p.Source.Name)
-		}
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}
-	var out, errOut bytes.Buffer
-	o := &writeOptions{globalOptions: &globalOptions{IO: IOStreams{Out: &out, ErrOut: &errOut}}}
-	err := writeEach(ctx, o, objs, "created", write)
-	stderr := errOut.String()
-	if err == nil || err.Error() != "interrupted: 4 created, 1 not created, 3 may have been written, 12 not attempted" {
-		t.Errorf("error %v: want the interrupted summary", err)
-	}
-	if want := "configmap/cm-00 created\nconfigmap/cm-01 created\nconfigmap/cm-02 created\nconfigmap/cm-03 created\n"; out.String() != want {
-		t.Errorf("stdout %q, want %q", out.String(), want)
-	}
-	for _, want := range []string{
-		`error: document 5 (configmap/cm-04): configmaps "cm-04" already exists`,
-		"error: document 6 (configmap/cm-05) may have been written: context canceled",
-		"error: document 8 (configmap/cm-07) may have been written: context canceled",
-	} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("stderr %q: want %q", stderr, want)
-		}
-	}
-	if strings.Contains(stderr, "cm-08") {
-		t.Errorf("stderr %q: an object never started is reported", stderr)
-	}
-	for i := stores.Writers; i < n; i++ {
-		if _, ok := calls.Load(fmt.Sprintf("cm-%02d", i)); ok {
-			t.Errorf("cm-%02d was written after the interrupt", i)
-		}
 	}
 }
 

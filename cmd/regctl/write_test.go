@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/regctl/regctl/internal/apply"
 )
 
 // manifestFile writes a manifest to a temp file and returns its path.
@@ -71,7 +73,7 @@ func TestCreateWritesThroughTheStore(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	// With -o the written objects are printed instead of what was done.
-	if !strings.Contains(stderr, bypassWarning) || strings.Contains(stderr+stdout, " created") {
+	if !strings.Contains(stderr, apply.BypassWarning) || strings.Contains(stderr+stdout, " created") {
 		t.Errorf("stderr %q: want the warning, and no created lines with -o", stderr)
 	}
 	var list struct {

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/yaml"
@@ -199,4 +201,12 @@ func NamePrinter(operation string) (printers.ResourcePrinter, error) {
 		return nil, fmt.Errorf("making kubectl's name printer: %w", err)
 	}
 	return p, nil
+}
+
+// NameOnly stands for an object known only by its kind and name, for
+// kubectl's name printer, which reads nothing else.
+func NameOnly(gvk schema.GroupVersionKind, namespace, name string) runtime.Object {
+	obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	obj.SetGroupVersionKind(gvk)
+	return obj
 }

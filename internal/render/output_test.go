@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -240,5 +241,14 @@ func TestYAMLListIsKubectlsForRandomObjects(t *testing.T) {
 			}
 			objs = objs[:0]
 		}
+	}
+}
+
+// An error is one line, whatever its message spans: the commands print it
+// after "error: ".
+func TestOneLine(t *testing.T) {
+	err := errors.New("decoding Pod:\n  spec.containers[0]: \tunknown field  \"imagee\"\n")
+	if got, want := OneLine(err), `decoding Pod: spec.containers[0]: unknown field "imagee"`; got != want {
+		t.Errorf("OneLine = %q, want %q", got, want)
 	}
 }

@@ -183,3 +183,9 @@ func PrintTable(w io.Writer, header []string, rows [][]string) error {
 	// at line ends so output diffs cleanly.
 	return writeTrimmed(w, buf.String())
 }
+
+// OneLine keeps an error to the single line regctl promises: the commands
+// print it after "error: ", and what failed inside a store may span lines.
+func OneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
