@@ -206,6 +206,7 @@ func runWithin(t *testing.T, limit time.Duration, args ...string) (stdout, stder
 }
 
 func TestConnectionErrorsNameTheirCause(t *testing.T) {
+	t.Parallel()
 	s := newTLSEtcd(t)
 	https := "--etcd-servers=" + s.url
 	ca, cert, key := "--etcd-cafile="+s.ca.certFile, "--etcd-certfile="+s.client.certFile, "--etcd-keyfile="+s.client.keyFile
@@ -238,6 +239,7 @@ func TestConnectionErrorsNameTheirCause(t *testing.T) {
 }
 
 func TestAnyHealthyEndpointWillDo(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	s.createPods(t, "default", 2, nil)
 	for name, first := range map[string]string{"refused": closedPort(t), "silent": blackhole(t)} {
@@ -324,6 +326,16 @@ func memberWithoutQuorum(t *testing.T) string {
 	}
 	t.Cleanup(started[0].Close)
 	started[1].Close()
+	// Until its election timeout passes, the member left may still be the
+	// leader, and a read waits on a quorum it no longer has: wait until it
+	// knows it has no leader, the state the test is about.
+	deadline := time.Now().Add(30 * time.Second)
+	for started[0].Server.Leader() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the member left alone still has a leader")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	return members[0].AdvertiseClientUrls[0].String()
 }
 

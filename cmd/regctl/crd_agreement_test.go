@@ -46,6 +46,7 @@ func manifestOf(t *testing.T, u *unstructured.Unstructured) string {
 // with the server's field errors. With the server stopped, reads leave the
 // etcd revision where it was.
 func TestCustomResourcesAgreeWithKubeAPIServer(t *testing.T) {
+	t.Parallel()
 	s := apiserver.Start(t)
 	apiserver.CreateWidgetsCRD(t, s)
 	k := newKubectl(t, s)

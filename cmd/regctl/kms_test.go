@@ -234,6 +234,7 @@ func runBinaryOutputWithin(t *testing.T, limit time.Duration, args ...string) (s
 // would wait that long for its first answer, regctl stops within its
 // request timeout.
 func TestKMSv2UnreachablePluginIsOneLine(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	dir := socketDir(t)
 	// A socket file left behind by a plugin that exited.
@@ -277,6 +278,7 @@ func TestKMSv2UnreachablePluginIsOneLine(t *testing.T) {
 // TestKMSv2UnhealthyPluginIsOneLine gives a config whose plugin answers but
 // is not healthy, as the server's health check finds it.
 func TestKMSv2UnhealthyPluginIsOneLine(t *testing.T) {
+	t.Parallel()
 	dir := socketDir(t)
 	socket := filepath.Join(dir, "kms.sock")
 	plugin := kmsv2mock.NewBase64Plugin(t, socket)

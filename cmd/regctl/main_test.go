@@ -36,9 +36,21 @@ func TestMain(m *testing.M) {
 	}
 	early.Restore()
 	logs.Setup(0, io.Discard)
+	// The tests wait more than they compute (etcd elections, request
+	// timeouts, servers becoming ready): four side by side keep two cores
+	// busy. -test.parallel, when given, wins.
+	flag.Parse()
+	if !flagGiven("test.parallel") {
+		_ = flag.Set("test.parallel", "4")
+	}
 	code := m.Run()
 	removeBinary()
 	os.Exit(code)
+}
+
+func flagGiven(name string) (given bool) {
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 // run runs the whole CLI in-process with buffers for streams.

@@ -56,6 +56,7 @@ func TestRoutesRejectsUnknownFormat(t *testing.T) {
 }
 
 func TestRoutesUnreachableEtcd(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
 	stdout, stderr, code := run(t, "routes", "--etcd-servers=http://127.0.0.1:1", "--request-timeout=1s")
 	if code == 0 {

@@ -158,6 +158,7 @@ func TestReadmeQuickStart(t *testing.T) {
 }
 
 func TestSandboxHeldByOneRegctlAtATime(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "sandbox")
 	mustRunIn(t, t.TempDir(), "--data-dir", dir, "create", "-f", filepath.Join(examplesDir(t), "namespace.yaml"))
 	bin := regctlBinary(t)
@@ -334,6 +335,7 @@ func TestSandboxIsTheOneEtcd(t *testing.T) {
 // TestSandboxCRDNamesInUse: the naming controller refuses a CRD whose names
 // another CRD of its group has, and the create says so.
 func TestSandboxCRDNamesInUse(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "sandbox")
 	// The controllers are stopped as soon as the CRD is established, not
 	// when the request timeout ends, which may be never.

@@ -88,6 +88,7 @@ func envelopeCounts(t *testing.T, c *clientv3.Client, prefix string) map[string]
 // etcd holds, the secrets still under key1 and the plain config maps are
 // findings, and `--fail-on encryption` fails until a server rewrites them.
 func TestScanFollowsAnEncryptionRotation(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	first := encryptionFlag(t, "first.yaml", map[string]string{"secrets": aescbc("key1") + identityProvider})
 	rotated := encryptionFlag(t, "rotated.yaml", map[string]string{"secrets": aescbc("key2", "key1") + identityProvider})
@@ -324,6 +325,7 @@ func TestScanTellsWhenAStoredVersionCanBeDropped(t *testing.T) {
 // is found by key; everything else is still reported; a snapshot of the
 // same etcd gives the same report.
 func TestScanFindsCorruptValuesAndOrphans(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	old := encryptionFlag(t, "old.yaml", map[string]string{"secrets": aescbc("key1") + identityProvider})
 	current := encryptionFlag(t, "current.yaml", map[string]string{"secrets": aescbc("key2") + identityProvider})

@@ -53,6 +53,7 @@ func saveSnapshot(t *testing.T, c *clientv3.Client) string {
 }
 
 func TestSnapshotReadsEqualLiveReads(t *testing.T) {
+	t.Parallel()
 	enc := "--encryption-provider-config=" + encryptionConfig(t)
 	s := apiserver.Start(t, enc)
 	objs := apiserver.CreateObjects(t, s, "regctl-snap", func(gvr schema.GroupVersionResource) bool {

@@ -70,6 +70,7 @@ type unreadableObject struct {
 // gate is process-wide, and a test server elsewhere in this binary may have
 // turned it on.
 func TestUnsafeDeleteOfUnreadableValues(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	objs := unreadableObjects(t, s)
 	runRegctl := func(o unreadableObject, extra ...string) (string, int) {
@@ -134,6 +135,7 @@ func TestUnsafeDeleteOfUnreadableValues(t *testing.T) {
 // TestUnsafeDeleteIsForNamedObjects: the server refuses the option on a
 // DELETE of a collection, which -l and --all stand for.
 func TestUnsafeDeleteIsForNamedObjects(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	unreadableObjects(t, s)
 	for _, sel := range [][]string{{"-l", "app=x"}, {"--all"}} {
@@ -153,6 +155,7 @@ func TestUnsafeDeleteIsForNamedObjects(t *testing.T) {
 // object it can read; without the gate the server drops the option, and
 // the object is deleted as usual.
 func TestUnsafeDeleteOfReadableObject(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	mustRun(t, "create", "-f", manifestFile(t, shopNamespace+"---\n"+configMapDoc("fine")), s.flag())
 	const key = "/registry/configmaps/shop/fine"

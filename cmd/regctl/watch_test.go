@@ -463,6 +463,7 @@ func TestWatchReportsChangesAsEtcdSeesThem(t *testing.T) {
 // TestWatchFromCompactedRevision wants one line that says the start is too
 // old and what to do.
 func TestWatchFromCompactedRevision(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	s.createPods(t, "default", 3, nil)
 	rev := s.revision(t)
@@ -517,6 +518,7 @@ func waitWatchingEtcd(t *testing.T, s *liveEtcd, r *runningWatch) {
 }
 
 func TestWatchBadInput(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	s.createPods(t, "default", 1, nil)
 	for _, tc := range []struct {

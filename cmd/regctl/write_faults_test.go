@@ -424,6 +424,7 @@ func TestDeleteIgnoreNotFound(t *testing.T) {
 // plain text is refused whatever the order of the stored values, and the
 // refusal names what to pass.
 func TestPlaintextRefusedAfterEncryptionIsTurnedOn(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := apiserver.Start(t)
 	secret := func(ns, name string) *corev1.Secret {
