@@ -30,7 +30,7 @@ func plaintext(dir, launcher, regctl string, n, secrets int) error {
 	}
 	defer stop()
 	progress(fmt.Sprintf("writing %d secrets of 1 KiB in plain text", secrets))
-	creater := w.Handles["secrets"].Storage.(rest.Creater)
+	creater := w.Map.Handles["secrets"].Storage.(rest.Creater)
 	for i := range secrets {
 		ns := benchNamespaces[i%len(benchNamespaces)]
 		s := &api.Secret{

@@ -18,7 +18,7 @@ import (
 	api "k8s.io/kubernetes/pkg/apis/core"
 
 	"github.com/regctl/regctl/internal/etcdview"
-	"github.com/regctl/regctl/internal/wiring"
+	"github.com/regctl/regctl/internal/storagemap"
 )
 
 // benchNamespaces are where the pods go, round robin.
@@ -33,7 +33,7 @@ var benchNamespaces = []string{
 // through pods/status as a kubelet would, so that it is stored as the server
 // stores a scheduled, running pod.
 func seedPods(ctx context.Context, etcdURL string, n int) error {
-	w, err := buildWiring(ctx, etcdURL)
+	w, err := openSession(ctx, etcdURL)
 	if err != nil {
 		return err
 	}
@@ -43,8 +43,8 @@ func seedPods(ctx context.Context, etcdURL string, n int) error {
 		return err
 	}
 
-	creater := w.Handles["pods"].Storage.(rest.Creater)
-	statusUpdater := w.Handles["pods/status"].Storage.(rest.Updater)
+	creater := w.Map.Handles["pods"].Storage.(rest.Creater)
+	statusUpdater := w.Map.Handles["pods/status"].Storage.(rest.Updater)
 	work := make(chan int)
 	errs := make(chan error, 1)
 	var wg sync.WaitGroup
@@ -81,21 +81,21 @@ func seedPods(ctx context.Context, etcdURL string, n int) error {
 	}
 }
 
-// buildWiring builds regctl's map of kube-apiserver's stores on the etcd at
+// openSession builds regctl's map of kube-apiserver's stores on the etcd at
 // etcdURL, to write through them.
-func buildWiring(ctx context.Context, etcdURL string) (*wiring.Wiring, error) {
-	opts := wiring.NewOptions()
+func openSession(ctx context.Context, etcdURL string) (*storagemap.Session, error) {
+	opts := storagemap.NewOptions()
 	fs := pflag.NewFlagSet("seed", pflag.ContinueOnError)
 	opts.AddFlags(fs)
 	if err := fs.Parse([]string{"--etcd-servers=" + etcdURL}); err != nil {
 		return nil, err
 	}
-	return wiring.Build(ctx, wiring.Config{Options: opts, Timeout: 30 * time.Second})
+	return storagemap.Open(ctx, storagemap.Config{Options: opts, Timeout: 30 * time.Second})
 }
 
 // seedNamespaces creates benchNamespaces through the namespace store.
-func seedNamespaces(w *wiring.Wiring) error {
-	nsCreater := w.Handles["namespaces"].Storage.(rest.Creater)
+func seedNamespaces(w *storagemap.Session) error {
+	nsCreater := w.Map.Handles["namespaces"].Storage.(rest.Creater)
 	for _, ns := range benchNamespaces {
 		obj := &api.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"kubernetes.io/metadata.name": ns}}}
 		ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), metav1.NamespaceNone)
@@ -262,12 +262,12 @@ func benchPod(i int) (spec, status *api.Pod) {
 
 // startWithNamespaces starts an etcd in this process and builds the map on
 // it with benchNamespaces created; close stops both.
-func startWithNamespaces(ctx context.Context) (e *etcdview.Embedded, w *wiring.Wiring, close func(), err error) {
+func startWithNamespaces(ctx context.Context) (e *etcdview.Embedded, w *storagemap.Session, close func(), err error) {
 	e, err = etcdview.StartEmbedded(nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	w, err = buildWiring(ctx, e.ClientURL)
+	w, err = openSession(ctx, e.ClientURL)
 	if err != nil {
 		e.Close()
 		return nil, nil, nil, err

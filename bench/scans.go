@@ -15,7 +15,7 @@ import (
 	api "k8s.io/kubernetes/pkg/apis/core"
 
 	"github.com/regctl/regctl/internal/logs"
-	"github.com/regctl/regctl/internal/wiring"
+	"github.com/regctl/regctl/internal/storagemap"
 )
 
 // Targets of the scan benchmark: a scan of every key costs about what
@@ -100,11 +100,11 @@ func scans(dir, launcher, regctl string, n, pods int, profile func([]command) er
 
 // seedMixed writes pods from..to, and a config map and an event for every
 // sixth of them, through the server's stores.
-func seedMixed(w *wiring.Wiring, from, to int) error {
-	creater := w.Handles["pods"].Storage.(rest.Creater)
-	statusUpdater := w.Handles["pods/status"].Storage.(rest.Updater)
-	configMaps := w.Handles["configmaps"].Storage.(rest.Creater)
-	events := w.Handles["events"].Storage.(rest.Creater)
+func seedMixed(w *storagemap.Session, from, to int) error {
+	creater := w.Map.Handles["pods"].Storage.(rest.Creater)
+	statusUpdater := w.Map.Handles["pods/status"].Storage.(rest.Updater)
+	configMaps := w.Map.Handles["configmaps"].Storage.(rest.Creater)
+	events := w.Map.Handles["events"].Storage.(rest.Creater)
 	work := make(chan int)
 	var wg sync.WaitGroup
 	var once sync.Once

@@ -37,7 +37,7 @@ func writes(dir, launcher, regctl string, n, pods int) error {
 	}
 	defer e.Close()
 	ctx := context.Background()
-	w, err := buildWiring(ctx, e.ClientURL)
+	w, err := openSession(ctx, e.ClientURL)
 	if err != nil {
 		return err
 	}

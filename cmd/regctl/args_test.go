@@ -42,14 +42,14 @@ var kubectlArgs = [][]string{
 func TestArgumentsAreReadAsKubectlsBuilderReadsThem(t *testing.T) {
 	t.Parallel()
 	s := newLiveEtcd(t)
-	w := s.wiring(t)
+	w := s.session(t)
 	defer w.Close()
 	scope := scopeOptions{Namespace: "default"}
 	for _, args := range kubectlArgs {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			result := resource.NewFakeBuilder(
 				func(schema.GroupVersion) (resource.RESTClient, error) { return nil, nil },
-				func() (meta.RESTMapper, error) { return w.RESTMapper(), nil },
+				func() (meta.RESTMapper, error) { return w.Map.RESTMapper(), nil },
 				func() (restmapper.CategoryExpander, error) { return restmapper.SimpleCategoryExpander{}, nil },
 			).Unstructured().NamespaceParam(scope.Namespace).DefaultNamespace().
 				ResourceTypeOrNameArgs(true, args...).RequireObject(false).Do()
@@ -80,7 +80,7 @@ func TestArgumentsAreReadAsKubectlsBuilderReadsThem(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			targets, err := resolveTypes(w, refs, scope)
+			targets, err := resolveTypes(w.Map, refs, scope)
 			if err != nil {
 				t.Fatal(err)
 			}

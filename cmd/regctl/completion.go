@@ -12,8 +12,8 @@ import (
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/routetable"
+	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/stores"
-	"github.com/regctl/regctl/internal/wiring"
 )
 
 // Shell completion for regctl's arguments. Commands set these as their
@@ -30,12 +30,12 @@ func completeResources(g *globalOptions) cobra.CompletionFunc {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		w, err := completionWiring(cmd, g)
+		w, err := completionSession(cmd, g)
 		if err != nil {
 			return completionError(cmd, err)
 		}
 		defer w.Close()
-		return resourceCompletions(w.Table, toComplete), cobra.ShellCompDirectiveNoFileComp
+		return resourceCompletions(w.Map.Table, toComplete), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
@@ -87,12 +87,12 @@ func completeResourceObjects(g *globalOptions) cobra.CompletionFunc {
 // resources, their actions): the last value after the commas typed so far.
 func completeHTTPRoutes(g *globalOptions, values func(routetable.HTTPRouteTable) []string) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		w, err := completionWiring(cmd, g)
+		w, err := completionSession(cmd, g)
 		if err != nil {
 			return completionError(cmd, err)
 		}
 		defer w.Close()
-		t, err := w.HTTPRoutes()
+		t, err := w.Map.HTTPRoutes()
 		if err != nil {
 			return completionError(cmd, err)
 		}
@@ -149,12 +149,12 @@ func completionEtcdGiven(g *globalOptions) bool {
 	return g.etcdGiven()
 }
 
-// completionWiring builds the storage map for a completion. Completion skips
+// completionSession opens a session on the storage map for a completion. Completion skips
 // the commands' PersistentPreRunE, so logging is set up here: a library log
 // line would otherwise reach the user's terminal.
-func completionWiring(cmd *cobra.Command, g *globalOptions) (*wiring.Wiring, error) {
+func completionSession(cmd *cobra.Command, g *globalOptions) (*storagemap.Session, error) {
 	logs.Setup(g.Verbosity, cmd.ErrOrStderr())
-	return wiring.Build(completionContext(cmd), g.wiringConfig())
+	return storagemap.Open(completionContext(cmd), g.sessionConfig())
 }
 
 // completionContext is the command's context; cobra leaves it nil when a
@@ -218,7 +218,7 @@ func completionNames(cmd *cobra.Command, g *globalOptions, resource string) ([]s
 	if !completionEtcdGiven(g) {
 		return nil, nil
 	}
-	w, err := completionWiring(cmd, g)
+	w, err := completionSession(cmd, g)
 	if err != nil {
 		return nil, err
 	}
@@ -229,8 +229,8 @@ func completionNames(cmd *cobra.Command, g *globalOptions, resource string) ([]s
 // completionObjectNames lists the names of the objects of resource (named
 // as get names it) through its store, sorted and without repeats (a name
 // may be used in several namespaces).
-func completionObjectNames(cmd *cobra.Command, g *globalOptions, w *wiring.Wiring, resource string) ([]string, error) {
-	h, err := w.Resolve(resource)
+func completionObjectNames(cmd *cobra.Command, g *globalOptions, w *storagemap.Session, resource string) ([]string, error) {
+	h, err := w.Map.Resolve(resource)
 	if err != nil || !h.Stored() {
 		return nil, nil
 	}

@@ -336,11 +336,11 @@ type sandboxResource struct {
 func newSandbox(t *testing.T) *sandbox {
 	t.Helper()
 	e := newLiveEtcd(t)
-	w := e.wiring(t)
+	w := e.session(t)
 	defer w.Close()
 	for _, r := range sandboxObjects() {
 		resource := r.resource
-		creater, ok := w.Handles[resource].Storage.(rest.Creater)
+		creater, ok := w.Map.Handles[resource].Storage.(rest.Creater)
 		if !ok {
 			t.Fatalf("%s cannot be created", resource)
 		}

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/regctl/regctl/internal/render"
-	"github.com/regctl/regctl/internal/wiring"
+	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/test/apiserver"
 )
 
@@ -80,14 +80,14 @@ func TestGetAllAgreesWithKubectl(t *testing.T) {
 		t.Fatalf("kubectl's all is %q from legacy discovery, %q from aggregated", want, aggregated)
 	}
 
-	opts := wiring.NewOptions()
+	opts := storagemap.NewOptions()
 	opts.Server.Etcd.StorageConfig.Transport.ServerList = []string{s.EtcdURL}
-	w, err := wiring.Build(context.Background(), wiring.Config{Options: opts, Timeout: 10 * time.Second})
+	w, err := storagemap.Open(context.Background(), storagemap.Config{Options: opts, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	handles, err := w.ResolveList("all")
+	handles, err := w.Map.ResolveList("all")
 	if err != nil {
 		t.Fatal(err)
 	}

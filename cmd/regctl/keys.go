@@ -11,8 +11,8 @@ import (
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/stores"
-	"github.com/regctl/regctl/internal/wiring"
 )
 
 type keysOptions struct {
@@ -114,20 +114,20 @@ func runKeys(ctx context.Context, opts *keysOptions) error {
 // openKeysTarget builds the map for ref's resource and resolves it. The
 // key of an object is the store's key function: it needs the map but no
 // etcd, unless --check reads it.
-func openKeysTarget(ctx context.Context, opts *keysOptions, ref objectRef) (*wiring.Wiring, stores.Target, error) {
-	var w *wiring.Wiring
+func openKeysTarget(ctx context.Context, opts *keysOptions, ref objectRef) (*storagemap.Session, stores.Target, error) {
+	var w *storagemap.Session
 	var err error
 	if len(ref.Names) > 0 && !opts.Check {
-		cfg := opts.wiringConfig()
+		cfg := opts.sessionConfig()
 		cfg.Only = ref.Resource
-		w, err = wiring.Build(ctx, cfg)
+		w, err = storagemap.Open(ctx, cfg)
 	} else {
 		w, err = opts.buildLiveFor(ctx, ref.Resource)
 	}
 	if err != nil {
 		return nil, stores.Target{}, err
 	}
-	t, err := resolve(w, ref, opts.scopeOptions)
+	t, err := resolve(w.Map, ref, opts.scopeOptions)
 	if err == nil && !t.Stored() {
 		err = fmt.Errorf("%s is not stored in etcd", t.Path)
 	}
@@ -148,7 +148,7 @@ func keysUsage(ctx context.Context, opts *keysOptions) error {
 	if err != nil {
 		return err
 	}
-	usage, err := stores.Usage(ctx, main, w.Table.EtcdPrefix, w.Ordered(), opts.ChunkSize)
+	usage, err := stores.Usage(ctx, main, w.Map.Table.EtcdPrefix, w.Map.Ordered(), opts.ChunkSize)
 	if err != nil {
 		return err
 	}

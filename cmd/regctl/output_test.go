@@ -336,15 +336,15 @@ func TestTablesEscapeTerminalControl(t *testing.T) {
 	s.createPods(t, "default", 1, nil)
 	// A status reason is free text that a kubelet (or anyone who can write
 	// pods/status) sets; the STATUS column shows it.
-	w := s.wiring(t)
+	w := s.session(t)
 	ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), "default")
-	obj, err := w.Handles["pods"].Storage.(rest.Getter).Get(ctx, "pod-00000", &metav1.GetOptions{})
+	obj, err := w.Map.Handles["pods"].Storage.(rest.Getter).Get(ctx, "pod-00000", &metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pod := obj.(*api.Pod)
 	pod.Status.Reason = "\x1b[31mEvicted\x1b[0m"
-	if _, _, err := w.Handles["pods/status"].Storage.(rest.Updater).Update(ctx, pod.Name, rest.DefaultUpdatedObjectInfo(pod),
+	if _, _, err := w.Map.Handles["pods/status"].Storage.(rest.Updater).Update(ctx, pod.Name, rest.DefaultUpdatedObjectInfo(pod),
 		rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 	api "k8s.io/kubernetes/pkg/apis/core"
 
 	"github.com/regctl/regctl/internal/etcdview"
-	"github.com/regctl/regctl/internal/wiring"
+	"github.com/regctl/regctl/internal/storagemap"
 )
 
 // liveEtcd is a real embedded etcd with a plain client on it.
@@ -54,13 +54,13 @@ func (s *liveEtcd) revision(t *testing.T) int64 {
 	return rev
 }
 
-// wiring builds the map on this etcd, for writing fixtures through the
+// session builds the map on this etcd, for writing fixtures through the
 // server's own stores.
-func (s *liveEtcd) wiring(t *testing.T) *wiring.Wiring {
+func (s *liveEtcd) session(t *testing.T) *storagemap.Session {
 	t.Helper()
-	opts := wiring.NewOptions()
+	opts := storagemap.NewOptions()
 	opts.Server.Etcd.StorageConfig.Transport.ServerList = []string{s.url}
-	w, err := wiring.Build(context.Background(), wiring.Config{Options: opts, Timeout: 10 * time.Second})
+	w, err := storagemap.Open(context.Background(), storagemap.Config{Options: opts, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,9 +70,9 @@ func (s *liveEtcd) wiring(t *testing.T) *wiring.Wiring {
 // createPods writes pods through the server's pod store, as a fixture.
 func (s *liveEtcd) createPods(t *testing.T, ns string, n int, mutate func(i int, p *api.Pod)) {
 	t.Helper()
-	w := s.wiring(t)
+	w := s.session(t)
 	defer w.Close()
-	creater := w.Handles["pods"].Storage.(rest.Creater)
+	creater := w.Map.Handles["pods"].Storage.(rest.Creater)
 	ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), ns)
 	for i := 0; i < n; i++ {
 		p := &api.Pod{

@@ -15,7 +15,7 @@ import (
 
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/render"
-	"github.com/regctl/regctl/internal/wiring"
+	"github.com/regctl/regctl/internal/storagemap"
 )
 
 // IOStreams are kubectl's streams a command reads and writes: data goes to
@@ -26,7 +26,7 @@ type IOStreams = genericiooptions.IOStreams
 // verbosity and the request timeout.
 type globalOptions struct {
 	IO             IOStreams
-	Server         *wiring.Options
+	Server         *storagemap.Options
 	Verbosity      int
 	RequestTimeout time.Duration
 	// Manifest is a kube-apiserver static Pod manifest to take the
@@ -40,9 +40,9 @@ type globalOptions struct {
 	DataDir string
 }
 
-// wiringConfig is what a command hands to wiring.Build.
-func (g *globalOptions) wiringConfig() wiring.Config {
-	return wiring.Config{Options: g.Server, Timeout: g.RequestTimeout, Snapshot: g.Snapshot, DataDir: g.DataDir}
+// sessionConfig is what a command hands to storagemap.Build.
+func (g *globalOptions) sessionConfig() storagemap.Config {
+	return storagemap.Config{Options: g.Server, Timeout: g.RequestTimeout, Snapshot: g.Snapshot, DataDir: g.DataDir}
 }
 
 // exitError is how a command exits otherwise than with its error and exit
@@ -107,7 +107,7 @@ func report(w io.Writer, err, fallback error) {
 }
 
 func newRootCmd(streams IOStreams) *cobra.Command {
-	g := &globalOptions{IO: streams, Server: wiring.NewOptions(), RequestTimeout: 5 * time.Second}
+	g := &globalOptions{IO: streams, Server: storagemap.NewOptions(), RequestTimeout: 5 * time.Second}
 	cmd := &cobra.Command{
 		Use:   "regctl",
 		Short: "See and touch how kube-apiserver stores its API in etcd",
@@ -150,7 +150,7 @@ etcd, regctl builds the map on an ephemeral in-process etcd.`,
 			if g.Snapshot != "" || g.DataDir != "" {
 				return nil
 			}
-			return wiring.FromEnvironment(cmd.Flags(), os.Getenv)
+			return storagemap.FromEnvironment(cmd.Flags(), os.Getenv)
 		},
 	}
 	cmd.SetIn(streams.In)

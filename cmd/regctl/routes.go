@@ -11,7 +11,7 @@ import (
 
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/routetable"
-	"github.com/regctl/regctl/internal/wiring"
+	"github.com/regctl/regctl/internal/storagemap"
 )
 
 type routesOptions struct {
@@ -123,18 +123,18 @@ func runRoutes(ctx context.Context, opts *routesOptions) error {
 	if opts.Check != "" {
 		return checkRoutes(ctx, opts)
 	}
-	w, err := wiring.Build(ctx, opts.wiringConfig())
+	w, err := storagemap.Open(ctx, opts.sessionConfig())
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	if err := known("API group", "the map", opts.Groups, w.Table.Groups()); err != nil {
+	if err := known("API group", "the map", opts.Groups, w.Map.Table.Groups()); err != nil {
 		return err
 	}
 	if !opts.HTTP {
-		return render.Print(opts.IO.Out, opts.Output, w.Table.InGroups(opts.Groups))
+		return render.Print(opts.IO.Out, opts.Output, w.Map.Table.InGroups(opts.Groups))
 	}
-	t, err := w.HTTPRoutes()
+	t, err := w.Map.HTTPRoutes()
 	if err != nil {
 		return err
 	}

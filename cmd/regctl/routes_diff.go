@@ -12,7 +12,7 @@ import (
 
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/routetable"
-	"github.com/regctl/regctl/internal/wiring"
+	"github.com/regctl/regctl/internal/storagemap"
 )
 
 // liveTable names, as a diff side, the table this regctl builds from the
@@ -206,7 +206,7 @@ func kindName(d routetable.Document) string {
 // once.
 type tableLoader struct {
 	opts *globalOptions
-	w    *wiring.Wiring
+	w    *storagemap.Session
 }
 
 // read reads the file arg names, or stdin; live is left empty for the
@@ -233,16 +233,16 @@ func (l *tableLoader) live(ctx context.Context, d routetable.Document, http bool
 		return d, nil
 	}
 	if l.w == nil {
-		w, err := wiring.Build(ctx, l.opts.wiringConfig())
+		w, err := storagemap.Open(ctx, l.opts.sessionConfig())
 		if err != nil {
 			return d, err
 		}
 		l.w = w
 	}
 	if !http {
-		return routetable.Document{Storage: &l.w.Table}, nil
+		return routetable.Document{Storage: &l.w.Map.Table}, nil
 	}
-	t, err := l.w.HTTPRoutes()
+	t, err := l.w.Map.HTTPRoutes()
 	return routetable.Document{HTTP: &t}, err
 }
 

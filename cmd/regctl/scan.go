@@ -143,7 +143,7 @@ func runScan(ctx context.Context, opts *scanOptions) error {
 	if p != nil {
 		scanOpts.Progress = p.show
 	}
-	report, err := scan.Run(ctx, main, w.Table.EtcdPrefix, w.Ordered(), scanOpts)
+	report, err := scan.Run(ctx, main, w.Map.Table.EtcdPrefix, w.Map.Ordered(), scanOpts)
 	p.done()
 	if err != nil {
 		return err

@@ -16,8 +16,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/stores"
-	"github.com/regctl/regctl/internal/wiring"
 )
 
 // errNoEtcd is what a command that reads a live etcd says when none is given:
@@ -39,19 +39,19 @@ func (g *globalOptions) writable() error {
 
 // buildLive builds the map against the user's etcd, refusing to run on the
 // ephemeral one.
-func (g *globalOptions) buildLive(ctx context.Context) (*wiring.Wiring, error) {
+func (g *globalOptions) buildLive(ctx context.Context) (*storagemap.Session, error) {
 	return g.buildLiveFor(ctx, "")
 }
 
 // buildLiveFor is buildLive for a command on the resources named in only
 // (as `get` takes them): the map installs only their API versions.
-func (g *globalOptions) buildLiveFor(ctx context.Context, only string) (*wiring.Wiring, error) {
+func (g *globalOptions) buildLiveFor(ctx context.Context, only string) (*storagemap.Session, error) {
 	if !g.etcdGiven() {
 		return nil, errNoEtcd
 	}
-	cfg := g.wiringConfig()
+	cfg := g.sessionConfig()
 	cfg.Only = only
-	return wiring.Build(ctx, cfg)
+	return storagemap.Open(ctx, cfg)
 }
 
 // etcdGiven tells whether the user named data to work on: an etcd, a
@@ -63,7 +63,7 @@ func (g *globalOptions) etcdGiven() bool {
 // openLive builds the map on the user's etcd and resolves ref, of one
 // type, in it. When verb is set, the path must serve it. The caller closes
 // the map.
-func (g *globalOptions) openLive(ctx context.Context, ref objectRef, scope scopeOptions, verb string) (*wiring.Wiring, stores.Target, error) {
+func (g *globalOptions) openLive(ctx context.Context, ref objectRef, scope scopeOptions, verb string) (*storagemap.Session, stores.Target, error) {
 	w, targets, err := g.openLiveTypes(ctx, []objectRef{ref}, scope, verb, resolveEach)
 	if err != nil {
 		return nil, stores.Target{}, err
@@ -73,7 +73,7 @@ func (g *globalOptions) openLive(ctx context.Context, ref objectRef, scope scope
 
 // openLiveTypes is openLive for the one or more types of refs, resolved by
 // resolver.
-func (g *globalOptions) openLiveTypes(ctx context.Context, refs []objectRef, scope scopeOptions, verb string, resolver func(*wiring.Wiring, []objectRef, scopeOptions) ([]namedTarget, error)) (*wiring.Wiring, []namedTarget, error) {
+func (g *globalOptions) openLiveTypes(ctx context.Context, refs []objectRef, scope scopeOptions, verb string, resolver func(*storagemap.Map, []objectRef, scopeOptions) ([]namedTarget, error)) (*storagemap.Session, []namedTarget, error) {
 	if err := scope.check(); err != nil {
 		return nil, nil, err
 	}
@@ -85,7 +85,7 @@ func (g *globalOptions) openLiveTypes(ctx context.Context, refs []objectRef, sco
 	if err != nil {
 		return nil, nil, err
 	}
-	targets, err := resolver(w, refs, scope)
+	targets, err := resolver(w.Map, refs, scope)
 	for _, t := range targets {
 		if err == nil && verb != "" && !slices.Contains(t.Resource.Verbs, verb) {
 			err = fmt.Errorf("%s does not serve %s: only %s", t.Path, verb, strings.Join(t.Resource.Verbs, ", "))
@@ -108,17 +108,17 @@ type namedTarget struct {
 // resolveEach resolves each ref as one type. `-n` with a cluster-scoped
 // type is refused when it is the one type named, and passed over among
 // several, as kubectl does.
-func resolveEach(w *wiring.Wiring, refs []objectRef, scope scopeOptions) ([]namedTarget, error) {
+func resolveEach(m *storagemap.Map, refs []objectRef, scope scopeOptions) ([]namedTarget, error) {
 	if err := scope.check(); err != nil {
 		return nil, err
 	}
 	out := make([]namedTarget, 0, len(refs))
 	for _, ref := range refs {
-		base, err := w.Resolve(ref.Resource)
+		base, err := m.Resolve(ref.Resource)
 		if err != nil {
 			return nil, err
 		}
-		t, err := scopeTarget(w, base, ref, scope, len(refs) == 1)
+		t, err := scopeTarget(m, base, ref, scope, len(refs) == 1)
 		if err != nil {
 			return nil, err
 		}
@@ -133,19 +133,19 @@ func resolveEach(w *wiring.Wiring, refs []objectRef, scope scopeOptions) ([]name
 // checked. As a method of writeOptions it is the buildLive their manifest
 // writing calls; it builds the map with what the field managers of custom
 // resources need, which reads do without.
-func (o *writeOptions) buildLive(ctx context.Context) (*wiring.Wiring, error) {
+func (o *writeOptions) buildLive(ctx context.Context) (*storagemap.Session, error) {
 	if err := o.scopeOptions.check(); err != nil {
 		return nil, err
 	}
 	if !o.etcdGiven() {
 		return nil, errNoEtcd
 	}
-	return wiring.Build(ctx, o.writeConfig())
+	return storagemap.Open(ctx, o.writeConfig())
 }
 
 // writeConfig is the map's config for a command that writes.
-func (o *writeOptions) writeConfig() wiring.Config {
-	cfg := o.wiringConfig()
+func (o *writeOptions) writeConfig() storagemap.Config {
+	cfg := o.sessionConfig()
 	cfg.FieldManagement = true
 	return cfg
 }
@@ -270,8 +270,8 @@ func kubectlArgsError(args []string) error {
 
 // resolve turns a reference to one type into a target in the map,
 // checking scope.
-func resolve(w *wiring.Wiring, ref objectRef, scope scopeOptions) (stores.Target, error) {
-	targets, err := resolveEach(w, []objectRef{ref}, scope)
+func resolve(m *storagemap.Map, ref objectRef, scope scopeOptions) (stores.Target, error) {
+	targets, err := resolveEach(m, []objectRef{ref}, scope)
 	if err != nil {
 		return stores.Target{}, err
 	}
@@ -282,18 +282,18 @@ func resolve(w *wiring.Wiring, ref objectRef, scope scopeOptions) (stores.Target
 // types (pods,services) or a category such as all, in the order given; as
 // kubectl does with several types, `-n` is passed over for cluster-scoped
 // ones. TYPE/NAME refs are one type each.
-func resolveTypes(w *wiring.Wiring, refs []objectRef, scope scopeOptions) ([]namedTarget, error) {
+func resolveTypes(m *storagemap.Map, refs []objectRef, scope scopeOptions) ([]namedTarget, error) {
 	ref := refs[0]
 	if len(refs) > 1 || ref.oneType {
-		return resolveEach(w, refs, scope)
+		return resolveEach(m, refs, scope)
 	}
 	if !strings.Contains(ref.Resource, ",") {
-		if h, err := w.Resolve(ref.Resource); err == nil {
-			t, err := scopeTarget(w, h, ref, scope, true)
+		if h, err := m.Resolve(ref.Resource); err == nil {
+			t, err := scopeTarget(m, h, ref, scope, true)
 			return []namedTarget{{Target: t, Names: ref.Names}}, err
 		}
 	}
-	handles, err := w.ResolveList(ref.Resource)
+	handles, err := m.ResolveList(ref.Resource)
 	if err != nil {
 		return nil, err
 	}
@@ -302,7 +302,7 @@ func resolveTypes(w *wiring.Wiring, refs []objectRef, scope scopeOptions) ([]nam
 	}
 	targets := make([]namedTarget, 0, len(handles))
 	for _, h := range handles {
-		t, err := scopeTarget(w, h, ref, scope, len(handles) == 1)
+		t, err := scopeTarget(m, h, ref, scope, len(handles) == 1)
 		if err != nil {
 			return nil, err
 		}
@@ -314,9 +314,9 @@ func resolveTypes(w *wiring.Wiring, refs []objectRef, scope scopeOptions) ([]nam
 // scopeTarget is the target of the resource of base (or its subresource)
 // in the namespace scope says. strict refuses `-n` for a cluster-scoped
 // resource, which can only be a slip when it is the one type named.
-func scopeTarget(w *wiring.Wiring, base *wiring.Handle, ref objectRef, scope scopeOptions, strict bool) (stores.Target, error) {
+func scopeTarget(m *storagemap.Map, base *storagemap.Handle, ref objectRef, scope scopeOptions, strict bool) (stores.Target, error) {
 	res := base.Resource
-	h, err := w.Subresource(base, ref.Subresource)
+	h, err := m.Subresource(base, ref.Subresource)
 	if err != nil {
 		return stores.Target{}, err
 	}

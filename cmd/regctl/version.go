@@ -7,7 +7,7 @@ import (
 
 	"github.com/regctl/regctl/internal/buildinfo"
 	"github.com/regctl/regctl/internal/render"
-	"github.com/regctl/regctl/internal/wiring"
+	"github.com/regctl/regctl/internal/storagemap"
 )
 
 type versionOptions struct {
@@ -52,7 +52,7 @@ etcd (which regctl embeds) it was built against.`,
 }
 
 func runVersion(opts *versionOptions) error {
-	info := buildinfo.Read(wiring.KubernetesVersion())
+	info := buildinfo.Read(storagemap.KubernetesVersion())
 	if opts.Output != versionText {
 		return render.Print(opts.IO.Out, opts.Output, info)
 	}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/regctl/regctl/internal/apply"
 	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/stores"
-	"github.com/regctl/regctl/internal/wiring"
 )
 
 // writeOptions are shared by create, replace and delete.
@@ -127,36 +127,36 @@ func (o *writeOptions) writeManifest(ctx context.Context, filenames []string, su
 // read, built again once the CRDs written in a sandbox are established;
 // close closes the last one built.
 type liveMap struct {
-	o *writeOptions
-	w *wiring.Wiring
+	o       *writeOptions
+	session *storagemap.Session
 }
 
 func (l *liveMap) open(ctx context.Context) (apply.Map, error) {
-	w, err := l.o.buildLive(ctx)
+	s, err := l.o.buildLive(ctx)
 	if err != nil {
 		return nil, err
 	}
-	l.w = w
-	return w, nil
+	l.session = s
+	return s.Map, nil
 }
 
 // reopen builds the map again on the sandbox's etcd. When it fails, the
 // map it had is closed already, and closing it again does nothing.
 func (l *liveMap) reopen(ctx context.Context) (apply.Map, error) {
-	w, err := l.w.Reopen(ctx, l.o.writeConfig())
+	s, err := l.session.Reopen(ctx, l.o.writeConfig())
 	if err != nil {
 		return nil, err
 	}
-	l.w = w
-	return w, nil
+	l.session = s
+	return s.Map, nil
 }
 
 func (l *liveMap) establish(ctx context.Context, names []string) error {
-	return l.w.EstablishCRDs(ctx, names)
+	return l.session.EstablishCRDs(ctx, names)
 }
 
 func (l *liveMap) close() {
-	if l.w != nil {
-		l.w.Close()
+	if l.session != nil {
+		l.session.Close()
 	}
 }

@@ -181,9 +181,9 @@ func TestPlaintextWritesRefusedWhereValuesAreEncrypted(t *testing.T) {
 // codec, past the store's allocation.
 func (s *liveEtcd) putService(t *testing.T, svc *api.Service) {
 	t.Helper()
-	w := s.wiring(t)
+	w := s.session(t)
 	defer w.Close()
-	store := w.Handles["services"].Store
+	store := w.Map.Handles["services"].Store
 	ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), svc.Namespace)
 	key, err := store.KeyFunc(ctx, svc.Name)
 	if err != nil {
@@ -199,11 +199,11 @@ func (s *liveEtcd) putService(t *testing.T, svc *api.Service) {
 // does, through the map's store.
 func (s *liveEtcd) putServiceCIDR(t *testing.T, cidr string) {
 	t.Helper()
-	w := s.wiring(t)
+	w := s.session(t)
 	defer w.Close()
 	sc := &networking.ServiceCIDR{ObjectMeta: metav1.ObjectMeta{Name: "kubernetes"}, Spec: networking.ServiceCIDRSpec{CIDRs: []string{cidr}}}
 	ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), "")
-	if _, err := w.Handles["servicecidrs.networking.k8s.io"].Storage.(rest.Creater).Create(ctx, sc, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+	if _, err := w.Map.Handles["servicecidrs.networking.k8s.io"].Storage.(rest.Creater).Create(ctx, sc, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -8,7 +8,7 @@
 //
 // It takes the map as an interface and what the session does beyond it as
 // function fields, so that it links nothing of the map's assembly
-// (internal/wiring); the commands build the map and hand it in.
+// (internal/storagemap); the commands build the map and hand it in.
 package apply
 
 import (

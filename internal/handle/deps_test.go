@@ -9,7 +9,7 @@ import (
 // Data flows one way: the map's assembly builds handles, and what reads,
 // writes, scans or prints takes them without linking the assembly.
 func TestOperationsDoNotLinkTheAssembly(t *testing.T) {
-	const assembly = "github.com/regctl/regctl/internal/wiring"
+	const assembly = "github.com/regctl/regctl/internal/storagemap"
 	for _, pkg := range []string{"../handle", "../stores", "../scan", "../render", "../etcdview", "../manifest", "../apply"} {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {

@@ -14,8 +14,8 @@ import (
 	api "k8s.io/kubernetes/pkg/apis/core"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/stores"
-	"github.com/regctl/regctl/internal/wiring"
 )
 
 // configMapsOnEtcd builds the map on a real embedded etcd and returns the
@@ -28,14 +28,14 @@ func configMapsOnEtcd(t *testing.T) (stores.Target, func(name string)) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	opts := wiring.NewOptions()
+	opts := storagemap.NewOptions()
 	opts.Server.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
-	w, err := wiring.Build(context.Background(), wiring.Config{Options: opts, Timeout: 10 * time.Second})
+	w, err := storagemap.Open(context.Background(), storagemap.Config{Options: opts, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close() })
-	h := w.Handles["configmaps"]
+	h := w.Map.Handles["configmaps"]
 	create := func(name string) {
 		t.Helper()
 		ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), "default")

@@ -16,7 +16,7 @@ import (
 
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/routetable"
-	"github.com/regctl/regctl/internal/wiring"
+	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/test/apiserver"
 )
 
@@ -53,11 +53,11 @@ var everyAPIAndFeature = []string{"--feature-gates=AllAlpha=true,AllBeta=true", 
 func TestDiscoveryAgreesWithEveryAPIAndFeatureOn(t *testing.T) {
 	w := apiserver.Map(t, everyAPIAndFeature...)
 	w.Close()
-	if len(w.Table.Routes) < 150 {
-		t.Errorf("%d routes with every API and feature on, want the alpha and beta ones too", len(w.Table.Routes))
+	if len(w.Map.Table.Routes) < 150 {
+		t.Errorf("%d routes with every API and feature on, want the alpha and beta ones too", len(w.Map.Table.Routes))
 	}
-	if !w.Table.FeatureGates["AllAlpha"] || !w.Table.FeatureGates["AllBeta"] {
-		t.Errorf("the route table's featureGates lack the flags' gates: %v", w.Table.FeatureGates)
+	if !w.Map.Table.FeatureGates["AllAlpha"] || !w.Map.Table.FeatureGates["AllBeta"] {
+		t.Errorf("the route table's featureGates lack the flags' gates: %v", w.Map.Table.FeatureGates)
 	}
 	server := apiserver.Start(t, everyAPIAndFeature...)
 	discoveryAgrees(t, server.Client, w)
@@ -75,8 +75,8 @@ func TestEmulatedVersionAgreesWithKubeAPIServer(t *testing.T) {
 			flags := []string{"--emulated-version=" + emulated, "--feature-gates=AllBeta=true", "--emulation-forward-compatible", "--runtime-config=api/all=true,api/alpha=false"}
 			w := apiserver.Map(t, flags...)
 			w.Close()
-			if w.Table.EmulatedVersion != emulated {
-				t.Errorf("route table emulatedVersion %q, want %s", w.Table.EmulatedVersion, emulated)
+			if w.Map.Table.EmulatedVersion != emulated {
+				t.Errorf("route table emulatedVersion %q, want %s", w.Map.Table.EmulatedVersion, emulated)
 			}
 			storageDataAgrees(t, w, etcd.GetEtcdStorageDataForNamespaceServedAt(storageDataNamespace, emulated, true), 70)
 			server := apiserver.Start(t, flags...)
@@ -85,7 +85,7 @@ func TestEmulatedVersionAgreesWithKubeAPIServer(t *testing.T) {
 	}
 }
 
-func discoveryAgrees(t *testing.T, client kubernetes.Interface, w *wiring.Wiring) {
+func discoveryAgrees(t *testing.T, client kubernetes.Interface, w *storagemap.Session) {
 	t.Helper()
 	// Per group version, as the legacy discovery documents serve it: the
 	// aggregated document has no storage version hashes.
@@ -106,7 +106,7 @@ func discoveryAgrees(t *testing.T, client kubernetes.Interface, w *wiring.Wiring
 		}
 	}
 	routes := map[string]routetable.Route{}
-	for _, r := range w.Table.Routes {
+	for _, r := range w.Map.Table.Routes {
 		routes[r.Path] = r
 	}
 	served := 0
@@ -182,10 +182,10 @@ func TestKeysAgreeWithUpstreamStorageData(t *testing.T) {
 // ExpectedEtcdPath, under the route's key prefix, and the route's storage
 // version is the ExpectedGVK's. want is how many built-in entries there
 // are at least.
-func storageDataAgrees(t *testing.T, w *wiring.Wiring, data map[schema.GroupVersionResource]etcd.StorageData, want int) {
+func storageDataAgrees(t *testing.T, w *storagemap.Session, data map[schema.GroupVersionResource]etcd.StorageData, want int) {
 	t.Helper()
 	preferred := map[string]string{}
-	for _, r := range w.Table.Routes {
+	for _, r := range w.Map.Table.Routes {
 		if _, ok := preferred[r.Group]; !ok {
 			preferred[r.Group] = r.Version
 		}
@@ -203,7 +203,7 @@ func storageDataAgrees(t *testing.T, w *wiring.Wiring, data map[schema.GroupVers
 		}
 		checked++
 		path := kubectlName(gvr.GroupVersion(), preferred[gvr.Group] == gvr.Version, gvr.Resource)
-		h, ok := w.Handles[path]
+		h, ok := w.Map.Handles[path]
 		if !ok {
 			t.Errorf("%s: in upstream storage data, missing from regctl (no path %s)", gvr, path)
 			continue

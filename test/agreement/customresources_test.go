@@ -20,8 +20,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/stores"
-	"github.com/regctl/regctl/internal/wiring"
 	"github.com/regctl/regctl/test/apiserver"
 )
 
@@ -43,12 +43,12 @@ func TestCustomResourceKeysAgreeWithUpstreamStorageData(t *testing.T) {
 	establishCRDs(t, apiserver.Map(t, etcdFlag))
 	w := apiserver.Map(t, etcdFlag)
 	ctx := context.Background()
-	namespaces := stores.NewNamespaceCache(w.Handles["namespaces"])
-	nsObj, err := stores.Decode(stores.Target{Handle: w.Handles["namespaces"]}, []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"`+namespace+`"}}`))
+	namespaces := stores.NewNamespaceCache(w.Map.Handles["namespaces"])
+	nsObj, err := stores.Decode(stores.Target{Handle: w.Map.Handles["namespaces"]}, []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"`+namespace+`"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := stores.Create(ctx, stores.Target{Handle: w.Handles["namespaces"]}, nsObj, stores.WriteOptions{}); err != nil {
+	if _, err := stores.Create(ctx, stores.Target{Handle: w.Map.Handles["namespaces"]}, nsObj, stores.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	client, err := clientv3.New(clientv3.Config{Endpoints: []string{e.ClientURL}, DialTimeout: 5 * time.Second})
@@ -67,7 +67,7 @@ func TestCustomResourceKeysAgreeWithUpstreamStorageData(t *testing.T) {
 			continue
 		}
 		checked++
-		h, err := w.Resolve(gvr.Resource + "." + gvr.Version + "." + gvr.Group)
+		h, err := w.Map.Resolve(gvr.Resource + "." + gvr.Version + "." + gvr.Group)
 		if err != nil {
 			t.Errorf("%s: %v", gvr, err)
 			continue
@@ -123,7 +123,7 @@ func TestCustomResourceKeysAgreeWithUpstreamStorageData(t *testing.T) {
 
 // establishCRDs writes upstream's storage-test CRDs through the map's CRD
 // store, established.
-func establishCRDs(t *testing.T, w *wiring.Wiring) {
+func establishCRDs(t *testing.T, w *storagemap.Session) {
 	t.Helper()
 	establish(t, w, etcd.GetCustomResourceDefinitionData()...)
 }
@@ -131,10 +131,10 @@ func establishCRDs(t *testing.T, w *wiring.Wiring) {
 // establish writes CRDs through the map's CRD store, defaulted as the
 // server's decoder defaults a posted CRD, then their status as the naming
 // and establishing controllers set it.
-func establish(t *testing.T, w *wiring.Wiring, v1s ...*apiextensionsv1.CustomResourceDefinition) {
+func establish(t *testing.T, w *storagemap.Session, v1s ...*apiextensionsv1.CustomResourceDefinition) {
 	t.Helper()
-	crds := w.Handles["customresourcedefinitions.apiextensions.k8s.io"].Storage.(rest.Creater)
-	status := w.Handles["customresourcedefinitions.apiextensions.k8s.io/status"].Storage.(rest.Updater)
+	crds := w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io"].Storage.(rest.Creater)
+	status := w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io/status"].Storage.(rest.Updater)
 	ctx := genericapirequest.WithNamespace(context.Background(), "")
 	for _, v1 := range v1s {
 		apiextensionsapiserver.Scheme.Default(v1)
@@ -191,7 +191,7 @@ func TestConversionWebhooksAreNotCalled(t *testing.T) {
 	})
 	w := apiserver.Map(t, etcdFlag)
 	ctx := context.Background()
-	v1 := stores.Target{Handle: w.Handles["gadgets.example.com"]}
+	v1 := stores.Target{Handle: w.Map.Handles["gadgets.example.com"]}
 	obj, err := stores.Decode(v1, []byte(`{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g1"}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +202,7 @@ func TestConversionWebhooksAreNotCalled(t *testing.T) {
 	if _, err := stores.Get(ctx, v1, "g1"); err != nil {
 		t.Fatalf("reading in the storage version: %v", err)
 	}
-	v1beta1 := stores.Target{Handle: w.Handles["gadgets.v1beta1.example.com"]}
+	v1beta1 := stores.Target{Handle: w.Map.Handles["gadgets.v1beta1.example.com"]}
 	const refusal = "converting through the webhook of service tools/converter:443: regctl calls no webhooks"
 	if _, err := stores.Get(ctx, v1beta1, "g1"); err == nil || !strings.Contains(err.Error(), refusal) {
 		t.Errorf("reading in another version: %v, want %q", err, refusal)

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/regctl/regctl/internal/routetable"
-	"github.com/regctl/regctl/internal/wiring"
+	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/test/apiserver"
 )
 
@@ -81,7 +81,7 @@ func TestExtensionServersAgreeWithKubeAPIServer(t *testing.T) {
 		t.Errorf("building the map moved the etcd revision from %d to %d", before, after)
 	}
 	routes := map[string]routetable.Route{}
-	for _, r := range w.Table.Routes {
+	for _, r := range w.Map.Table.Routes {
 		routes[r.Path] = r
 	}
 
@@ -100,7 +100,7 @@ func TestExtensionServersAgreeWithKubeAPIServer(t *testing.T) {
 			if _, ok := routes[p]; !ok {
 				t.Errorf("no route %s", p)
 			}
-			if _, ok := w.Handles[p]; !ok {
+			if _, ok := w.Map.Handles[p]; !ok {
 				t.Errorf("no handle %s", p)
 			}
 		}
@@ -137,7 +137,7 @@ func TestExtensionServersAgreeWithKubeAPIServer(t *testing.T) {
 			{"apiservices.apiregistration.k8s.io", "", "v1.apps"},
 			{"apiservices.apiregistration.k8s.io", "", "v1beta1.metrics.k8s.io"},
 		} {
-			key, err := w.Handles[k.path].Key(k.ns, k.name)
+			key, err := w.Map.Handles[k.path].Key(k.ns, k.name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,7 +158,7 @@ func TestExtensionServersAgreeWithKubeAPIServer(t *testing.T) {
 			"crd":                         "customresourcedefinitions.apiextensions.k8s.io",
 			"apiservices":                 "apiservices.apiregistration.k8s.io",
 		} {
-			h, err := w.Resolve(name)
+			h, err := w.Map.Resolve(name)
 			if err != nil {
 				t.Errorf("%s: %v", name, err)
 				continue
@@ -167,7 +167,7 @@ func TestExtensionServersAgreeWithKubeAPIServer(t *testing.T) {
 				t.Errorf("%s resolves to %s, want %s", name, h.Path, want)
 			}
 		}
-		hs, err := w.ResolveList("gadgets")
+		hs, err := w.Map.ResolveList("gadgets")
 		if err != nil || len(hs) != 1 || hs[0].Path != "widgets.example.com" {
 			t.Errorf("the category gadgets: %v, %v", hs, err)
 		}
@@ -176,11 +176,11 @@ func TestExtensionServersAgreeWithKubeAPIServer(t *testing.T) {
 
 // versionDiscoveryAgrees compares the server's discovery of gv with the routes and
 // handles of regctl's map for it, entry by entry.
-func versionDiscoveryAgrees(t *testing.T, list *metav1.APIResourceList, w *wiring.Wiring, gv string) {
+func versionDiscoveryAgrees(t *testing.T, list *metav1.APIResourceList, w *storagemap.Session, gv string) {
 	t.Helper()
 	group, version, _ := strings.Cut(gv, "/")
-	mine := map[string]*wiring.Handle{}
-	for _, h := range w.Handles {
+	mine := map[string]*storagemap.Handle{}
+	for _, h := range w.Map.Handles {
 		if h.Route.Group == group && h.Route.Version == version {
 			name := h.Route.Resource
 			if h.Route.Subresource != "" {

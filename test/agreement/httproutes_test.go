@@ -32,7 +32,7 @@ func TestHTTPRoutesAgreeWithOpenAPI(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			server := apiserver.Start(t, tc.flags...)
 			w := apiserver.Map(t, append([]string{"--etcd-servers=" + server.EtcdURL}, tc.flags...)...)
-			got, err := w.HTTPRoutes()
+			got, err := w.Map.HTTPRoutes()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,7 +55,7 @@ func TestHTTPRoutesFollowRuntimeConfig(t *testing.T) {
 	flags := []string{"--runtime-config=batch/v1/cronjobs=false,autoscaling/v2=false"}
 	w := apiserver.Map(t, flags...)
 	w.Close()
-	got, err := w.HTTPRoutes()
+	got, err := w.Map.HTTPRoutes()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func TestRuntimeConfigOfTheCoreGroupAgreesWithKubeAPIServer(t *testing.T) {
 			flag := "--runtime-config=" + value
 			server := apiserver.Start(t, flag)
 			w := apiserver.Map(t, "--etcd-servers="+server.EtcdURL, flag)
-			if _, ok := w.Handles["pods"]; !ok {
+			if _, ok := w.Map.Handles["pods"]; !ok {
 				t.Error("no pods in the map")
 			}
 			discoveryAgrees(t, server.Client, w)
@@ -43,7 +43,7 @@ func TestEmulated135LeavesOutMutatingAdmissionPoliciesAtV1(t *testing.T) {
 		if _, ok := data[gvr]; !ok {
 			t.Errorf("upstream's 1.35 storage data no longer lists %s: this pin can go", gvr)
 		}
-		for _, r := range w.Table.Routes {
+		for _, r := range w.Map.Table.Routes {
 			if r.Group == gvr.Group && r.Version == gvr.Version && r.Resource == resource {
 				t.Errorf("regctl's map emulating 1.35 serves %s (%s), which kube-apiserver does not", gvr, r.Path)
 			}

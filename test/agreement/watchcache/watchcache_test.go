@@ -34,7 +34,7 @@ func TestWatchCacheAgreesWithKubeAPIServer(t *testing.T) {
 	client, endpoint := server.Client, server.EtcdURL
 	w := apiserver.Map(t, "--etcd-servers="+endpoint, "--watch-cache-sizes=secrets#0")
 	regctl := map[string]bool{}
-	for _, r := range w.Table.Routes {
+	for _, r := range w.Map.Table.Routes {
 		if r.Store == routetable.StoreOwn && r.Decorator == routetable.DecoratorCacher {
 			regctl[schema.GroupResource{Group: r.Group, Resource: r.Resource}.String()] = true
 		}

@@ -1,0 +1,591 @@
+package storagemap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	restful "github.com/emicklei/go-restful/v3"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/generic"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	serveroptions "k8s.io/apiserver/pkg/server/options"
+	serverstorage "k8s.io/apiserver/pkg/server/storage"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/kubernetes/pkg/capabilities"
+	controlplaneapiserver "k8s.io/kubernetes/pkg/controlplane/apiserver"
+	cpoptions "k8s.io/kubernetes/pkg/controlplane/apiserver/options"
+	"k8s.io/kubernetes/pkg/kubeapiserver"
+	netutils "k8s.io/utils/net"
+
+	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/logs"
+	"github.com/regctl/regctl/internal/routetable"
+)
+
+// Config says which etcd to build against and how patiently.
+type Config struct {
+	Options *Options
+	// Only names the resources a command works on, comma-separated as
+	// `get` takes them (categories included); the map then installs only
+	// their API versions. Empty builds every path.
+	Only string
+	// Timeout bounds dialing etcd and each request regctl makes.
+	Timeout time.Duration
+	// Snapshot is an etcd snapshot file to read instead of a live etcd.
+	Snapshot string
+	// DataDir is a data directory to run an embedded etcd on and build the
+	// map on, instead of the etcd of --etcd-servers: a sandbox that keeps
+	// its data from one command to the next.
+	DataDir string
+	// FieldManagement builds custom resources' field managers on the
+	// OpenAPI models of their CRD's schema, as the server does, for a
+	// command that writes: a read has no use for what they cost to build.
+	// Without it a custom resource's field manager deduces types from the
+	// objects it sees.
+	FieldManagement bool
+
+	// embedded is the sandbox's etcd, already running, that Reopen hands
+	// from one map to the next.
+	embedded *etcdview.Embedded
+}
+
+// Map is the storage map as a command uses it, read-only once built: the
+// route table, one handle per path, and the resolver that maps what a user
+// names (as kubectl does) to a handle.
+type Map struct {
+	Table routetable.RouteTable
+	// Handles holds one handle per path, each with regctl's own storage for
+	// it, built by the server's code but with undecorated storage (no watch
+	// cache).
+	Handles map[string]*Handle
+
+	mapper     meta.RESTMapper
+	categories restmapper.CategoryExpander
+
+	versions  []servedVersion
+	container *restful.Container
+	owners    map[string]owner // by route path
+	// notEstablished are the CRDs in etcd not established yet, by the
+	// kinds they would serve.
+	notEstablished map[schema.GroupVersionKind]string
+}
+
+// Session is what a command connects to and holds while it runs: the etcd
+// (live, a snapshot served in-process, or a sandbox), its clients, the
+// process-wide feature gates of the flags, the allocators and the loopback
+// client the stores call, and the map built on them. Close releases it all,
+// once.
+type Session struct {
+	// Map is the storage map built on the session's etcd.
+	Map *Map
+	// Embedded is the etcd the map was built on when no --etcd-servers was
+	// given: an ephemeral one, or the sandbox's on Config.DataDir. Nil
+	// otherwise.
+	Embedded *etcdview.Embedded
+	// Snapshot is the snapshot the map reads, nil on a live etcd.
+	Snapshot *etcdview.Snapshot
+
+	getter    *recordingGetter
+	transport storagebackend.TransportConfig
+	timeout   time.Duration
+
+	// clusterIPs readies the service store's cluster IP allocator.
+	clusterIPs *clusterIPs
+	// loopback is the server's loopback client, served by the map.
+	loopback *loopback
+	// models are the OpenAPI models of the built-in groups' field
+	// managers, built for the first write.
+	models *openAPIModels
+
+	mu      sync.Mutex
+	clients map[string]*clientv3.Client // by server list
+	closers []func()
+	// closeErr is what closing failed to undo (the process's feature
+	// gates), for Close to return.
+	closeErr error
+}
+
+// Handle is the handle of path, an error naming the path when the map has
+// none.
+func (m *Map) Handle(path string) (*Handle, error) {
+	if h, ok := m.Handles[path]; ok {
+		return h, nil
+	}
+	return nil, fmt.Errorf("%s is not a path of the storage map (see `regctl routes`)", path)
+}
+
+// Ordered is every handle in route table order. Routes with no handle are
+// left out: the group versions the aggregator proxies to a service (as
+// metrics-server's v1beta1.metrics.k8s.io) are routes whose objects are not
+// in this etcd.
+func (m *Map) Ordered() []*Handle {
+	out := make([]*Handle, 0, len(m.Table.Routes))
+	for _, r := range m.Table.Routes {
+		if h, ok := m.Handles[r.Path]; ok {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// Subresource is the handle of the subresource sub of the resource h, h
+// itself when sub is empty.
+func (m *Map) Subresource(h *Handle, sub string) (*Handle, error) {
+	if sub == "" {
+		return h, nil
+	}
+	if s, ok := m.Handles[h.Path+"/"+sub]; ok {
+		return s, nil
+	}
+	return nil, fmt.Errorf("%s has no subresource %q", h.Path, sub)
+}
+
+// Close releases the stores' etcd clients and the embedded etcd, if any.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	closers := s.closers
+	s.closers, s.clients = nil, nil
+	s.mu.Unlock()
+	for i := len(closers) - 1; i >= 0; i-- {
+		closers[i]()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.closeErr
+	s.closeErr = nil
+	return err
+}
+
+func (s *Session) onClose(fn func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closers = append(s.closers, fn)
+}
+
+// Client is a plain etcd client on the etcd the map was built on
+// (--etcd-servers), for reads of the whole keyspace. It is dialed on first
+// use. Reads of one resource take its handle's, which follows overrides.
+func (s *Session) Client(ctx context.Context) (*clientv3.Client, error) {
+	return s.clientOn(ctx, s.transport)
+}
+
+// clientOn returns the one client regctl keeps per set of servers, dialing
+// and checking it on first use.
+func (s *Session) clientOn(ctx context.Context, tc storagebackend.TransportConfig) (*clientv3.Client, error) {
+	key := strings.Join(tc.ServerList, ",")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.clients[key]; ok {
+		return c, nil
+	}
+	c, err := etcdview.Connect(ctx, tc, s.timeout)
+	if err != nil {
+		return nil, err
+	}
+	if s.clients == nil {
+		s.clients = map[string]*clientv3.Client{}
+	}
+	s.clients[key] = c
+	s.closers = append(s.closers, func() { c.Close() })
+	return c, nil
+}
+
+// Open instantiates the storage map the way kube-apiserver does, on the
+// etcd cfg names, and returns the session holding both. With no
+// --etcd-servers it starts an ephemeral embedded etcd for the purpose.
+func Open(ctx context.Context, cfg Config) (*Session, error) {
+	s := &Session{Map: &Map{}}
+	if cfg.embedded != nil {
+		// Held from the start, so that a failure below stops it.
+		s.holdEmbedded(cfg.embedded)
+	}
+	ok := false
+	// Whatever was started before a failure, or a panic in the server's
+	// code (an embedded etcd and its data directory, etcd clients), is
+	// stopped here.
+	defer func() {
+		if !ok {
+			s.Close()
+		}
+	}()
+	if err := s.assemble(ctx, cfg); err != nil {
+		return nil, err
+	}
+	ok = true
+	return s, nil
+}
+
+func (s *Session) assemble(ctx context.Context, cfg Config) error {
+	opts := cfg.Options.Server
+	if err := cfg.Options.versions.set(); err != nil {
+		return err
+	}
+	if err := validate(ctx, opts); err != nil {
+		return err
+	}
+	restore, err := cfg.Options.versions.apply()
+	if err != nil {
+		return err
+	}
+	s.onClose(func() {
+		if err := restore(); err != nil {
+			s.mu.Lock()
+			s.closeErr = errors.Join(s.closeErr, err)
+			s.mu.Unlock()
+		}
+	})
+	etcd := *opts.Etcd
+	etcd.StorageConfig.Transport.ServerList = append([]string(nil), etcd.StorageConfig.Transport.ServerList...)
+	if cfg.Snapshot != "" && cfg.DataDir != "" {
+		return errors.New("`--snapshot` and `--data-dir` name two etcds: give one")
+	}
+	if cfg.Snapshot != "" {
+		// The snapshot is the one etcd read: the servers a manifest or
+		// the environment name, and per-resource overrides, whose keys
+		// are in other etcds and not in this snapshot, do not apply.
+		etcd.EtcdServersOverrides = nil
+		snap, err := etcdview.OpenSnapshot(cfg.Snapshot)
+		if err != nil {
+			return err
+		}
+		s.Snapshot = snap
+		s.onClose(func() { snap.Close() })
+		// Every command reads the snapshot, which indexes it: checked
+		// here, a damaged file is told as such, not as what a store's
+		// read of it failed with.
+		if err := snap.Check(); err != nil {
+			return err
+		}
+		// The snapshot is served in this process, in plain text.
+		etcd.StorageConfig.Transport = storagebackend.TransportConfig{ServerList: []string{snap.ClientURL}}
+	}
+	if len(etcd.StorageConfig.Transport.ServerList) == 0 {
+		if s.Embedded == nil {
+			e, err := startEmbedded(cfg)
+			if err != nil {
+				return err
+			}
+			s.holdEmbedded(e)
+		}
+		etcd.StorageConfig.Transport.ServerList = []string{s.Embedded.ClientURL}
+	} else if cfg.DataDir != "" {
+		return errors.New("`--data-dir` and `--etcd-servers` name two etcds: give one")
+	}
+	s.transport = etcd.StorageConfig.Transport
+	s.timeout = cfg.Timeout
+	// The server's etcd client waits 20s for a dead endpoint; find out
+	// quickly instead, with a read that changes nothing, and say why.
+	if _, err := s.Client(ctx); err != nil {
+		return err
+	}
+	if errs := etcd.Validate(); len(errs) > 0 {
+		return fmt.Errorf("checking etcd flags: %w", utilerrors.NewAggregate(errs))
+	}
+	if err := mergeWatchCacheSizes(&etcd); err != nil {
+		return err
+	}
+	// regctl never compacts or polls the user's etcd.
+	etcd.StorageConfig.CompactionInterval = 0
+	etcd.StorageConfig.DBMetricPollInterval = 0
+	etcd.StorageConfig.CountMetricPollPeriod = 0
+
+	// Pod validation reads whether privileged containers are allowed from
+	// this process-wide setting, which kube-apiserver sets once from its
+	// flags too.
+	capabilities.Setup(opts.AllowPrivileged, opts.MaxConnectionBytesPerSec)
+
+	generic, err := genericConfig(opts)
+	if err != nil {
+		return err
+	}
+	resourceConfig := generic.MergedResourceConfig
+	// As BuildGenericConfig: storage versions follow the effective version.
+	factoryConfig := kubeapiserver.NewStorageFactoryConfigEffectiveVersion(generic.EffectiveVersion)
+	factoryConfig.APIResourceConfig = resourceConfig
+	factoryConfig.DefaultResourceEncoding.SetEffectiveVersion(generic.EffectiveVersion)
+	factory, err := factoryConfig.Complete(&etcd).New()
+	if err != nil {
+		return fmt.Errorf("building the storage factory: %w", err)
+	}
+	enc, err := loadEncryption(ctx, &etcd, cfg.Timeout)
+	if err != nil {
+		return err
+	}
+	s.onClose(enc.stop)
+	getter := &recordingGetter{
+		delegate:    etcd.CreateRESTOptionsGetter(factory, enc.transformers),
+		mainServers: s.transport.ServerList,
+		encryption:  enc.writerOf,
+		timeout:     cfg.Timeout,
+		preflight: func(ctx context.Context, tc storagebackend.TransportConfig) error {
+			_, err := s.clientOn(ctx, tc)
+			return err
+		},
+		decisions: map[schema.GroupResource]decision{},
+	}
+
+	lb := &loopback{timeout: cfg.Timeout}
+	providers, informers, err := storageProviders(opts, generic, factory, lb.config())
+	if err != nil {
+		return err
+	}
+	s.onClose(s.destroy)
+	all, err := groupVersions(providers, resourceConfig, getter, generic)
+	if err != nil {
+		return err
+	}
+	// The CRDs and APIServices in etcd are read unless every resource a
+	// command names is a built-in one: kubectl resolves a name to a
+	// built-in resource before any custom one.
+	if s.Map.mapper, s.Map.categories, err = newMapper(all); err != nil {
+		return err
+	}
+	readEtcd := cfg.Only == "" || !s.Map.resolvesAll(cfg.Only)
+	s.Map.notEstablished = map[schema.GroupVersionKind]string{}
+	s.models = &openAPIModels{}
+	all, proxied, err := chain{server: opts, etcd: etcd, transformers: enc.transformers, getter: getter, notEstablished: s.Map.notEstablished,
+		models: s.models, fieldManagement: cfg.FieldManagement}.extend(ctx, all, readEtcd)
+	if err != nil {
+		return err
+	}
+	s.Map.versions = all
+	if s.Map.mapper, s.Map.categories, err = newMapper(all); err != nil {
+		return err
+	}
+	in := newInstaller()
+	versions, err := s.installNeeded(in, cfg.Only)
+	if err != nil {
+		return err
+	}
+	lb.bind(s.servingInstalled(in), generic)
+	s.loopback = lb
+	if s.clusterIPs, err = newClusterIPs(informers, opts.ServiceClusterIPRanges, cfg.Timeout); err != nil {
+		return err
+	}
+	// Registered after destroy, so it runs first: the informers stop before
+	// the stores they watch through.
+	s.onClose(s.clusterIPs.Stop)
+	s.getter = getter
+	s.Map.container = in.container
+	s.Map.owners = map[string]owner{}
+	for _, v := range versions {
+		for p, o := range findOwners(v.installed()) {
+			if o.sharesWith != "" {
+				o.sharesWith = routePath(v, o.sharesWith)
+			}
+			s.Map.owners[routePath(v, p)] = o
+		}
+	}
+	emulated, gates := cfg.Options.versions.effective()
+	s.Map.Table = routetable.RouteTable{
+		FormatVersion:     routetable.FormatVersion,
+		KubernetesVersion: KubernetesVersion(),
+		EmulatedVersion:   emulated,
+		FeatureGates:      gates,
+		EtcdPrefix:        etcd.StorageConfig.Prefix,
+		Routes:            append(routes(versions, s.Map.owners, getter), proxied...),
+	}
+	s.Map.Handles = s.handles(versions)
+	return nil
+}
+
+// startEmbedded starts the etcd of a map built without --etcd-servers: the
+// sandbox's on cfg.DataDir, or an ephemeral one. Another process holding
+// the sandbox is waited for as long as a request would be.
+func startEmbedded(cfg Config) (*etcdview.Embedded, error) {
+	if cfg.DataDir != "" {
+		return etcdview.StartOn(cfg.DataDir, cfg.Timeout, logs.Etcd())
+	}
+	return etcdview.StartEmbedded(logs.Etcd())
+}
+
+// holdEmbedded makes e the map's etcd, stopped when the map is closed
+// unless Reopen took it away first.
+func (s *Session) holdEmbedded(e *etcdview.Embedded) {
+	s.Embedded = e
+	s.onClose(func() {
+		s.mu.Lock()
+		e := s.Embedded
+		s.mu.Unlock()
+		if e != nil {
+			e.Close()
+		}
+	})
+}
+
+// Reopen builds the map again, with cfg, on the sandbox's etcd that w runs,
+// for a command that changed what the map serves: the CRDs it established
+// serve their custom resources only in a map built after. w is closed first
+// (the process-wide versions it applied put back, its stores stopped) but
+// for its etcd, which the new map holds from then on, with the sandbox's
+// lock: no other regctl takes the sandbox in between. Whatever happens, the
+// caller closes the map returned and no longer uses w.
+func (s *Session) Reopen(ctx context.Context, cfg Config) (*Session, error) {
+	if !s.Sandbox() {
+		return nil, errors.New("only a sandbox's map is built again")
+	}
+	s.mu.Lock()
+	e := s.Embedded
+	s.Embedded = nil
+	s.mu.Unlock()
+	s.Close()
+	cfg.embedded = e
+	return Open(ctx, cfg)
+}
+
+// Sandbox tells whether the map was built on a sandbox (Config.DataDir):
+// an etcd of regctl's own, on which no apiserver runs its controllers.
+func (s *Session) Sandbox() bool {
+	return s.Embedded != nil && s.Embedded.Persistent()
+}
+
+// installNeeded installs what a command on the resources named in only
+// touches (everything when only is empty), and returns the versions it
+// installed, whole or in part: the installer's routes are most of what
+// building the map costs.
+func (s *Session) installNeeded(in *installer, only string) ([]servedVersion, error) {
+	need := s.Map.needed(only)
+	var out []servedVersion
+	for i := range s.Map.versions {
+		resources, ok := need[s.Map.versions[i].gv]
+		if !ok {
+			continue
+		}
+		if err := in.install(&s.Map.versions[i], resources); err != nil {
+			return nil, err
+		}
+		out = append(out, s.Map.versions[i])
+	}
+	return out, nil
+}
+
+// servingInstalled is the map's container for the loopback client, which
+// first installs the API version a request is for when the command did not
+// need it: the core stores call the server's own API (services allocate
+// through networking.k8s.io's IPAddresses and ServiceCIDRs).
+func (s *Session) servingInstalled(in *installer) http.Handler {
+	var mu sync.Mutex
+	return http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
+		if info, ok := genericapirequest.RequestInfoFrom(req.Context()); ok && info.IsResourceRequest {
+			gv := schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}
+			mu.Lock()
+			for i := range s.Map.versions {
+				if v := &s.Map.versions[i]; v.gv == gv && (v.resources == nil || v.partial) {
+					if err := in.install(v, nil); err != nil {
+						mu.Unlock()
+						http.Error(rw, err.Error(), http.StatusInternalServerError)
+						return
+					}
+				}
+			}
+			mu.Unlock()
+		}
+		in.container.ServeHTTP(rw, req)
+	})
+}
+
+// mergeWatchCacheSizes applies kube-apiserver's default watch cache sizes
+// under the user's --watch-cache-sizes, as the server does when it completes
+// its options.
+func mergeWatchCacheSizes(etcd *serveroptions.EtcdOptions) error {
+	if !etcd.EnableWatchCache {
+		return nil
+	}
+	sizes := kubeapiserver.DefaultWatchCacheSizes()
+	userSpecified, err := serveroptions.ParseWatchCacheSizes(etcd.WatchCacheSizes)
+	if err != nil {
+		return fmt.Errorf("reading `--watch-cache-sizes`: %w", err)
+	}
+	for resource, size := range userSpecified {
+		sizes[resource] = size
+	}
+	etcd.WatchCacheSizes, err = serveroptions.WriteWatchCacheSizes(sizes)
+	return err
+}
+
+// serviceIPRanges reads --service-cluster-ip-range as kube-apiserver does,
+// defaulting the primary range through the server's own ServiceIPRange.
+func serviceIPRanges(flag string) (primary, secondary net.IPNet, err error) {
+	var cidrs []string
+	if flag != "" {
+		cidrs = strings.Split(flag, ",")
+	}
+	var passed net.IPNet
+	if len(cidrs) > 0 {
+		_, n, err := netutils.ParseCIDRSloppy(cidrs[0])
+		if err != nil {
+			return primary, secondary, fmt.Errorf("reading `--service-cluster-ip-range`: %q is not a CIDR", cidrs[0])
+		}
+		passed = *n
+	}
+	if primary, _, err = cpoptions.ServiceIPRange(passed); err != nil {
+		return primary, secondary, fmt.Errorf("reading `--service-cluster-ip-range`: %w", err)
+	}
+	if len(cidrs) > 1 {
+		_, n, err := netutils.ParseCIDRSloppy(cidrs[1])
+		if err != nil {
+			return primary, secondary, fmt.Errorf("reading `--service-cluster-ip-range`: %q is not a CIDR", cidrs[1])
+		}
+		secondary = *n
+	}
+	return primary, secondary, nil
+}
+
+// groupVersions is kube-apiserver's InstallAPIs up to the installer: each
+// provider's REST storage, in the server's order, less the groups the
+// resource config disables and the kinds the server has stopped serving at
+// its version.
+func groupVersions(providers []controlplaneapiserver.RESTStorageProvider, resourceConfig serverstorage.APIResourceConfigSource, getter generic.RESTOptionsGetter, cfg *genericapiserver.Config) ([]servedVersion, error) {
+	expiration, err := genericapiserver.NewResourceExpirationEvaluatorFromOptions(genericapiserver.ResourceExpirationEvaluatorOptions{
+		CurrentVersion:                          cfg.EffectiveVersion.EmulationVersion(),
+		Prerelease:                              cfg.EffectiveVersion.BinaryVersion().PreRelease(),
+		EmulationForwardCompatible:              cfg.EmulationForwardCompatible,
+		RuntimeConfigEmulationForwardCompatible: cfg.RuntimeConfigEmulationForwardCompatible,
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []servedVersion
+	for _, p := range providers {
+		group := p.GroupName()
+		info, err := p.NewRESTStorage(resourceConfig, getter)
+		if err != nil {
+			return nil, fmt.Errorf("creating the REST storage of API group %q: %w", group, err)
+		}
+		if len(info.VersionedResourcesStorageMap) == 0 {
+			continue
+		}
+		if err := expiration.RemoveUnavailableKinds(group, info.Scheme, info.VersionedResourcesStorageMap, resourceConfig); err != nil {
+			return nil, err
+		}
+		versions, err := versionsOf(&info)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, versions...)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("`--runtime-config` disables every API group: the map is empty")
+	}
+	return out, nil
+}
+
+// destroy releases every store of the map.
+func (s *Session) destroy() {
+	for _, v := range s.Map.versions {
+		for _, s := range v.stores {
+			s.Destroy()
+		}
+	}
+}

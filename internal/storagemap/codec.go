@@ -1,0 +1,39 @@
+package storagemap
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+)
+
+// groupCodec is the codec of a built-in group's paths, as
+// GenericAPIServer.getAPIGroupVersion fills the RequestScope from the
+// group's APIGroupInfo.
+func groupCodec(info *genericapiserver.APIGroupInfo, group string) Codec {
+	return Codec{
+		Serializer:      info.NegotiatedSerializer,
+		Convertor:       info.Scheme,
+		UnsafeConvertor: runtime.UnsafeObjectConvertor(info.Scheme),
+		Hub:             schema.GroupVersion{Group: group, Version: runtime.APIVersionInternal},
+	}
+}
+
+// codecFor is the codec of a path of v: the version's own, unless the path
+// serves another group's kind (pods/eviction takes policy's Eviction,
+// widgets/scale autoscaling's Scale), which kube-apiserver's scheme holds.
+func codecFor(v servedVersion, installerPath string, r metav1.APIResource) Codec {
+	if c, ok := v.codecs[installerPath]; ok {
+		return c
+	}
+	if r.Group == v.gv.Group && v.codec.Serializer != nil {
+		return v.codec
+	}
+	return Codec{
+		Serializer:      legacyscheme.Codecs,
+		Convertor:       legacyscheme.Scheme,
+		UnsafeConvertor: runtime.UnsafeObjectConvertor(legacyscheme.Scheme),
+		Hub:             schema.GroupVersion{Group: r.Group, Version: runtime.APIVersionInternal},
+	}
+}

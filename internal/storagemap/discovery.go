@@ -1,0 +1,242 @@
+package storagemap
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	restful "github.com/emicklei/go-restful/v3"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/apiserver/pkg/endpoints"
+	"k8s.io/apiserver/pkg/registry/rest"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+)
+
+// servedVersion is one group version of the map as the server installs it.
+type servedVersion struct {
+	gv schema.GroupVersion
+	// preferred is the group's preferred version, the one kubectl picks
+	// when a user names a resource without a version.
+	preferred bool
+	// stores is the version's storage map, by the installer's path
+	// ("deployments", "deployments/status").
+	stores map[string]rest.Storage
+	// names are the version's resources as kubectl's RESTMapper needs
+	// them (names, kinds, scope, short names, categories), read from the
+	// storage the way the installer reads them, without installing it.
+	names []metav1.APIResource
+	// resources is the server's discovery of the version, one entry per
+	// path, with group and version always filled in; nil until the version
+	// is installed.
+	resources []metav1.APIResource
+	// codec is how the version's objects are decoded and converted.
+	codec Codec
+	// codecs, when set, is the codec of each path instead: the custom
+	// resources of one version come from several CRDs, each with its own.
+	codecs map[string]Codec
+	// fieldManagers are, for custom resources, the field manager of each
+	// path, which the CRD handler builds; a built-in group's are built
+	// from info when a write needs them.
+	fieldManagers map[string]*FieldManager
+	// warnings are, for custom resources, the warnings the CRD handler
+	// adds to every request to each path: its CRD version's deprecation
+	// warning. A built-in group's come from its kinds (deprecationWarnings).
+	warnings map[string][]string
+	// builds build a custom resource version's stores and codecs, one per
+	// CRD, when a command needs the version: a map of many CRDs costs
+	// little when a command reads pods.
+	builds []func(*servedVersion) error
+
+	// info is the group the version is installed from; nil for custom
+	// resources, which the installer does not install (the CRD handler
+	// serves them) and whose discovery is known from their CRD.
+	// partial says resources covers some of the version's resources only.
+	partial bool
+
+	info *genericapiserver.APIGroupInfo
+	root string
+}
+
+// installer installs storage maps into one go-restful container with the
+// apiserver's own installer, as a server does for every group version, and
+// reads back the discovery each one serves. Verbs, kinds, short names,
+// categories and storage version hashes are therefore the server's, not
+// re-derived.
+type installer struct {
+	container *restful.Container
+	// equivalent is shared by every group version, as the server's one
+	// EquivalentResourceRegistry is.
+	equivalent runtime.EquivalentResourceRegistry
+}
+
+func newInstaller() *installer {
+	return &installer{container: restful.NewContainer(), equivalent: runtime.NewEquivalentResourceRegistry()}
+}
+
+// versionsOf lists every version of a group that has storage, in the
+// group's priority order, as GenericAPIServer.installAPIResources goes
+// through them, with their names but not installed. The preferred version
+// is the first priority, as the server's group discovery says, whether or
+// not it has storage.
+func versionsOf(info *genericapiserver.APIGroupInfo) ([]servedVersion, error) {
+	root := genericapiserver.APIGroupPrefix
+	if len(info.PrioritizedVersions) > 0 && info.PrioritizedVersions[0].Group == "" {
+		root = genericapiserver.DefaultLegacyAPIPrefix
+	}
+	var out []servedVersion
+	for i, gv := range info.PrioritizedVersions {
+		stores := info.VersionedResourcesStorageMap[gv.Version]
+		if len(stores) == 0 {
+			continue
+		}
+		names, err := namesOf(info, gv)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, servedVersion{gv: gv, preferred: i == 0, stores: stores, names: names, codec: groupCodec(info, gv.Group), info: info, root: root})
+	}
+	return out, nil
+}
+
+// namesOf reads what name resolution needs of each path the way the
+// installer's registerResourceHandlers reads it: the kind from
+// endpoints.GetResourceKind, scope from the resource's Scoper, short names,
+// categories, singular name and a subresource's kind from the storage's
+// providers. TestNamesAreTheInstallersOwn holds it to the installer's
+// discovery.
+func namesOf(info *genericapiserver.APIGroupInfo, gv schema.GroupVersion) ([]metav1.APIResource, error) {
+	stores := info.VersionedResourcesStorageMap[gv.Version]
+	out := make([]metav1.APIResource, 0, len(stores))
+	for p, storage := range stores {
+		gvk, err := endpoints.GetResourceKind(gv, storage, info.Scheme)
+		if err != nil {
+			return nil, fmt.Errorf("reading the kind of %s in %s: %w", p, gv, err)
+		}
+		resource, _, isSub := strings.Cut(p, "/")
+		r := metav1.APIResource{Name: p, Kind: gvk.Kind, Group: gv.Group, Version: gv.Version}
+		if scoper, ok := stores[resource].(rest.Scoper); ok {
+			r.Namespaced = scoper.NamespaceScoped()
+		}
+		if s, ok := storage.(rest.ShortNamesProvider); ok {
+			r.ShortNames = s.ShortNames()
+		}
+		if c, ok := storage.(rest.CategoriesProvider); ok {
+			r.Categories = c.Categories()
+		}
+		if s, ok := storage.(rest.SingularNameProvider); ok && !isSub {
+			r.SingularName = s.GetSingularName()
+		}
+		if k, ok := storage.(rest.GroupVersionKindProvider); ok {
+			kgvk := k.GroupVersionKind(gv)
+			r.Group, r.Version, r.Kind = kgvk.Group, kgvk.Version, kgvk.Kind
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// install installs v with the apiserver's installer and keeps the
+// discovery it serves: the whole version when resources is nil, else only
+// those resources and their subresources, into a container of their own
+// (the map's container takes whole versions only, as a server's does). A
+// custom resource version has its discovery from its CRDs already: it is
+// built, not installed (the CRD handler serves it).
+func (in *installer) install(v *servedVersion, resources []string) error {
+	if v.info == nil {
+		return v.build()
+	}
+	stores, container := v.stores, in.container
+	if resources != nil {
+		stores = map[string]rest.Storage{}
+		for p, s := range v.stores {
+			if base, _, _ := strings.Cut(p, "/"); slices.Contains(resources, base) {
+				stores[p] = s
+			}
+		}
+		container = restful.NewContainer()
+	}
+	list, err := in.installVersion(v.info, v.gv, v.root, stores, container)
+	if err != nil {
+		return err
+	}
+	installed := make([]metav1.APIResource, len(list.APIResources))
+	for j, r := range list.APIResources {
+		// Discovery leaves group and version empty when they are the
+		// list's.
+		if r.Group == "" && r.Version == "" {
+			r.Group, r.Version = v.gv.Group, v.gv.Version
+		}
+		installed[j] = r
+	}
+	v.resources, v.partial = installed, resources != nil
+	return nil
+}
+
+// installed is the part of v's storage map that is installed.
+func (v *servedVersion) installed() map[string]rest.Storage {
+	if !v.partial {
+		return v.stores
+	}
+	out := map[string]rest.Storage{}
+	for _, r := range v.resources {
+		out[r.Name] = v.stores[r.Name]
+	}
+	return out
+}
+
+// installVersion is GenericAPIServer.getAPIGroupVersion and InstallREST for
+// one version, with nothing a served request needs beyond discovery.
+func (in *installer) installVersion(info *genericapiserver.APIGroupInfo, gv schema.GroupVersion, root string, stores map[string]rest.Storage, container *restful.Container) (*metav1.APIResourceList, error) {
+	served := map[string][]string{}
+	for version, resources := range info.VersionedResourcesStorageMap {
+		for resource := range resources {
+			served[resource] = append(served[resource], schema.GroupVersion{Group: gv.Group, Version: version}.String())
+		}
+	}
+	group := &endpoints.APIGroupVersion{
+		Root:                        root,
+		GroupVersion:                gv,
+		AllServedVersionsByResource: served,
+		Storage:                     stores,
+		MetaGroupVersion:            info.MetaGroupVersion,
+		OptionsExternalVersion:      info.OptionsExternalVersion,
+
+		ParameterCodec:        info.ParameterCodec,
+		Serializer:            info.NegotiatedSerializer,
+		Creater:               info.Scheme,
+		Convertor:             info.Scheme,
+		ConvertabilityChecker: info.Scheme,
+		UnsafeConvertor:       runtime.UnsafeObjectConvertor(info.Scheme),
+		Defaulter:             info.Scheme,
+		Typer:                 info.Scheme,
+		Namer:                 runtime.Namer(meta.NewAccessor()),
+		// Field management only matters when requests are served.
+		TypeConverter:              managedfields.NewDeducedTypeConverter(),
+		EquivalentResourceRegistry: in.equivalent,
+		MinRequestTimeout:          time.Minute,
+	}
+	if _, _, err := group.InstallREST(container); err != nil {
+		return nil, fmt.Errorf("installing %s: %w", gv, err)
+	}
+	path := root + "/" + gv.String()
+	rec := httptest.NewRecorder()
+	container.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	if rec.Code != http.StatusOK {
+		return nil, fmt.Errorf("reading %s discovery: status %d: %s", path, rec.Code, rec.Body.String())
+	}
+	var list metav1.APIResourceList
+	if err := json.Unmarshal(rec.Body.Bytes(), &list); err != nil {
+		return nil, fmt.Errorf("reading %s discovery: %w", path, err)
+	}
+	return &list, nil
+}

@@ -1,0 +1,125 @@
+package storagemap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apiextensionsinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions"
+	listers "k8s.io/apiextensions-apiserver/pkg/client/listers/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/controller/establish"
+	"k8s.io/apiextensions-apiserver/pkg/controller/status"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+)
+
+// EstablishCRDs does for the CRDs named what a server's apiextensions
+// controllers do for a CRD that was created or changed, where none runs (a
+// sandbox): the naming controller accepts its names (NamesAccepted) and the
+// establishing controller establishes it (Established), so that its custom
+// resources are served. It runs the server's own two controllers, on an
+// informer of the CRDs through the loopback client, until each CRD named
+// is established, or its names are refused, or the request timeout ends;
+// a CRD gone in the meantime is passed over. The controllers' sync
+// functions and queues are not exported, so they are run whole, on a
+// started informer, for the few milliseconds they take.
+func (s *Session) EstablishCRDs(ctx context.Context, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	client, err := apiextensionsclient.NewForConfig(s.loopback.config())
+	if err != nil {
+		return err
+	}
+	// The controllers stop with ctx.
+	var cancel context.CancelFunc
+	if s.timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, s.timeout)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
+	factory := apiextensionsinformers.NewSharedInformerFactory(client, 0)
+	// The informer stops with ctx, which Shutdown waits for.
+	defer func() {
+		cancel()
+		factory.Shutdown()
+	}()
+	informer := factory.Apiextensions().V1().CustomResourceDefinitions()
+	naming := status.NewNamingConditionController(klog.FromContext(ctx), informer, client.ApiextensionsV1())
+	establishing := establish.NewEstablishingController(informer, client.ApiextensionsV1())
+	// The server's CRD handler queues a CRD whose names were accepted for
+	// the establishing controller (with no delay on a lone server). A CRD
+	// accepted by an earlier command that did not get as far is queued
+	// when it is first listed.
+	queue := func(obj any) {
+		if crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition); ok &&
+			apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.NamesAccepted) &&
+			!apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
+			establishing.QueueCRD(crd.Name, 0)
+		}
+	}
+	if _, err := informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    queue,
+		UpdateFunc: func(_, obj any) { queue(obj) },
+	}); err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	go naming.RunWithContext(ctx)
+	go establishing.RunWithContext(ctx)
+
+	lister := informer.Lister()
+	var refused error
+	err = wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
+		if !informer.Informer().HasSynced() {
+			return false, nil
+		}
+		done := true
+		for _, name := range names {
+			crd, err := lister.Get(name)
+			switch {
+			case apierrors.IsNotFound(err):
+				continue
+			case err != nil:
+				return false, err
+			}
+			if c := apihelpers.FindCRDCondition(crd, apiextensionsv1.NamesAccepted); c != nil && c.Status == apiextensionsv1.ConditionFalse {
+				refused = fmt.Errorf("customresourcedefinition %s is not established: its names are not accepted: %s", name, c.Message)
+				return true, nil
+			}
+			done = done && apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established)
+		}
+		return done, nil
+	})
+	switch {
+	case refused != nil:
+		return refused
+	case err != nil:
+		return notEstablished(lister, names, errors.Join(err, context.Cause(ctx)))
+	}
+	return nil
+}
+
+// notEstablished says which CRD the controllers left unestablished, and
+// why when they said (its Established condition: an invalid CA bundle of
+// its conversion webhook), after err ended the wait.
+func notEstablished(lister listers.CustomResourceDefinitionLister, names []string, err error) error {
+	for _, name := range names {
+		crd, getErr := lister.Get(name)
+		if getErr != nil || apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
+			continue
+		}
+		if c := apihelpers.FindCRDCondition(crd, apiextensionsv1.Established); c != nil && c.Message != "" {
+			return fmt.Errorf("customresourcedefinition %s is not established (%s): %w", name, c.Message, err)
+		}
+		return fmt.Errorf("customresourcedefinition %s is not established: %w", name, err)
+	}
+	return fmt.Errorf("establishing customresourcedefinitions %s: %w", strings.Join(names, ", "), err)
+}

@@ -1,0 +1,170 @@
+package storagemap
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
+	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	serveroptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/apiserver/pkg/server/resourceconfig"
+	storagevalue "k8s.io/apiserver/pkg/storage/value"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	apiregistrationv1beta1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1beta1"
+	aggregatorapiserver "k8s.io/kube-aggregator/pkg/apiserver"
+	aggregatorscheme "k8s.io/kube-aggregator/pkg/apiserver/scheme"
+	apiservicerest "k8s.io/kube-aggregator/pkg/registry/apiservice/rest"
+	apiserveroptions "k8s.io/kubernetes/cmd/kube-apiserver/app/options"
+
+	"github.com/regctl/regctl/internal/routetable"
+)
+
+// The other two servers of kube-apiserver's chain store in the same etcd:
+// the apiextensions server (CustomResourceDefinitions) and the aggregator
+// (APIServices). Each gets a copy of the server's etcd options with its own
+// codec and storage versions, and a SimpleStorageFactory (keys are
+// group/resource, --etcd-servers-overrides do not apply), as
+// controlplane/apiserver CreateAPIExtensionsConfig and
+// CreateAggregatorConfig set them up through EtcdOptions.ApplyTo.
+
+// chain is what the other servers of the chain take from kube-apiserver's
+// options.
+type chain struct {
+	server *apiserveroptions.ServerRunOptions
+	// etcd is kube-apiserver's completed etcd options; each server copies
+	// them.
+	etcd         serveroptions.EtcdOptions
+	transformers storagevalue.ResourceTransformers
+	getter       *recordingGetter
+	// notEstablished gets, by the kind they would serve, the CRDs in etcd
+	// that are not established, which the server does not serve.
+	notEstablished map[schema.GroupVersionKind]string
+	// models are the OpenAPI models field managers are built from;
+	// fieldManagement asks for them for custom resources.
+	models          *openAPIModels
+	fieldManagement bool
+}
+
+// restOptionsGetter is EtcdOptions.ApplyTo's getter on etcd (one storage
+// config for every resource, kube-apiserver's encryption transformers),
+// recorded as kube-apiserver's own.
+func (c chain) restOptionsGetter(etcd serveroptions.EtcdOptions, typer runtime.ObjectTyper) *recordingGetter {
+	return c.getter.forServer(etcd.CreateRESTOptionsGetter(&serveroptions.SimpleStorageFactory{StorageConfig: etcd.StorageConfig}, c.transformers), typer)
+}
+
+// extensionsGroup is the apiextensions server's group: its
+// RESTOptionsGetter as CreateAPIExtensionsConfig configures it, and the
+// storage map apiextensions' completedConfig.New builds from it.
+func (c chain) extensionsGroup() (*genericapiserver.APIGroupInfo, error) {
+	etcd := c.etcd
+	// "this is where the true decodable levels come from"; v1beta1 is
+	// still what CRDs are written in (issue 82292).
+	etcd.StorageConfig.Codec = apiextensionsapiserver.Codecs.LegacyCodec(apiextensionsv1beta1.SchemeGroupVersion, apiextensionsv1.SchemeGroupVersion)
+	etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(apiextensionsv1beta1.SchemeGroupVersion, schema.GroupKind{Group: apiextensionsv1beta1.GroupName})
+	getter := c.restOptionsGetter(etcd, apiextensionsapiserver.Scheme)
+
+	enabled, err := resourceconfig.MergeAPIResourceConfigs(apiextensionsapiserver.DefaultAPIResourceConfigSource(), c.server.APIEnablement.RuntimeConfig, apiextensionsapiserver.Scheme)
+	if err != nil {
+		return nil, fmt.Errorf("reading `--runtime-config` for %s: %w", apiextensions.GroupName, err)
+	}
+	// The storage part of completedConfig.New, which otherwise builds and
+	// starts a whole generic apiserver around it.
+	info := genericapiserver.NewDefaultAPIGroupInfo(apiextensions.GroupName, apiextensionsapiserver.Scheme, metav1.ParameterCodec, apiextensionsapiserver.Codecs)
+	storage := map[string]rest.Storage{}
+	if resource := "customresourcedefinitions"; enabled.ResourceEnabled(apiextensionsv1.SchemeGroupVersion.WithResource(resource)) {
+		crds, err := customresourcedefinition.NewREST(apiextensionsapiserver.Scheme, getter)
+		if err != nil {
+			return nil, fmt.Errorf("creating the storage of %s: %w", resource, err)
+		}
+		storage[resource] = crds
+		storage[resource+"/status"] = customresourcedefinition.NewStatusREST(apiextensionsapiserver.Scheme, crds)
+	}
+	if len(storage) > 0 {
+		info.VersionedResourcesStorageMap[apiextensionsv1.SchemeGroupVersion.Version] = storage
+	}
+	return &info, nil
+}
+
+// aggregatorGroup is the aggregator's group: its RESTOptionsGetter as
+// CreateAggregatorConfig configures it, and the aggregator's own REST
+// storage.
+func (c chain) aggregatorGroup() (*genericapiserver.APIGroupInfo, error) {
+	etcd := c.etcd
+	etcd.StorageConfig.Codec = aggregatorscheme.Codecs.LegacyCodec(apiregistrationv1.SchemeGroupVersion, apiregistrationv1beta1.SchemeGroupVersion)
+	etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(apiregistrationv1.SchemeGroupVersion, schema.GroupKind{Group: apiregistrationv1beta1.GroupName})
+	getter := c.restOptionsGetter(etcd, aggregatorscheme.Scheme)
+
+	enabled, err := resourceconfig.MergeAPIResourceConfigs(aggregatorapiserver.DefaultAPIResourceConfigSource(), c.server.APIEnablement.RuntimeConfig, aggregatorscheme.Scheme)
+	if err != nil {
+		return nil, fmt.Errorf("reading `--runtime-config` for %s: %w", apiregistrationv1.GroupName, err)
+	}
+	// As the aggregator's completedConfig.NewWithDelegate calls it.
+	info := apiservicerest.NewRESTStorage(enabled, getter, false)
+	return &info, nil
+}
+
+// versions are the apiextensions and aggregator groups' versions, after
+// kube-apiserver's own, as the delegation chain puts their servers; they
+// are installed with the same installer as kube-apiserver's, so their
+// discovery is the servers'.
+func (c chain) versions() ([]servedVersion, error) {
+	var out []servedVersion
+	for _, group := range []func() (*genericapiserver.APIGroupInfo, error){c.extensionsGroup, c.aggregatorGroup} {
+		info, err := group()
+		if err != nil {
+			return nil, err
+		}
+		versions, err := versionsOf(info)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, versions...)
+	}
+	return out, nil
+}
+
+// extend adds the rest of kube-apiserver's chain to the versions of its own
+// groups: the apiextensions and aggregator groups, then the custom
+// resources of the CRDs in etcd; and the routes the aggregator proxies, from
+// the APIServices in etcd. With readEtcd false it reads neither.
+func (c chain) extend(ctx context.Context, versions []servedVersion, readEtcd bool) ([]servedVersion, []routetable.Route, error) {
+	more, err := c.versions()
+	if err != nil || !readEtcd {
+		return append(versions, more...), nil, err
+	}
+	crs, err := c.customResources(ctx, more)
+	if err != nil {
+		return nil, nil, err
+	}
+	proxied, err := proxiedRoutes(ctx, more)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(append(versions, more...), crs...), proxied, nil
+}
+
+// listStore lists every object of resource through its store among
+// versions, in the group's internal version; nil when --runtime-config left
+// the resource out, and so the server serves none.
+func listStore(ctx context.Context, versions []servedVersion, group, resource string) (runtime.Object, error) {
+	for _, v := range versions {
+		if l, ok := v.stores[resource].(rest.Lister); ok && v.gv.Group == group {
+			list, err := l.List(genericapirequest.WithNamespace(ctx, ""), &metainternalversion.ListOptions{})
+			if err != nil {
+				return nil, fmt.Errorf("reading the %s: %w", resource, err)
+			}
+			return list, nil
+		}
+	}
+	return nil, nil
+}

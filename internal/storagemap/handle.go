@@ -1,0 +1,90 @@
+package storagemap
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/regctl/regctl/internal/handle"
+	"github.com/regctl/regctl/internal/routetable"
+)
+
+// Handle, Codec and FieldManager are the leaf package's: stores and scan
+// take handles without linking the map's assembly.
+type (
+	Handle       = handle.Handle
+	Codec        = handle.Codec
+	FieldManager = handle.FieldManager
+)
+
+// fieldManagerOf builds, once and when first asked, the field manager of
+// the path p of v: a built-in group's as the installer builds it, a custom
+// resource's the one the CRD handler built.
+func (s *Session) fieldManagerOf(v servedVersion, p string, res metav1.APIResource, storage rest.Storage) func() (*FieldManager, error) {
+	if v.info == nil {
+		fm := v.fieldManagers[p]
+		return func() (*FieldManager, error) {
+			if fm == nil {
+				return nil, fmt.Errorf("regctl bug: the CRD handler built no field manager for %s", p)
+			}
+			return fm, nil
+		}
+	}
+	_, sub, _ := strings.Cut(p, "/")
+	kind := schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind}
+	return sync.OnceValues(func() (*FieldManager, error) {
+		fm, err := groupFieldManager(s.models, v.info, kind, sub, storage)
+		if err != nil {
+			return nil, err
+		}
+		return &FieldManager{FieldManager: fm, Creater: v.info.Scheme, Kind: kind}, nil
+	})
+}
+
+// handles builds the map's handle for every path.
+func (s *Session) handles(versions []servedVersion) map[string]*Handle {
+	routes := map[string]routetable.Route{}
+	for _, r := range s.Map.Table.Routes {
+		routes[r.Path] = r
+	}
+	out := make(map[string]*Handle, len(routes))
+	for _, v := range versions {
+		byPath := map[string]metav1.APIResource{}
+		for _, r := range v.resources {
+			byPath[r.Name] = r
+		}
+		for p, storage := range v.installed() {
+			res := byPath[p]
+			if base, _, isSub := strings.Cut(p, "/"); isSub {
+				// Discovery gives a subresource the kind it serves, but
+				// scope comes from its resource.
+				res.Namespaced = byPath[base].Namespaced
+			}
+			path := routePath(v, p)
+			h := &Handle{Path: path, Route: routes[path], Resource: res, Storage: storage, Store: s.Map.owners[path].store, Codec: codecFor(v, p, res), EtcdPrefix: s.Map.Table.EtcdPrefix}
+			h.Dial = s.Client
+			h.NewFieldManager = s.fieldManagerOf(v, p, res, storage)
+			h.Warnings = pathWarnings(v, p, schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind})
+			if h.Store != nil {
+				if d, ok := s.getter.decision(h.Store.DefaultQualifiedResource); ok {
+					tc := d.transport
+					h.ValueTransformer = d.transformer
+					h.ValueCodec = d.codec
+					h.Dial = func(ctx context.Context) (*clientv3.Client, error) { return s.clientOn(ctx, tc) }
+				}
+			}
+			if path == "services" && s.clusterIPs != nil && h.Store != nil {
+				s.clusterIPs.store = h.Store
+				h.Allocators = s.clusterIPs.Ready
+			}
+			out[path] = h
+		}
+	}
+	return out
+}

@@ -1,0 +1,191 @@
+// Package storagemap builds kube-apiserver's storage map with the server's
+// own code: its option structs and defaults, its storage factory and
+// RESTOptionsGetter, its REST storage providers (every built-in group), and
+// the apiextensions and aggregator servers' stores with the custom resources
+// of the CRDs in etcd. Open returns a Session, what a command connects to
+// (etcd, a snapshot or a sandbox; clients, feature gates, allocators, the
+// loopback), holding the Map: a route and a handle per path, and the
+// resolver from what a user names to a handle. Commands hand on the map,
+// or single handles, never the session.
+package storagemap
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/spf13/pflag"
+	apiserveroptions "k8s.io/kubernetes/cmd/kube-apiserver/app/options"
+
+	"github.com/regctl/regctl/internal/servermanifest"
+)
+
+// Options are kube-apiserver's own server options. regctl exposes the subset
+// that decides how the API is stored, under the server's flag names,
+// with the server's defaults and help text.
+type Options struct {
+	Server *apiserveroptions.ServerRunOptions
+
+	// versions holds --emulated-version, --min-compatibility-version and
+	// --feature-gates, parsed and checked by the server's own component
+	// registry. It is regctl's, not the process-wide one the server uses,
+	// so that it only acts while a map built with it lives (see
+	// versions.go).
+	versions *versions
+
+	// inert are the accepted flags that shape nothing regctl builds.
+	inert []*pflag.Flag
+}
+
+// NewOptions returns the options of a default kube-apiserver.
+func NewOptions() *Options {
+	s := apiserveroptions.NewServerRunOptions()
+	v := newVersions()
+	s.GenericServerRunOptions.ComponentGlobalsRegistry = v.registry
+	return &Options{Server: s, versions: v}
+}
+
+// serverFlags are the kube-apiserver flags, outside the etcd flag set, that
+// change the storage map.
+var serverFlags = []string{
+	"allow-privileged",
+	"runtime-config",
+	"service-cluster-ip-range",
+	"service-node-port-range",
+	"event-ttl",
+	"feature-gates",
+	"emulated-version",
+	"min-compatibility-version",
+	"emulation-forward-compatible",
+	"runtime-config-emulation-forward-compatible",
+}
+
+// inertEtcdFlags are etcd flags that tune background work regctl never runs
+// (compaction, metric polling, health checks, reloading the encryption
+// config). They are accepted so that a server's command line can be reused,
+// but hidden from help.
+var inertEtcdFlags = []string{
+	"etcd-compaction-interval",
+	"etcd-count-metric-poll-period",
+	"etcd-db-metric-poll-interval",
+	"etcd-healthcheck-timeout",
+	"etcd-readycheck-timeout",
+	"default-watch-cache-size",
+	"encryption-provider-config-automatic-reload",
+}
+
+// AddFlags registers the server's etcd flags (EtcdOptions.AddFlags) and the
+// few other server flags that shape the storage map, then every other flag
+// of kube-apiserver, hidden: those shape nothing regctl builds
+// (authentication, serving, admission, ...), and are accepted so that a
+// server's whole command line can be given as it is.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	o.Server.Etcd.AddFlags(fs)
+	for _, name := range inertEtcdFlags {
+		if f := fs.Lookup(name); f != nil {
+			f.Hidden = true
+			o.inert = append(o.inert, f)
+		}
+	}
+	all := o.Server.Flags()
+	for _, name := range serverFlags {
+		f := lookup(all.FlagSets, name)
+		if f == nil {
+			panic(fmt.Sprintf("kube-apiserver has no flag %q", name))
+		}
+		fs.AddFlag(f)
+	}
+	shortenFeatureGatesUsage(fs.Lookup("feature-gates"))
+	o.versions.watch(fs)
+	for _, set := range all.Order {
+		all.FlagSets[set].VisitAll(func(f *pflag.Flag) {
+			taken := fs.Lookup(f.Name) != nil || (f.Shorthand != "" && fs.ShorthandLookup(f.Shorthand) != nil)
+			if taken {
+				return
+			}
+			f.Hidden = true
+			fs.AddFlag(f)
+			o.inert = append(o.inert, f)
+		})
+	}
+}
+
+// Ignored lists the accepted kube-apiserver flags given on the command line
+// that shape nothing regctl builds, sorted.
+func (o *Options) Ignored() []string {
+	var out []string
+	for _, f := range o.inert {
+		if f.Changed {
+			out = append(out, "--"+f.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func lookup(sets map[string]*pflag.FlagSet, name string) *pflag.Flag {
+	for _, fs := range sets {
+		if f := fs.Lookup(name); f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// etcdctlEnvironment is etcdctl's environment, by the server flag each
+// variable stands for, so that a shell set up for etcdctl works as it is.
+var etcdctlEnvironment = []struct{ env, flag string }{
+	{"ETCDCTL_ENDPOINTS", "etcd-servers"},
+	{"ETCDCTL_CACERT", "etcd-cafile"},
+	{"ETCDCTL_CERT", "etcd-certfile"},
+	{"ETCDCTL_KEY", "etcd-keyfile"},
+}
+
+// FromEnvironment sets the etcd flags not given on the command line from
+// etcdctl's environment variables: a flag always wins.
+func FromEnvironment(fs *pflag.FlagSet, getenv func(string) string) error {
+	for _, e := range etcdctlEnvironment {
+		v := getenv(e.env)
+		f := fs.Lookup(e.flag)
+		if v == "" || f == nil || f.Changed {
+			continue
+		}
+		if err := fs.Set(e.flag, v); err != nil {
+			return fmt.Errorf("reading %s for `--%s`: %w", e.env, e.flag, err)
+		}
+	}
+	return nil
+}
+
+// manifestFileFlags are the storage flags that name files: a manifest names
+// them as they are on its node, which --manifest-root relocates.
+var manifestFileFlags = []string{"etcd-cafile", "etcd-certfile", "etcd-keyfile", "encryption-provider-config"}
+
+// ApplyManifest sets the flags of fs from the kube-apiserver command line
+// in the static Pod manifest file, but for those given on regctl's command
+// line, which win. Files the storage flags name are read under root when it
+// is set (the node's /etc/kubernetes copied to root/etc/kubernetes).
+func (o *Options) ApplyManifest(fs *pflag.FlagSet, file, root string) error {
+	flags, err := servermanifest.Read(file)
+	if err != nil {
+		return err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *pflag.Flag) { given[f.Name] = true })
+	for _, m := range flags {
+		f := fs.Lookup(m.Name)
+		switch {
+		case f == nil:
+			return fmt.Errorf("the apiserver manifest %s sets --%s, which is not a flag of kube-apiserver %s", file, m.Name, KubernetesVersion())
+		case given[m.Name]:
+			continue
+		}
+		value := m.Value
+		if slices.Contains(manifestFileFlags, m.Name) {
+			value = servermanifest.Under(root, value)
+		}
+		if err := fs.Set(m.Name, value); err != nil {
+			return fmt.Errorf("the apiserver manifest %s: --%s: %w", file, m.Name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,225 @@
+package storagemap
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Resolve finds the handle of the resource a user means by name, as
+// kubectl does, with kubectl's own RESTMapper on the server's discovery:
+// plural, singular or kind name in any case, short names,
+// resource.group and resource.version.group. Subresources are not matched:
+// they are named through their resource.
+func (m *Map) Resolve(name string) (*Handle, error) {
+	gvr, err := m.resourceFor(name)
+	if err != nil {
+		msg := fmt.Sprintf("unknown resource %q", name)
+		if close := m.closeNames(strings.ToLower(name)); len(close) > 0 {
+			msg += fmt.Sprintf(": did you mean %s?", strings.Join(close, " or "))
+		}
+		return nil, fmt.Errorf("%s (see `regctl routes`)", msg)
+	}
+	return m.handleOf(gvr)
+}
+
+// ResolveList resolves a comma-separated list of resources, with kubectl's
+// categories (`all`) expanded, in the order given and without repeats.
+func (m *Map) ResolveList(names string) ([]*Handle, error) {
+	var out []*Handle
+	seen := map[string]bool{}
+	for _, name := range strings.Split(names, ",") {
+		if name == "" {
+			return nil, fmt.Errorf("%q: an empty resource name in the list", names)
+		}
+		var handles []*Handle
+		names, _ := m.expand(name)
+		for _, n := range names {
+			h, err := m.Resolve(n)
+			if err != nil {
+				return nil, err
+			}
+			handles = append(handles, h)
+		}
+		for _, h := range handles {
+			if !seen[h.Path] {
+				seen[h.Path] = true
+				out = append(out, h)
+			}
+		}
+	}
+	return out, nil
+}
+
+// RESTMapper is the mapper Resolve and ResolveKind map names with:
+// kubectl's, on the server's discovery of the map.
+func (m *Map) RESTMapper() meta.RESTMapper { return m.mapper }
+
+// ResolveKind finds the handle of the resource whose objects are of kind
+// gvk, as kubectl maps a manifest's apiVersion and kind.
+func (m *Map) ResolveKind(gvk schema.GroupVersionKind) (*Handle, error) {
+	mapping, err := m.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil, err
+	}
+	return m.handleOf(mapping.Resource)
+}
+
+// needed is what of the map a command on the resources named in only (a
+// comma-separated list as `get` takes it) touches: by version, the
+// resources to install, nil for a whole version. Every version is whole
+// when only is empty or a name does not resolve, so that errors and
+// suggestions are the full map's.
+func (m *Map) needed(only string) map[schema.GroupVersion][]string {
+	need := map[schema.GroupVersion][]string{}
+	if only == "" {
+		for _, v := range m.versions {
+			need[v.gv] = nil
+		}
+		return need
+	}
+	for _, name := range strings.Split(only, ",") {
+		names, _ := m.expand(name)
+		for _, n := range names {
+			gvr, err := m.resourceFor(n)
+			if err != nil {
+				return m.needed("")
+			}
+			if !slices.Contains(need[gvr.GroupVersion()], gvr.Resource) {
+				need[gvr.GroupVersion()] = append(need[gvr.GroupVersion()], gvr.Resource)
+			}
+		}
+	}
+	return need
+}
+
+// resolvesAll tells whether every name in only (comma-separated) resolves
+// to a resource of the map as built so far, none through a category (which
+// custom resources may join).
+func (m *Map) resolvesAll(only string) bool {
+	for _, name := range strings.Split(only, ",") {
+		if _, category := m.expand(name); category {
+			return false
+		}
+		if _, err := m.resourceFor(name); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// expand is name as one or more resource names: a category's resources
+// (`all`), in kubectl's order, or name itself.
+func (m *Map) expand(name string) (names []string, category bool) {
+	grs, ok := m.categories.Expand(strings.ToLower(name))
+	if !ok {
+		return []string{name}, false
+	}
+	for _, gr := range grs {
+		names = append(names, gr.String())
+	}
+	return names, true
+}
+
+// NotEstablished names the CRD in etcd that would serve gvk but is not
+// established: the apiextensions server's controllers have not accepted its
+// names, so neither the server nor regctl serves it. Empty if there is none.
+func (m *Map) NotEstablished(gvk schema.GroupVersionKind) string {
+	return m.notEstablished[gvk]
+}
+
+// Serves tells whether the map serves the group version gv.
+func (m *Map) Serves(gv schema.GroupVersion) bool {
+	for _, v := range m.versions {
+		if v.gv == gv {
+			return true
+		}
+	}
+	return false
+}
+
+// resourceFor is kubectl's resource.Builder.mappingFor: a fully specified
+// resource.version.group first, then resource.group, then a kind.
+func (m *Map) resourceFor(arg string) (schema.GroupVersionResource, error) {
+	full, gr := schema.ParseResourceArg(arg)
+	if full != nil {
+		if gvr, err := m.mapper.ResourceFor(*full); err == nil {
+			return gvr, nil
+		}
+	}
+	gvr, err := m.mapper.ResourceFor(gr.WithVersion(""))
+	if err == nil {
+		return gvr, nil
+	}
+	fullKind, gk := schema.ParseKindArg(arg)
+	if fullKind != nil {
+		if m, kerr := m.mapper.RESTMapping(fullKind.GroupKind(), fullKind.Version); kerr == nil {
+			return m.Resource, nil
+		}
+	}
+	if m, kerr := m.mapper.RESTMapping(gk); kerr == nil {
+		return m.Resource, nil
+	}
+	return schema.GroupVersionResource{}, err
+}
+
+// handleOf is the handle of the resource the mapper named.
+func (m *Map) handleOf(gvr schema.GroupVersionResource) (*Handle, error) {
+	for _, h := range m.Handles {
+		if h.Route.Subresource == "" && h.Route.Resource == gvr.Resource && h.Route.Group == gvr.Group && h.Route.Version == gvr.Version {
+			return h, nil
+		}
+	}
+	return nil, fmt.Errorf("%s is mapped but not a path of the storage map", gvr)
+}
+
+// closeNames suggests resources whose names are a small edit away from, or
+// start with, what the user typed.
+func (m *Map) closeNames(want string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, v := range m.versions {
+		for _, r := range v.names {
+			if strings.Contains(r.Name, "/") || seen[r.Name] {
+				continue
+			}
+			seen[r.Name] = true
+			// One typo per three letters reads as a slip; more is another
+			// word.
+			slack := max(1, len(want)/3)
+			candidates := append([]string{r.Name, r.SingularName}, r.ShortNames...)
+			for _, c := range candidates {
+				if c != "" && (editDistance(want, c) <= slack || (len(want) >= 3 && strings.HasPrefix(c, want))) {
+					out = append(out, r.Name)
+					break
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,118 @@
+package storagemap
+
+import (
+	"path"
+	"reflect"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	corerest "k8s.io/kubernetes/pkg/registry/core/rest"
+
+	"github.com/regctl/regctl/internal/buildinfo"
+	"github.com/regctl/regctl/internal/routetable"
+)
+
+// KubernetesVersion is the version of k8s.io/kubernetes regctl was built
+// against, from the binary's build information or, in test binaries, from
+// the module directory the server's code was compiled from.
+func KubernetesVersion() string {
+	return buildinfo.ModuleVersion("k8s.io/kubernetes", corerest.New)
+}
+
+// routePath names a path of the map as kubectl names resources:
+// resource.group for a group's preferred version, resource.version.group for
+// the others, and core resources by name alone; a subresource follows its
+// resource after a slash ("deployments.apps/scale").
+func routePath(v servedVersion, installerPath string) string {
+	resource, sub, isSub := strings.Cut(installerPath, "/")
+	name := resource
+	if !v.preferred {
+		name += "." + v.gv.Version
+	}
+	if v.gv.Group != "" {
+		name += "." + v.gv.Group
+	}
+	if isSub {
+		name += "/" + sub
+	}
+	return name
+}
+
+// routes joins the storage map, the server's discovery and the recorded
+// storage decisions into one record per path: groups in the server's order,
+// each group's versions by priority, paths sorted within a version.
+func routes(versions []servedVersion, owners map[string]owner, getter *recordingGetter) []routetable.Route {
+	var out []routetable.Route
+	for _, v := range versions {
+		byPath := map[string]metav1.APIResource{}
+		for _, r := range v.resources {
+			byPath[r.Name] = r
+		}
+		var group []routetable.Route
+		for p, storage := range v.installed() {
+			d := byPath[p]
+			resource, sub, _ := strings.Cut(p, "/")
+			r := routetable.Route{
+				Path:               routePath(v, p),
+				Resource:           resource,
+				Subresource:        sub,
+				Group:              v.gv.Group,
+				Version:            v.gv.Version,
+				Kind:               d.Kind,
+				Scope:              scope(d.Namespaced),
+				Verbs:              d.Verbs,
+				ShortNames:         d.ShortNames,
+				Categories:         d.Categories,
+				Storage:            typeName(storage),
+				StorageVersionHash: d.StorageVersionHash,
+				Decorator:          routetable.DecoratorNone,
+			}
+			if kindGV := (schema.GroupVersion{Group: d.Group, Version: d.Version}); kindGV != v.gv {
+				r.KindGroupVersion = kindGV.String()
+			}
+			o := owners[r.Path]
+			r.Store, r.SharesWith = o.kind, o.sharesWith
+			if o.store != nil {
+				qr := o.store.DefaultQualifiedResource
+				if dec, ok := getter.decision(qr); ok {
+					root := o.store.KeyRootFunc(genericapirequest.NewContext())
+					r.KeyPrefix = path.Join("/", dec.EtcdPrefix, root) + "/"
+					r.Decorator = dec.Decorator
+					r.StorageVersion = dec.StorageVersion
+					r.MediaType = dec.MediaType
+					r.EtcdServers = dec.EtcdServers
+					r.Encryption = dec.Encryption
+				}
+			}
+			group = append(group, r)
+		}
+		sort.Slice(group, func(i, j int) bool { return group[i].Path < group[j].Path })
+		out = append(out, group...)
+	}
+	return out
+}
+
+func scope(namespaced bool) string {
+	if namespaced {
+		return "Namespaced"
+	}
+	return "Cluster"
+}
+
+// typeName is the Go type of a storage, with its package path.
+func typeName(v any) string {
+	// regctl's adapters name the server's storage they adapt.
+	if a, ok := v.(interface{ upstream() any }); ok {
+		v = a.upstream()
+	}
+	t := reflect.TypeOf(v)
+	prefix := ""
+	for t.Kind() == reflect.Pointer {
+		prefix += "*"
+		t = t.Elem()
+	}
+	return prefix + t.PkgPath() + "." + t.Name()
+}
