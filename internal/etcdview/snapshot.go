@@ -404,12 +404,18 @@ func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 					case string(schema.Key.Name()):
 						err = indexKeys(b)
 					case string(schema.Meta.Name()):
-						v := b.Get(schema.FinishedCompactKeyName)
-						if len(v) > 0 && len(v) < 17 {
-							return &damagedError{Where: where, Cause: fmt.Sprintf("a compaction revision of %d bytes", len(v))}
-						}
-						if len(v) > 0 {
-							idx.compacted = mvcc.BytesToRev(v).Main
+						// A compaction scheduled but not finished when
+						// the snapshot was saved is one etcd finishes
+						// when it restores the snapshot (mvcc's restore
+						// resumes it): its revisions are gone as well.
+						for _, key := range [][]byte{schema.FinishedCompactKeyName, schema.ScheduledCompactKeyName} {
+							v := b.Get(key)
+							if len(v) > 0 && len(v) < 17 {
+								return &damagedError{Where: where, Cause: fmt.Sprintf("a compaction revision of %d bytes", len(v))}
+							}
+							if len(v) > 0 {
+								idx.compacted = max(idx.compacted, mvcc.BytesToRev(v).Main)
+							}
 						}
 						err = walk(b)
 					default:
