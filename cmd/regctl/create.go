@@ -58,7 +58,7 @@ the way to bring back a deleted object from ` + "`regctl inspect TYPE/NAME --his
   regctl create -f pod.yaml --dry-run -o yaml`,
 		Args: cobra.NoArgs,
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			opts.namespaceSet = cmd.Flags().Changed("namespace")
+			opts.NamespaceSet = cmd.Flags().Changed("namespace")
 			return opts.checkFlags(output)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {

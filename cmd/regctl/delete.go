@@ -19,6 +19,7 @@ import (
 	"github.com/regctl/regctl/internal/apply"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/target"
 )
 
 type deleteOptions struct {
@@ -79,7 +80,7 @@ can be read is refused. What depended on the object may break.`,
 		ValidArgsFunction: completeResourceObjects(g),
 		Args:              cobra.MinimumNArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			opts.namespaceSet = cmd.Flags().Changed("namespace")
+			opts.NamespaceSet = cmd.Flags().Changed("namespace")
 			return opts.checkFlags(output)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -91,7 +92,7 @@ can be read is refused. What depended on the object may break.`,
 		},
 	}
 	fs := cmd.Flags()
-	addScopeFlags(fs, &opts.scopeOptions)
+	addScopeFlags(fs, &opts.Scope)
 	fs.StringVarP(&opts.LabelSelector, "selector", "l", "", "Delete the objects with these labels")
 	fs.BoolVar(&opts.All, "all", false, "Delete every object of the resource in the namespace")
 	fs.BoolVar(&opts.IgnoreNotFound, "ignore-not-found", false, "Treat objects that do not exist as deleted: say nothing of them and exit 0")
@@ -105,7 +106,7 @@ can be read is refused. What depended on the object may break.`,
 
 func runDelete(ctx context.Context, opts *deleteOptions) error {
 	ctx = withWarnings(ctx, opts.IO.ErrOut)
-	refs, err := parseObjectRefs(opts.Args, "", false)
+	refs, err := target.ParseRefs(opts.Args, "", false)
 	if err != nil {
 		return err
 	}
@@ -119,7 +120,7 @@ func runDelete(ctx context.Context, opts *deleteOptions) error {
 	if err := opts.writable(); err != nil {
 		return err
 	}
-	w, targets, err := opts.openLiveTypes(ctx, refs, opts.scopeOptions, "delete", resolveTypes)
+	w, targets, err := opts.openLiveTypes(ctx, refs, opts.Scope, "delete", target.Types)
 	if err != nil {
 		return err
 	}
@@ -147,7 +148,7 @@ type doomedOf struct {
 
 // doomed are the objects to delete of each type, in the order named, and
 // how many they are in all.
-func (opts *deleteOptions) doomed(ctx context.Context, targets []namedTarget) ([]doomedOf, int, error) {
+func (opts *deleteOptions) doomed(ctx context.Context, targets []target.Named) ([]doomedOf, int, error) {
 	var out []doomedOf
 	total := 0
 	for _, t := range targets {

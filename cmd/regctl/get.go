@@ -17,11 +17,12 @@ import (
 	"github.com/regctl/regctl/internal/gctune"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/target"
 )
 
 type getOptions struct {
 	*globalOptions
-	scopeOptions
+	target.Scope
 	Args              []string
 	Output            render.Format
 	Print             *render.GetPrintFlags
@@ -108,7 +109,7 @@ lists the revisions of an object.`,
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			f, err := opts.Print.Format(output, cmd.Flags().Changed("output"), getFormats...)
 			opts.Output = f
-			opts.namespaceSet = cmd.Flags().Changed("namespace")
+			opts.NamespaceSet = cmd.Flags().Changed("namespace")
 			if err != nil {
 				return err
 			}
@@ -135,7 +136,7 @@ lists the revisions of an object.`,
 	fs.StringVarP(&output, "output", "o", string(render.Table),
 		"Output format: table|wide|yaml|json|name, or kubectl's jsonpath=, jsonpath-file=, custom-columns=, custom-columns-file=, go-template=, go-template-file=")
 	opts.Print.AddFlags(cmd)
-	addScopeFlags(fs, &opts.scopeOptions)
+	addScopeFlags(fs, &opts.Scope)
 	fs.StringVar(&opts.Subresource, "subresource", "", "Read this subresource of the object (e.g. status)")
 	fs.StringVarP(&opts.LabelSelector, "selector", "l", "", "Label selector, e.g. app=web,tier!=db")
 	fs.StringVar(&opts.FieldSelector, "field-selector", "", "Field selector, e.g. spec.nodeName=node-1,status.phase=Running")
@@ -150,11 +151,11 @@ lists the revisions of an object.`,
 
 func runGet(ctx context.Context, opts *getOptions) error {
 	ctx = withWarnings(ctx, opts.IO.ErrOut)
-	refs, err := parseObjectRefs(opts.Args, opts.Subresource, true)
+	refs, err := target.ParseRefs(opts.Args, opts.Subresource, true)
 	if err != nil {
 		return err
 	}
-	w, named, err := opts.openLiveTypes(ctx, refs, opts.scopeOptions, "get", resolveTypes)
+	w, named, err := opts.openLiveTypes(ctx, refs, opts.Scope, "get", target.Types)
 	if err != nil {
 		return err
 	}
@@ -190,7 +191,7 @@ func (o *getOptions) tabular() bool { return o.Output == render.Table || o.Outpu
 // getNamed reads each named object of each type; missing ones are reported
 // and the others still printed, as kubectl does. Nothing is printed before
 // every name has been read, so a read cut short prints nothing at all.
-func getNamed(ctx context.Context, targets []namedTarget, opts *getOptions) error {
+func getNamed(ctx context.Context, targets []target.Named, opts *getOptions) error {
 	var tables []*render.ObjectTable
 	var objs []runtime.Object
 	failed, total := 0, 0

@@ -14,11 +14,12 @@ import (
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/target"
 )
 
 type inspectOptions struct {
 	*globalOptions
-	scopeOptions
+	target.Scope
 	Args   []string
 	Output render.Format
 	// History lists every revision of the object etcd still holds.
@@ -63,7 +64,7 @@ writes nothing.`,
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			f, err := render.ParseFormat(output, inspectFormats...)
 			opts.Output = f
-			opts.namespaceSet = cmd.Flags().Changed("namespace")
+			opts.NamespaceSet = cmd.Flags().Changed("namespace")
 			return err
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -76,7 +77,7 @@ writes nothing.`,
 	}
 	fs := cmd.Flags()
 	fs.StringVarP(&output, "output", "o", string(render.Table), "Output format: table|yaml|json")
-	addNamespaceFlag(fs, &opts.scopeOptions)
+	addNamespaceFlag(fs, &opts.Scope)
 	fs.BoolVar(&opts.History, "history", false, "List every revision of the object etcd still holds, deletions included, and what changed in each")
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
 	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(inspectFormats...))
@@ -84,7 +85,7 @@ writes nothing.`,
 }
 
 func runInspect(ctx context.Context, opts *inspectOptions) error {
-	ref, err := parseObjectRef(opts.Args, "", false)
+	ref, err := target.ParseRef(opts.Args, "", false)
 	if err != nil {
 		return err
 	}
@@ -94,7 +95,7 @@ func runInspect(ctx context.Context, opts *inspectOptions) error {
 	if opts.History && opts.Revision != 0 {
 		return errors.New("`--history` lists every revision held: drop `--revision`")
 	}
-	w, t, err := opts.openLive(ctx, ref, opts.scopeOptions, "")
+	w, t, err := opts.openLive(ctx, ref, opts.Scope, "")
 	if err != nil {
 		return err
 	}

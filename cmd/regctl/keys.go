@@ -13,11 +13,12 @@ import (
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/target"
 )
 
 type keysOptions struct {
 	*globalOptions
-	scopeOptions
+	target.Scope
 	Args      []string
 	Output    render.Format
 	Check     bool
@@ -54,7 +55,7 @@ revision N, as long as etcd has not compacted it.`,
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			f, err := render.ParseFormat(output, keysFormats...)
 			opts.Output = f
-			opts.namespaceSet = cmd.Flags().Changed("namespace")
+			opts.NamespaceSet = cmd.Flags().Changed("namespace")
 			if err != nil {
 				return err
 			}
@@ -70,7 +71,7 @@ revision N, as long as etcd has not compacted it.`,
 	}
 	fs := cmd.Flags()
 	fs.StringVarP(&output, "output", "o", string(render.Table), "Output format: table|yaml|json")
-	addScopeFlags(fs, &opts.scopeOptions)
+	addScopeFlags(fs, &opts.Scope)
 	fs.BoolVar(&opts.Check, "check", false, "With an object: read the key from etcd and show whether it exists")
 	fs.Int64Var(&opts.ChunkSize, "chunk-size", 10000, "Keys per etcd range request (keys only: etcd sends no values)")
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
@@ -79,7 +80,7 @@ revision N, as long as etcd has not compacted it.`,
 }
 
 func runKeys(ctx context.Context, opts *keysOptions) error {
-	if err := opts.scopeOptions.check(); err != nil {
+	if err := opts.Scope.Check(); err != nil {
 		return err
 	}
 	if len(opts.Args) == 0 && opts.Revision != 0 {
@@ -88,7 +89,7 @@ func runKeys(ctx context.Context, opts *keysOptions) error {
 	if len(opts.Args) == 0 {
 		return keysUsage(ctx, opts)
 	}
-	ref, err := parseObjectRef(opts.Args, "", false)
+	ref, err := target.ParseRef(opts.Args, "", false)
 	if err != nil {
 		return err
 	}
@@ -114,7 +115,7 @@ func runKeys(ctx context.Context, opts *keysOptions) error {
 // openKeysTarget builds the map for ref's resource and resolves it. The
 // key of an object is the store's key function: it needs the map but no
 // etcd, unless --check reads it.
-func openKeysTarget(ctx context.Context, opts *keysOptions, ref objectRef) (*storagemap.Session, stores.Target, error) {
+func openKeysTarget(ctx context.Context, opts *keysOptions, ref target.Ref) (*storagemap.Session, stores.Target, error) {
 	var w *storagemap.Session
 	var err error
 	if len(ref.Names) > 0 && !opts.Check {
@@ -127,7 +128,7 @@ func openKeysTarget(ctx context.Context, opts *keysOptions, ref objectRef) (*sto
 	if err != nil {
 		return nil, stores.Target{}, err
 	}
-	t, err := resolve(w.Map, ref, opts.scopeOptions)
+	t, err := target.One(w.Map, ref, opts.Scope)
 	if err == nil && !t.Stored() {
 		err = fmt.Errorf("%s is not stored in etcd", t.Path)
 	}

@@ -16,12 +16,13 @@ import (
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/target"
 )
 
 // writeOptions are shared by create, replace and delete.
 type writeOptions struct {
 	*globalOptions
-	scopeOptions
+	target.Scope
 	Output render.Format // empty: messages only
 	DryRun bool
 	// AllowPlaintext writes resources in plain text where their stored
@@ -110,7 +111,7 @@ func (o *writeOptions) writeManifest(ctx context.Context, filenames []string, su
 	m := apply.Manifest{
 		Filenames: filenames, In: o.IO.In, Out: o.IO.Out, ErrOut: o.IO.ErrOut,
 		Output: o.Output, DryRun: o.DryRun,
-		Scope:       apply.Scope{Namespace: o.Namespace, Explicit: o.namespaceSet},
+		Scope:       apply.Scope{Namespace: o.Namespace, Explicit: o.NamespaceSet},
 		Subresource: subresource, AllowPlaintext: o.AllowPlaintext, Validation: string(o.Validation),
 		Verb: v,
 		Open: live.open, Reopen: live.reopen,
