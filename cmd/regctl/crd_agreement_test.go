@@ -17,6 +17,7 @@ import (
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/test/apiserver"
+	"go.uber.org/zap"
 )
 
 var widgetsV1 = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
@@ -290,7 +291,8 @@ func serverGET(t *testing.T, s *apiserver.Server, path string) []byte {
 
 func etcdClient(t *testing.T, url string) *clientv3.Client {
 	t.Helper()
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{url}, DialTimeout: 5 * time.Second})
+	// Quiet: the client's default logger writes JSON to stderr.
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{url}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
