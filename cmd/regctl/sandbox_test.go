@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/url"
 	"os"
@@ -360,4 +361,39 @@ func TestSandboxCRDNamesInUse(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, `customresourcedefinition gizmos.example.com is not established: its names are not accepted: "widget" is already in use`) {
 		t.Errorf("exit %d, stderr %q: want the naming controller's refusal", code, stderr)
 	}
+}
+
+// TestSandboxEstablishesManyCRDs creates more CRDs in a sandbox than are
+// established within one request timeout: establishing goes on while CRDs
+// are being established, and only a timeout with none established ends it.
+// Each CR of them is then served.
+func TestSandboxEstablishesManyCRDs(t *testing.T) {
+	const n = 120
+	var docs []string
+	for i := range n {
+		docs = append(docs, fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: things%[1]d.example.com}
+spec:
+  group: example.com
+  names: {kind: Thing%[1]d, plural: things%[1]d, singular: thing%[1]d, listKind: Thing%[1]dList}
+  scope: Namespaced
+  versions:
+  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+`, i))
+	}
+	dir := filepath.Join(t.TempDir(), "sandbox")
+	start := time.Now()
+	_, stderr, code := run(t, "--data-dir", dir, "--request-timeout=300ms", "create", "-f", manifestFile(t, strings.Join(docs, "---\n")))
+	if code != 0 {
+		t.Fatalf("creating %d CRDs with a request timeout of 300ms (establishing took %s): exit %d: %s", n, time.Since(start), code, stderr)
+	}
+	if got := strings.Count(stderr, " established (the sandbox runs the apiextensions controllers)"); got != n {
+		t.Errorf("%d CRDs said established, want %d:\n%s", got, n, stderr)
+	}
+	var crs []string
+	for _, i := range []int{0, n / 2, n - 1} {
+		crs = append(crs, fmt.Sprintf("apiVersion: example.com/v1\nkind: Thing%d\nmetadata: {name: t, namespace: default}\n", i))
+	}
+	mustRun(t, "--data-dir", dir, "create", "-f", manifestFile(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: default}\n---\n"+strings.Join(crs, "---\n")))
 }

@@ -1,10 +1,12 @@
 package storagemap
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
@@ -26,8 +28,9 @@ import (
 // establishing controller establishes it (Established), so that its custom
 // resources are served. It runs the server's own two controllers, on an
 // informer of the CRDs through the loopback client, until each CRD named
-// is established, or its names are refused, or the request timeout ends;
-// a CRD gone in the meantime is passed over. The controllers' sync
+// is established, or its names are refused, or a request timeout passes
+// with none newly established: many CRDs take as long as they take, a
+// stuck one is said at once. A CRD gone in the meantime is passed over. The controllers' sync
 // functions and queues are not exported, so they are run whole, on a
 // started informer, for the few milliseconds they take.
 func (s *Session) EstablishCRDs(ctx context.Context, names []string) error {
@@ -39,16 +42,11 @@ func (s *Session) EstablishCRDs(ctx context.Context, names []string) error {
 		return err
 	}
 	// The controllers stop with ctx.
-	var cancel context.CancelFunc
-	if s.timeout > 0 {
-		ctx, cancel = context.WithTimeout(ctx, s.timeout)
-	} else {
-		ctx, cancel = context.WithCancel(ctx)
-	}
+	ctx, cancel := context.WithCancelCause(ctx)
 	factory := apiextensionsinformers.NewSharedInformerFactory(client, 0)
 	// The informer stops with ctx, which Shutdown waits for.
 	defer func() {
-		cancel()
+		cancel(nil)
 		factory.Shutdown()
 	}()
 	informer := factory.Apiextensions().V1().CustomResourceDefinitions()
@@ -77,11 +75,14 @@ func (s *Session) EstablishCRDs(ctx context.Context, names []string) error {
 
 	lister := informer.Lister()
 	var refused error
+	progress := newProgress(s.timeout, func() { cancel(errNoProgress) })
+	defer progress.stop()
 	err = wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
 		if !informer.Informer().HasSynced() {
 			return false, nil
 		}
-		done := true
+		done, established := true, 0
+		defer func() { progress.made(established) }()
 		for _, name := range names {
 			crd, err := lister.Get(name)
 			switch {
@@ -94,7 +95,11 @@ func (s *Session) EstablishCRDs(ctx context.Context, names []string) error {
 				refused = fmt.Errorf("customresourcedefinition %s is not established: its names are not accepted: %s", name, c.Message)
 				return true, nil
 			}
-			done = done && apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established)
+			if apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
+				established++
+			} else {
+				done = false
+			}
 		}
 		return done, nil
 	})
@@ -102,9 +107,47 @@ func (s *Session) EstablishCRDs(ctx context.Context, names []string) error {
 	case refused != nil:
 		return refused
 	case err != nil:
-		return notEstablished(lister, names, errors.Join(err, context.Cause(ctx)))
+		// The cause: no progress, or the command's own end (Ctrl-C).
+		return notEstablished(lister, names, cmp.Or(context.Cause(ctx), err))
 	}
 	return nil
+}
+
+// errNoProgress ends establishing when a request timeout passed with no
+// CRD newly established.
+var errNoProgress = errors.New("no customresourcedefinition was established within the request timeout")
+
+// progress calls expire when timeout passes without a higher count than
+// the last; a zero timeout never expires.
+type progress struct {
+	mu    sync.Mutex
+	best  int
+	timer *time.Timer
+	reset func()
+}
+
+func newProgress(timeout time.Duration, expire func()) *progress {
+	p := &progress{best: -1, reset: func() {}}
+	if timeout > 0 {
+		p.timer = time.AfterFunc(timeout, expire)
+		p.reset = func() { p.timer.Reset(timeout) }
+	}
+	return p
+}
+
+func (p *progress) made(count int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if count > p.best {
+		p.best = count
+		p.reset()
+	}
+}
+
+func (p *progress) stop() {
+	if p.timer != nil {
+		p.timer.Stop()
+	}
 }
 
 // notEstablished says which CRD the controllers left unestablished, and
