@@ -27,12 +27,15 @@ import (
 type Options struct {
 	// Out gets the objects; ErrOut what could not be read, and warnings.
 	Out, ErrOut io.Writer
-	Output      render.Format
-	Print       *render.GetPrintFlags
+	// Output is -o as Print read it (GetPrintFlags.Format); Print holds
+	// kubectl's other output flags.
+	Output render.Format
+	Print  *render.GetPrintFlags
 	// Args are the command's arguments as given, for messages.
 	Args []string
 	// AllNamespaces prints a NAMESPACE column for namespaced types.
-	AllNamespaces                bool
+	AllNamespaces bool
+	// LabelSelector and FieldSelector are kubectl's -l and --field-selector.
 	LabelSelector, FieldSelector string
 	// ChunkSize is objects per page; 0 reads a list at once.
 	ChunkSize int64
@@ -40,7 +43,8 @@ type Options struct {
 	Revision int64
 	// IgnoreNotFound passes over named objects that do not exist, and
 	// says nothing when a list finds none.
-	IgnoreNotFound    bool
+	IgnoreNotFound bool
+	// ShowManagedFields keeps metadata.managedFields in yaml and json.
 	ShowManagedFields bool
 
 	// Watch and WatchOnly follow changes as kubectl get does, after
