@@ -17,6 +17,7 @@ import (
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/regctl/regctl/internal/apply"
+	"github.com/regctl/regctl/internal/get"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
 	"github.com/regctl/regctl/internal/target"
@@ -134,7 +135,7 @@ func runDelete(ctx context.Context, opts *deleteOptions) error {
 		return err
 	}
 	if total == 0 {
-		fmt.Fprintln(opts.IO.ErrOut, noResources([]stores.Target{targets[0].Target}))
+		fmt.Fprintln(opts.IO.ErrOut, get.NoResources([]stores.Target{targets[0].Target}))
 		return nil
 	}
 	return opts.deleteEach(ctx, doomed, total)

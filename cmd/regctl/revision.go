@@ -36,13 +36,3 @@ func (g *globalOptions) checkRevisionOn(ctx context.Context, client func(context
 	}
 	return etcdview.CheckRevision(ctx, c, g.Revision)
 }
-
-// checkRevisions is checkRevision for each target.
-func (g *globalOptions) checkRevisions(ctx context.Context, targets []stores.Target) error {
-	for _, t := range targets {
-		if err := g.checkRevision(ctx, t); err != nil {
-			return err
-		}
-	}
-	return nil
-}

@@ -1,0 +1,143 @@
+package get
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/regctl/regctl/internal/gctune"
+	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/stores"
+)
+
+// listOptions are the store list options of get's options; unreadable
+// values are reported as they are met.
+func (o *Options) listOptions() stores.ListOptions {
+	return stores.ListOptions{
+		LabelSelector: o.LabelSelector,
+		FieldSelector: o.FieldSelector,
+		ChunkSize:     o.ChunkSize,
+		Revision:      o.Revision,
+		OnError: func(key string, err error) {
+			fmt.Fprintf(o.ErrOut, "error: %s\n", render.OneLine(err))
+		},
+	}
+}
+
+// listTables pages through each type's store, keeping a table's cells (and
+// row metadata), and prints the tables once every list has been read to
+// its end: a list that stops early prints no table at all.
+func listTables(ctx context.Context, targets []stores.Target, o *Options) error {
+	o.boundHeap()
+	var tables []*render.ObjectTable
+	var unreadable error
+	for _, t := range targets {
+		table := o.newTable(t, o.AllNamespaces && t.Resource.Namespaced)
+		table.WithKind = len(targets) > 1
+		err := stores.List(ctx, t, o.listOptions(), func(p stores.Page) error {
+			if len(p.Items) == 0 {
+				return nil
+			}
+			tb, err := stores.Table(ctx, t, p.List)
+			if err == nil {
+				table.Append(tb)
+			}
+			return err
+		})
+		if !stores.WalkedToEnd(err) {
+			return listCut(ctx, t, err)
+		}
+		unreadable = cmp.Or(unreadable, err)
+		tables = append(tables, table)
+	}
+	printed, err := render.PrintTables(o.Out, o.Output, tables)
+	if err == nil && !printed && unreadable == nil && !o.IgnoreNotFound {
+		fmt.Fprintln(o.ErrOut, NoResources(targets))
+	}
+	return cmp.Or(unreadable, err)
+}
+
+// listObjects streams each type's objects, page by page, into one yaml or
+// json List (or names). A list that stops before its end leaves the
+// document open, so it never passes for the whole.
+func listObjects(ctx context.Context, targets []stores.Target, o *Options) error {
+	o.boundHeap()
+	lw := o.Print.NewListWriter(o.Out, o.Output)
+	var unreadable error
+	for _, t := range targets {
+		err := stores.List(ctx, t, o.listOptions(), func(p stores.Page) error {
+			for _, item := range p.Items {
+				obj, err := stores.ListItemToExternal(t, item)
+				if err != nil {
+					return err
+				}
+				if err := lw.Add(o.trim(obj)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if !stores.WalkedToEnd(err) {
+			lw.Cut()
+			return listCut(ctx, t, err)
+		}
+		unreadable = cmp.Or(unreadable, err)
+	}
+	// Values that could not be read were reported one by one; the rest is
+	// the whole list, printed in full, and the error still makes the exit
+	// code 1.
+	return cmp.Or(unreadable, lw.Close())
+}
+
+// listCut is the error of a list that stopped before its end: the
+// context's own error names what was being listed, other errors do.
+func listCut(ctx context.Context, t stores.Target, err error) error {
+	if err == ctx.Err() {
+		return fmt.Errorf("listing %s: %w", t.Path, err)
+	}
+	return err
+}
+
+// NoResources is what kubectl says when a list finds nothing: the
+// namespace, when every type was listed in one.
+func NoResources(targets []stores.Target) string {
+	for _, t := range targets {
+		if t.Namespace == "" {
+			return "No resources found"
+		}
+	}
+	return fmt.Sprintf("No resources found in %s namespace.", targets[0].Namespace)
+}
+
+// boundHeap bounds the heap while a list is read, unless the output holds
+// every object (--sort-by, templates): a bound meant for two pages would
+// then keep the collector running.
+func (o *Options) boundHeap() {
+	if !o.Print.HoldsObjects() {
+		gctune.BoundHeap()
+	}
+}
+
+// newTable starts a table of t's objects for kubectl's table printer, which
+// reads, for --sort-by, each row's object in the served version.
+func (o *Options) newTable(t stores.Target, withNamespace bool) *render.ObjectTable {
+	kind := schema.GroupKind{Group: t.Resource.Group, Kind: t.Resource.Kind}
+	return o.Print.NewTable(kind, withNamespace, func(obj runtime.Object) (runtime.Object, error) {
+		return stores.ListItemToExternal(t, obj)
+	})
+}
+
+// trim hides managedFields unless asked, as kubectl does.
+func (o *Options) trim(obj runtime.Object) runtime.Object {
+	if o.ShowManagedFields {
+		return obj
+	}
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj
+}
