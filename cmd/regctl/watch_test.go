@@ -504,17 +504,18 @@ func TestWatchUnreadableValues(t *testing.T) {
 }
 
 // waitWatchingEtcd creates marker pods through the stores until one is
-// printed.
-func waitWatchingEtcd(t *testing.T, s *liveEtcd, r *runningWatch) {
+// printed, and returns its name.
+func waitWatchingEtcd(t *testing.T, s *liveEtcd, r *runningWatch) string {
 	t.Helper()
 	for i := 0; i < 20; i++ {
 		name := fmt.Sprintf("m%d", markers.Add(1))
 		s.createPods(t, "default", 1, func(_ int, p *api.Pod) { p.Name = name })
 		if printedWithin(r, name, time.Second) {
-			return
+			return name
 		}
 	}
 	t.Fatalf("no marker pod printed; stderr %q", r.errOut.String())
+	return ""
 }
 
 func TestWatchBadInput(t *testing.T) {
@@ -595,9 +596,10 @@ func TestWatchFollowsKubectlOutputFlags(t *testing.T) {
 	} {
 		r := startWatch(t, append([]string{"get", "pods", "-w", s.flag()}, tc.args...)...)
 		r.waitFor(t, "the list", func(out string) bool { return strings.Contains(out, "pod-00001") })
-		waitWatchingEtcd(t, s, r)
+		// The marker's number is this test's own: other tests running
+		// beside it number theirs from the same counter.
+		marker := waitWatchingEtcd(t, s, r)
 		r.interrupt(t)
-		marker := fmt.Sprintf("m%d", markers.Load())
 		if out := r.out.String(); !tc.check(out, marker) {
 			t.Errorf("%v: unexpected output:\n%s", tc.args, out)
 		}
