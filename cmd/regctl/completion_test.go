@@ -99,34 +99,6 @@ func completeStandIn(t *testing.T, makeFunc func(*globalOptions) cobra.Completio
 	return completions(t, out.String())
 }
 
-func TestCompleteResources(t *testing.T) {
-	t.Parallel()
-	got, directive := completeStandIn(t, completeResources, "")
-	if directive != noFileComp {
-		t.Errorf("directive %s, want %s", directive, noFileComp)
-	}
-	for _, want := range []string{"pods\tPod", "po\tpods", "configmaps\tConfigMap", "cm\tconfigmaps", "namespaces\tNamespace",
-		"deployments\tDeployment", "deploy\tdeployments", "events\tEvent", "events.events.k8s.io\tEvent", "hpa\thorizontalpodautoscalers"} {
-		if !slices.Contains(got, want) {
-			t.Errorf("completions lack %q: %q", want, got)
-		}
-	}
-	if slices.ContainsFunc(got, func(c string) bool { return strings.Contains(c, "/") }) {
-		t.Errorf("completions offer a subresource: %q", got)
-	}
-
-	got, _ = completeStandIn(t, completeResources, "se")
-	want := []string{"secrets\tSecret", "serviceaccounts\tServiceAccount", "servicecidrs\tServiceCIDR", "services\tService"}
-	if !slices.Equal(got, want) {
-		t.Errorf("completing %q: got %q, want %q", "se", got, want)
-	}
-
-	got, _ = completeStandIn(t, completeResources, "pods", "")
-	if len(got) != 0 {
-		t.Errorf("completing a second argument: got %q, want nothing", got)
-	}
-}
-
 func TestCompleteResourceObjects(t *testing.T) {
 	t.Parallel()
 	sb := newSandbox(t)

@@ -3,34 +3,21 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/routes"
 	"github.com/regctl/regctl/internal/routetable"
-	"github.com/regctl/regctl/internal/storagemap"
 )
 
 type routesOptions struct {
 	*globalOptions
+	routes.Selection
 	Output render.Format
 	// Check is a committed route table to compare the live one with.
 	Check string
-	// Groups keeps only the routes of these API groups.
-	Groups []string
-	// HTTP prints the HTTP routes the server's installer registers
-	// instead of the storage map's paths.
-	HTTP bool
-	// Resources and Verbs keep only the HTTP routes to these paths of the
-	// map and with these installer actions.
-	Resources []string
-	Verbs     []string
 }
-
-var routesFormats = []render.Format{render.Table, render.Wide, render.YAML, render.JSON}
 
 func newRoutesCmd(g *globalOptions, runF func(context.Context, *routesOptions) error) *cobra.Command {
 	opts := &routesOptions{globalOptions: g}
@@ -89,15 +76,7 @@ the routes to some paths of the map (a resource names its subresources too),
   regctl routes --check http-routes.yaml`,
 		Args: cobra.NoArgs,
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			if g.Revision != 0 {
-				return errors.New("`--revision` is for get, keys, inspect and scan: routes shows the map the server builds now")
-			}
-			if !opts.HTTP && (len(opts.Resources) > 0 || len(opts.Verbs) > 0) {
-				return errors.New("`--resource` and `--verb` filter HTTP routes: add `--http`")
-			}
-			f, err := render.ParseFormat(output, routesFormats...)
-			opts.Output = f
-			return err
+			return opts.validate(output)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -113,47 +92,36 @@ the routes to some paths of the map (a resource names its subresources too),
 	cmd.Flags().StringSliceVar(&opts.Resources, "resource", nil, "With --http, only the routes to these paths of the map, a resource's subresources included (comma-separated)")
 	cmd.Flags().StringSliceVar(&opts.Verbs, "verb", nil, "With --http, only the routes of these installer actions (comma-separated)")
 	cmd.AddCommand(newRoutesDiffCmd(g, nil))
-	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(routesFormats...))
+	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(routes.Formats...))
 	_ = cmd.RegisterFlagCompletionFunc("resource", completeHTTPRoutes(g, routetable.HTTPRouteTable.Resources))
 	_ = cmd.RegisterFlagCompletionFunc("verb", completeHTTPRoutes(g, routetable.HTTPRouteTable.Actions))
 	return cmd
 }
 
-func runRoutes(ctx context.Context, opts *routesOptions) error {
-	if opts.Check != "" {
-		return checkRoutes(ctx, opts)
+// validate refuses flags that do not go together before the map is built.
+// --check's refusals exit 2, as its other troubles do.
+func (o *routesOptions) validate(output string) (err error) {
+	if o.Revision != 0 {
+		return errors.New("`--revision` is for get, keys, inspect and scan: routes shows the map the server builds now")
 	}
-	w, err := storagemap.Open(ctx, opts.sessionConfig())
-	if err != nil {
+	if !o.HTTP && (len(o.Resources) > 0 || len(o.Verbs) > 0) {
+		return errors.New("`--resource` and `--verb` filter HTTP routes: add `--http`")
+	}
+	if o.Output, err = render.ParseFormat(output, routes.Formats...); err != nil || o.Check == "" {
 		return err
 	}
-	defer w.Close()
-	if err := known("API group", "the map", opts.Groups, w.Map.Table.Groups()); err != nil {
-		return err
+	if o.Output != render.Table {
+		return exitTrouble(errors.New("`--check` prints a diff and takes no `-o`: for data, use `regctl routes diff FILE live -o json`"))
 	}
-	if !opts.HTTP {
-		return render.Print(opts.IO.Out, opts.Output, w.Map.Table.InGroups(opts.Groups))
-	}
-	t, err := w.Map.HTTPRoutes()
-	if err != nil {
-		return err
-	}
-	if err := known("resource", "the HTTP routes", opts.Resources, t.Resources()); err != nil {
-		return err
-	}
-	if err := known("action", "the HTTP routes", opts.Verbs, t.Actions()); err != nil {
-		return err
-	}
-	return render.Print(opts.IO.Out, opts.Output, t.Filter(routetable.HTTPFilter{Groups: opts.Groups, Resources: opts.Resources, Actions: opts.Verbs}))
-}
-
-// known refuses a name that is not among those of the table: a typo
-// would print an empty table.
-func known(what, where string, names, valid []string) error {
-	for _, n := range names {
-		if n != "" && !slices.Contains(valid, n) {
-			return fmt.Errorf("no %s %q in %s: it has %s", what, n, where, strings.Join(valid, ", "))
-		}
+	if len(o.Resources) > 0 || len(o.Verbs) > 0 {
+		return exitTrouble(errors.New("`--check` compares whole tables, or groups of them: `--resource` and `--verb` are for printing"))
 	}
 	return nil
+}
+
+func runRoutes(ctx context.Context, opts *routesOptions) error {
+	if opts.Check == "" {
+		return routes.Print(ctx, opts.IO.Out, opts.Output, opts.Selection, opts.openRoutes)
+	}
+	return diffStatus(routes.Check(ctx, opts.IO, routes.CheckOptions{File: opts.Check, Groups: opts.Groups, HTTP: opts.HTTP}, opts.openRoutes))
 }

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/routes"
 	"github.com/regctl/regctl/internal/routetable"
 )
 
@@ -126,109 +127,6 @@ func TestRoutesDiffJSONIsTheResult(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil || !got.Equal {
 		t.Errorf("equal tables: %s (%v)", stdout, err)
-	}
-}
-
-func TestRoutesDiffEqualAcrossFormats(t *testing.T) {
-	t.Parallel()
-	tab := readTable(t, diffOld)
-	asJSON := writeTable(t, "old.json", tab)
-	slices.Reverse(tab.Routes)
-	reversed := writeTable(t, "reversed.yaml", tab)
-	for _, pair := range [][2]string{{diffOld, asJSON}, {asJSON, diffOld}, {diffOld, reversed}, {diffOld, diffOld}} {
-		stdout, stderr, code := run(t, "routes", "diff", pair[0], pair[1])
-		if code != 0 || stdout != "" || stderr != "" {
-			t.Errorf("diff %s %s: exit %d, stdout %q, stderr %q; want 0 and no output", pair[0], pair[1], code, stdout, stderr)
-		}
-	}
-}
-
-// TestRoutesDiffEveryField changes each field the document has, one at a
-// time, and checks that the diff reports it, that --ignore and --only
-// apply to it and that -v lists it as informational.
-func TestRoutesDiffEveryField(t *testing.T) {
-	old := readTable(t, diffOld)
-	oldPath := writeTable(t, "old.yaml", old)
-	for _, name := range routetable.Fields() {
-		t.Run(name, func(t *testing.T) {
-			edited := readTable(t, diffOld)
-			var v reflect.Value
-			if f, ok := fieldByTag(reflect.ValueOf(&edited).Elem(), name); ok {
-				v = f // a table field
-			} else if f, ok := fieldByTag(reflect.ValueOf(&edited.Routes[0]).Elem(), name); ok {
-				v = f
-			} else {
-				t.Fatalf("no field %q in RouteTable or Route", name)
-			}
-			switch v.Kind() {
-			case reflect.String:
-				v.SetString(v.String() + "x")
-			case reflect.Slice:
-				v.Set(reflect.Append(v, reflect.ValueOf("x")))
-			case reflect.Map:
-				if v.IsNil() {
-					v.Set(reflect.MakeMap(v.Type()))
-				}
-				v.SetMapIndex(reflect.ValueOf("x"), reflect.ValueOf(true))
-			default:
-				t.Fatalf("field %q is a %s: extend this test", name, v.Kind())
-			}
-			newPath := writeTable(t, "new.json", edited)
-
-			stdout, stderr, code := run(t, "routes", "diff", oldPath, newPath)
-			if code != 1 || stderr != "" {
-				t.Fatalf("exit %d, stderr %q; want 1", code, stderr)
-			}
-			if !strings.Contains(stdout, "\n"+name+": ") && !strings.Contains(stdout, "\n  "+name+": ") {
-				t.Errorf("diff does not name %q:\n%s", name, stdout)
-			}
-
-			for _, args := range [][]string{{"--ignore", name}, {"--only", otherField(name)}} {
-				stdout, stderr, code = run(t, append([]string{"routes", "diff", oldPath, newPath}, args...)...)
-				if code != 0 || stdout != "" || stderr != "" {
-					t.Errorf("%v: exit %d, stdout %q, stderr %q; want 0 and no output", args, code, stdout, stderr)
-				}
-				stdout, _, code = run(t, append([]string{"routes", "diff", oldPath, newPath, "-v", "1"}, args...)...)
-				if code != 0 || !strings.Contains(stdout, name+": ") || !strings.HasSuffix(stdout, " (informational)\n") {
-					t.Errorf("%v -v 1: exit %d, stdout %q; want 0 and the change marked informational", args, code, stdout)
-				}
-			}
-
-			stdout, _, code = run(t, "routes", "diff", oldPath, newPath, "--only", name+","+otherField(name))
-			if code != 1 || strings.Contains(stdout, "informational") {
-				t.Errorf("--only %s: exit %d, stdout %q; want 1", name, code, stdout)
-			}
-		})
-	}
-}
-
-func fieldByTag(v reflect.Value, name string) (reflect.Value, bool) {
-	for i := range v.NumField() {
-		if tag, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ","); tag == name {
-			return v.Field(i), true
-		}
-	}
-	return reflect.Value{}, false
-}
-
-func otherField(name string) string {
-	if name == "keyPrefix" {
-		return "decorator"
-	}
-	return "keyPrefix"
-}
-
-func TestRoutesDiffAddedAndRemovedAlwaysCount(t *testing.T) {
-	t.Parallel()
-	tab := readTable(t, diffOld)
-	added := tab.Routes[len(tab.Routes)-1]
-	added.Path = "secrets/extra"
-	tab.Routes = append(tab.Routes[1:], added)
-	newPath := writeTable(t, "new.yaml", tab)
-	stdout, stderr, code := run(t, "routes", "diff", diffOld, newPath, "--only", "keyPrefix")
-	want := "--- " + diffOld + "\n+++ " + newPath + "\nadded: secrets/extra\nremoved: componentstatuses\n"
-	if code != 1 || stdout != want || stderr != "" {
-		t.Errorf("exit %d, stdout %q, stderr %q; want 1 and %q", code, stdout, stderr, want)
 	}
 }
 
@@ -388,7 +286,7 @@ func TestRoutesDiffFlags(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	want := routesDiffOptions{Old: "a.yaml", New: "live", Only: []string{"keyPrefix", "decorator"}, Ignore: []string{"verbs"}, Output: render.JSON}
+	want := routesDiffOptions{DiffOptions: routes.DiffOptions{Old: "a.yaml", New: "live", Only: []string{"keyPrefix", "decorator"}, Ignore: []string{"verbs"}, Output: render.JSON}}
 	if got == nil {
 		t.Fatal("runF was not called")
 	}
@@ -406,7 +304,7 @@ func TestRoutesDiffFlags(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if got == nil || got.Output != textFormat || got.Only != nil || got.Ignore != nil {
+	if got == nil || got.Output != routes.Text || got.Only != nil || got.Ignore != nil {
 		t.Errorf("options %+v, want text output and every field counted", got)
 	}
 }

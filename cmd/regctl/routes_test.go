@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -114,5 +116,40 @@ func TestRoutesOfSomeGroups(t *testing.T) {
 	_, stderr, code = run(t, "routes", "--api-group", "apss")
 	if code != 1 || !strings.Contains(stderr, `no API group "apss" in the map`) {
 		t.Errorf("unknown group: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestRoutesValidate: flags that do not go together are refused before
+// the map is built, --check's with exit status 2 as its other troubles.
+func TestRoutesValidate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args     []string
+		revision int64
+		code     int
+		want     string
+	}{
+		{[]string{"--check", "t.yaml", "-o", "json"}, 0, 2, "`--check` prints a diff and takes no `-o`: for data, use `regctl routes diff FILE live -o json`"},
+		{[]string{"--check", "t.yaml", "--http", "--verb", "get"}, 0, 2, "`--check` compares whole tables, or groups of them: `--resource` and `--verb` are for printing"},
+		{[]string{"--check", "t.yaml", "--resource", "pods"}, 0, 1, "`--resource` and `--verb` filter HTTP routes: add `--http`"},
+		{[]string{"--check", "t.yaml", "-o", "xml"}, 0, 1, `unknown output format "xml": valid values are table|wide|yaml|json`},
+		{[]string{"--check", "t.yaml"}, 3, 1, "`--revision` is for get, keys, inspect and scan: routes shows the map the server builds now"},
+	} {
+		cmd := newRoutesCmd(&globalOptions{Revision: tc.revision}, func(context.Context, *routesOptions) error {
+			t.Errorf("%v: ran", tc.args)
+			return nil
+		})
+		cmd.SetArgs(tc.args)
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		err := cmd.Execute()
+		code := 1
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code, err = ee.code, ee.err
+		}
+		if err == nil || err.Error() != tc.want || code != tc.code {
+			t.Errorf("%v: exit %d, %v; want %d, %q", tc.args, code, err, tc.code, tc.want)
+		}
 	}
 }

@@ -1,0 +1,14 @@
+package completion
+
+import (
+	"io"
+	"os"
+	"testing"
+
+	"github.com/regctl/regctl/internal/logs"
+)
+
+func TestMain(m *testing.M) {
+	logs.Setup(0, io.Discard)
+	os.Exit(m.Run())
+}
