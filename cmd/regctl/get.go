@@ -150,7 +150,7 @@ lists the revisions of an object.`,
 }
 
 func runGet(ctx context.Context, opts *getOptions) error {
-	ctx = withWarnings(ctx, opts.IO.ErrOut)
+	ctx = render.WithWarnings(ctx, opts.IO.ErrOut)
 	refs, err := target.ParseRefs(opts.Args, opts.Subresource, true)
 	if err != nil {
 		return err
@@ -164,7 +164,7 @@ func runGet(ctx context.Context, opts *getOptions) error {
 	for i, t := range named {
 		targets[i] = t.Target
 	}
-	if err := opts.checkRevisions(ctx, targets); err != nil {
+	if err := stores.CheckRevisions(ctx, targets, opts.Revision); err != nil {
 		return err
 	}
 	switch {
