@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/regctl/regctl/internal/apply"
+	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
 )
 
@@ -79,7 +80,7 @@ the way to bring back a deleted object from ` + "`regctl inspect TYPE/NAME --his
 }
 
 func runCreate(ctx context.Context, opts *createOptions) error {
-	ctx = withWarnings(ctx, opts.IO.ErrOut)
+	ctx = render.WithWarnings(ctx, opts.IO.ErrOut)
 	return opts.writeManifest(ctx, opts.Filenames, "", apply.Verb{
 		Name:    "created",
 		Options: stores.WriteOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager},

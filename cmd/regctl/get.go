@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -95,9 +94,6 @@ lists the revisions of an object.`,
 				return err
 			}
 			opts.complete(cmd, args, f)
-			if err := checkChunkSize(opts.Get.ChunkSize); err != nil {
-				return err
-			}
 			return opts.Get.Validate(g.Snapshot)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -137,7 +133,7 @@ func (o *getOptions) complete(cmd *cobra.Command, args []string, output render.F
 }
 
 func runGet(ctx context.Context, opts *getOptions) error {
-	ctx = withWarnings(ctx, opts.IO.ErrOut)
+	ctx = render.WithWarnings(ctx, opts.IO.ErrOut)
 	refs, err := target.ParseRefs(opts.Get.Args, opts.Subresource, true)
 	if err != nil {
 		return err
@@ -153,13 +149,4 @@ func runGet(ctx context.Context, opts *getOptions) error {
 		return &exitError{code: 1}
 	}
 	return err
-}
-
-// checkChunkSize refuses a negative page size, which has no meaning; 0
-// turns paging off.
-func checkChunkSize(n int64) error {
-	if n < 0 {
-		return fmt.Errorf("`--chunk-size` must be 0 (no paging) or more, not %d", n)
-	}
-	return nil
 }

@@ -2,31 +2,20 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/inspect"
 	"github.com/regctl/regctl/internal/render"
-	"github.com/regctl/regctl/internal/stores"
 	"github.com/regctl/regctl/internal/target"
 )
 
 type inspectOptions struct {
 	*globalOptions
 	target.Scope
-	Args   []string
-	Output render.Format
-	// History lists every revision of the object etcd still holds.
-	History bool
+	Args    []string
+	Inspect inspect.Options
 }
-
-var inspectFormats = []render.Format{render.Table, render.YAML, render.JSON}
 
 func newInspectCmd(g *globalOptions, runF func(context.Context, *inspectOptions) error) *cobra.Command {
 	opts := &inspectOptions{globalOptions: g}
@@ -62,8 +51,8 @@ writes nothing.`,
 		ValidArgsFunction: completeResourceObjects(g),
 		Args:              cobra.RangeArgs(1, 2),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
-			f, err := render.ParseFormat(output, inspectFormats...)
-			opts.Output = f
+			f, err := render.ParseFormat(output, inspect.Formats...)
+			opts.Inspect.Output, opts.Inspect.Revision = f, opts.Revision
 			opts.NamespaceSet = cmd.Flags().Changed("namespace")
 			return err
 		},
@@ -78,82 +67,21 @@ writes nothing.`,
 	fs := cmd.Flags()
 	fs.StringVarP(&output, "output", "o", string(render.Table), "Output format: table|yaml|json")
 	addNamespaceFlag(fs, &opts.Scope)
-	fs.BoolVar(&opts.History, "history", false, "List every revision of the object etcd still holds, deletions included, and what changed in each")
+	fs.BoolVar(&opts.Inspect.History, "history", false, "List every revision of the object etcd still holds, deletions included, and what changed in each")
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
-	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(inspectFormats...))
+	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(inspect.Formats...))
 	return cmd
 }
 
 func runInspect(ctx context.Context, opts *inspectOptions) error {
-	ref, err := target.ParseRef(opts.Args, "", false)
+	ref, err := inspect.Parse(opts.Args, opts.Inspect)
 	if err != nil {
 		return err
-	}
-	if len(ref.Names) != 1 || ref.Subresource != "" {
-		return fmt.Errorf("name exactly one object, e.g. `pods/web`")
-	}
-	if opts.History && opts.Revision != 0 {
-		return errors.New("`--history` lists every revision held: drop `--revision`")
 	}
 	w, t, err := opts.openLive(ctx, ref, opts.Scope, "")
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	if opts.History {
-		return inspectHistory(ctx, t, ref.Names[0], opts)
-	}
-	if err := opts.checkRevision(ctx, t); err != nil {
-		return err
-	}
-	key, info, err := etcdview.InspectObject(ctx, t.Handle, t.Namespace, ref.Names[0], opts.Revision)
-	if err != nil {
-		return err
-	}
-	if info == nil {
-		nf := apierrors.NewNotFound(schema.GroupResource{Resource: t.Path}, ref.Names[0])
-		return fmt.Errorf("%s (no key %s)", nf.Error(), key)
-	}
-	return render.Print(opts.IO.Out, opts.Output, info)
-}
-
-// inspectHistory lists the revisions of one object. An object that etcd
-// holds no revision of, not even its deletion, is NotFound.
-func inspectHistory(ctx context.Context, t stores.Target, name string, opts *inspectOptions) error {
-	h, err := stores.ObjectHistory(ctx, t, name)
-	if err != nil {
-		return err
-	}
-	if len(h.Revisions) == 0 {
-		nf := apierrors.NewNotFound(schema.GroupResource{Resource: t.Path}, name)
-		return fmt.Errorf("%s (etcd holds no revision of key %s since its last compaction)", nf.Error(), h.Key)
-	}
-	if opts.Output == render.Table {
-		return render.Print(opts.IO.Out, opts.Output, historyTable(h.Revisions))
-	}
-	return render.Print(opts.IO.Out, opts.Output, h)
-}
-
-// historyTable shows an object's revisions, one row each.
-type historyTable []stores.HistoryEntry
-
-func (historyTable) Header(bool) []string {
-	return []string{"ORDER", "REVISION", "EVENT", "VALUE SIZE", "CHANGED"}
-}
-
-func (t historyTable) Rows(bool) [][]string {
-	rows := make([][]string, 0, len(t))
-	for _, e := range t {
-		changed := strings.Join(e.Changed, ", ")
-		switch {
-		case e.Problem != "":
-			changed = "<unreadable: " + e.Problem + ">"
-		case e.Event == stores.EventUpdated && changed == "":
-			changed = "<only metadata.resourceVersion or managedFields>"
-		case changed == "":
-			changed = "<none>"
-		}
-		rows = append(rows, []string{strconv.Itoa(e.Order), strconv.FormatInt(e.Revision, 10), e.Event, strconv.Itoa(e.ValueSize), changed})
-	}
-	return rows
+	return inspect.Object(ctx, opts.IO.Out, t, ref.Names[0], opts.Inspect)
 }

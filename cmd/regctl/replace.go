@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/regctl/regctl/internal/apply"
+	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
 )
 
@@ -73,7 +74,7 @@ apiserver's --encryption-provider-config, or --allow-plaintext to write it anywa
 }
 
 func runReplace(ctx context.Context, opts *replaceOptions) error {
-	ctx = withWarnings(ctx, opts.IO.ErrOut)
+	ctx = render.WithWarnings(ctx, opts.IO.ErrOut)
 	return opts.writeManifest(ctx, opts.Filenames, opts.Subresource, apply.Verb{
 		Name:    "replaced",
 		Options: stores.WriteOptions{DryRun: opts.DryRun, CurrentVersion: opts.Force, FieldManager: opts.FieldManager},

@@ -496,23 +496,6 @@ func TestScanFlags(t *testing.T) {
 	}
 }
 
-func TestScanProgress(t *testing.T) {
-	if p := newProgress(&bytes.Buffer{}); p != nil {
-		t.Error("progress is shown on a stream that is not a terminal")
-	}
-	var out bytes.Buffer
-	p := &progress{w: &out}
-	p.show(scan.Progress{Keys: 10, Total: 100, Elapsed: 500 * time.Millisecond})
-	if out.Len() != 0 {
-		t.Errorf("progress shown before a second: %q", out.String())
-	}
-	p.show(scan.Progress{Keys: 30000, Bytes: 30 << 20, Total: 150000, Elapsed: 3 * time.Second})
-	p.done()
-	if want := "\r\033[K30000/150000 keys, 30.0 MiB, 10000 keys/s, 12s left\r\033[K"; out.String() != want {
-		t.Errorf("progress %q, want %q", out.String(), want)
-	}
-}
-
 // TestScanSetsTheApiserversLeasesApart scans the etcd of a running
 // kube-apiserver: the endpoint leases it keeps beside the map (its endpoint
 // reconciler's and its peer proxy's) are listed apart, not as orphans, so

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/spf13/pflag"
@@ -126,4 +127,20 @@ func addScopeFlags(fs *pflag.FlagSet, s *target.Scope) {
 // addNamespaceFlag is `-n` alone, for commands that work in one namespace.
 func addNamespaceFlag(fs *pflag.FlagSet, s *target.Scope) {
 	fs.StringVarP(&s.Namespace, "namespace", "n", metav1.NamespaceDefault, "Namespace of namespaced resources")
+}
+
+// openLiveAll builds the map on the user's etcd for a command on every
+// stored resource, with the client of `--etcd-servers` (dialed while the
+// map was built).
+func (g *globalOptions) openLiveAll(ctx context.Context) (*storagemap.Session, *clientv3.Client, error) {
+	w, err := g.buildLive(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	main, err := w.Client(ctx)
+	if err != nil {
+		w.Close()
+		return nil, nil, err
+	}
+	return w, main, nil
 }

@@ -82,7 +82,7 @@ func addPlaintextFlag(fs *pflag.FlagSet, o *writeOptions) {
 // checkFlags checks what every write is given beside its own flags.
 func (o *writeOptions) checkFlags(output string) error {
 	if o.Revision != 0 {
-		return errWriteAtRevision
+		return stores.ErrWriteAtRevision
 	}
 	// As the server checks the fieldManager a request names.
 	if errs := metav1validation.ValidateFieldManager(o.FieldManager, field.NewPath("fieldManager")); len(errs) > 0 {

@@ -4,7 +4,9 @@
 // decodes and checks it through the store), refuses the whole manifest if
 // any object is bad, writes each, and reports what became of each as
 // kubectl does. In a sandbox it establishes the CRDs it wrote and then
-// writes the custom resources that awaited them.
+// writes the custom resources that awaited them. It deletes objects too, as
+// delete does, through the stores of the types named, reported the same
+// way.
 //
 // It takes the map as an interface and what the session does beyond it as
 // function fields, so that it links nothing of the map's assembly

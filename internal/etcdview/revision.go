@@ -85,3 +85,31 @@ func OldestRevision(ctx context.Context, c *clientv3.Client) (int64, error) {
 	}
 	return 0, errors.New("finding etcd's last compaction: the watch ended without saying")
 }
+
+// ValidRevision refuses a `--revision` no etcd can have, before anything
+// is dialed: revisions start at 1, and 0 means now.
+func ValidRevision(rev int64) error {
+	if rev < 0 {
+		return fmt.Errorf("invalid `--revision` %d: etcd revisions start at 1", rev)
+	}
+	return nil
+}
+
+// CheckRevisionOn tells, before anything is read, whether the etcd that
+// dial reaches can still be read at `--revision` rev: a compacted or future
+// revision is one line naming the revisions that can be. Revision 0 is now,
+// with nothing to check and nothing dialed; a negative one is refused
+// before dialing.
+func CheckRevisionOn(ctx context.Context, dial func(context.Context) (*clientv3.Client, error), rev int64) error {
+	if rev == 0 {
+		return nil
+	}
+	if err := ValidRevision(rev); err != nil {
+		return err
+	}
+	c, err := dial(ctx)
+	if err != nil {
+		return err
+	}
+	return CheckRevision(ctx, c, rev)
+}

@@ -17,7 +17,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
 	"github.com/regctl/regctl/internal/target"
@@ -64,6 +63,9 @@ var ErrReported = errors.New("get failed, as reported")
 // not fit the list --watch prints first. snapshot names the etcd snapshot
 // read, if any, where nothing changes.
 func (o *Options) Validate(snapshot string) error {
+	if err := stores.CheckChunkSize(o.ChunkSize); err != nil {
+		return err
+	}
 	switch {
 	case o.watching() && snapshot != "":
 		return fmt.Errorf("%s is an etcd snapshot, where nothing changes: get without `-w`", snapshot)
@@ -93,7 +95,7 @@ func Run(ctx context.Context, named []target.Named, o Options) error {
 	for i, t := range named {
 		targets[i] = t.Target
 	}
-	if err := checkRevision(ctx, targets, o.Revision); err != nil {
+	if err := stores.CheckRevisions(ctx, targets, o.Revision); err != nil {
 		return err
 	}
 	switch {
@@ -113,29 +115,6 @@ func Run(ctx context.Context, named []target.Named, o Options) error {
 		return listTables(ctx, targets, &o)
 	}
 	return listObjects(ctx, targets, &o)
-}
-
-// checkRevision tells, before anything is read, whether the etcd of each
-// target can still be read at rev: a compacted or future revision is one
-// line naming the revisions that can be. Without a revision there is
-// nothing to check.
-func checkRevision(ctx context.Context, targets []stores.Target, rev int64) error {
-	switch {
-	case rev == 0:
-		return nil
-	case rev < 0:
-		return fmt.Errorf("invalid `--revision` %d: etcd revisions start at 1", rev)
-	}
-	for _, t := range targets {
-		c, err := t.Client(ctx)
-		if err != nil {
-			return err
-		}
-		if err := etcdview.CheckRevision(ctx, c, rev); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // getNamed reads each named object of each type; missing ones are reported

@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"context"
@@ -9,14 +9,14 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// withWarnings gives the context of a command that does what a kubectl
+// WithWarnings gives the context of a command that does what a kubectl
 // command does (get, create, replace, delete) a warning recorder: what the
 // server's code warns of while the command reads or writes (a deprecated
 // kind, a strategy's WarningsOnCreate...) is printed on errOut as kubectl
 // prints the warning headers of the server's responses, with the warning
 // writer kubectl sets up (NewKubectlCommand): "Warning: TEXT", each text
 // once.
-func withWarnings(ctx context.Context, errOut io.Writer) context.Context {
+func WithWarnings(ctx context.Context, errOut io.Writer) context.Context {
 	w := rest.NewWarningWriter(errOut, rest.WarningWriterOptions{Deduplicate: true, Color: printers.AllowsColorOutput(errOut)})
 	return warning.WithWarningRecorder(ctx, warningPrinter{w})
 }

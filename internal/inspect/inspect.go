@@ -1,0 +1,116 @@
+// Package inspect is `regctl inspect`: how one object is stored (its key,
+// revisions, lease, encoding, storage version and encryption, read from
+// etcd by etcdview), or every revision of it etcd still holds and what
+// changed in each (stores.ObjectHistory). The command hands it the
+// resolved target.
+package inspect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/target"
+)
+
+// Formats are the output formats inspect prints.
+var Formats = []render.Format{render.Table, render.YAML, render.JSON}
+
+// Options are what inspect shows, and how.
+type Options struct {
+	Output render.Format
+	// History lists every revision of the object etcd still holds.
+	History bool
+	// Revision is the etcd revision to read at; 0 is now.
+	Revision int64
+}
+
+// Parse reads inspect's arguments, which name exactly one object, and
+// checks the flags; it needs no etcd.
+func Parse(args []string, o Options) (target.Ref, error) {
+	ref, err := target.ParseRef(args, "", false)
+	if err != nil {
+		return target.Ref{}, err
+	}
+	if len(ref.Names) != 1 || ref.Subresource != "" {
+		return target.Ref{}, errors.New("name exactly one object, e.g. `pods/web`")
+	}
+	if o.History && o.Revision != 0 {
+		return target.Ref{}, errors.New("`--history` lists every revision held: drop `--revision`")
+	}
+	return ref, nil
+}
+
+// Object prints how the object name of t is stored, or with History every
+// revision of it etcd holds. An object with no key is NotFound, as the
+// server says it, with the key looked at.
+func Object(ctx context.Context, out io.Writer, t stores.Target, name string, o Options) error {
+	if o.History {
+		return history(ctx, out, t, name, o)
+	}
+	if err := stores.CheckRevision(ctx, t, o.Revision); err != nil {
+		return err
+	}
+	key, info, err := etcdview.InspectObject(ctx, t.Handle, t.Namespace, name, o.Revision)
+	if err != nil {
+		return err
+	}
+	if info == nil {
+		return fmt.Errorf("%s (no key %s)", notFound(t, name), key)
+	}
+	return render.Print(out, o.Output, info)
+}
+
+// history lists the revisions of one object. An object that etcd holds no
+// revision of, not even its deletion, is NotFound.
+func history(ctx context.Context, out io.Writer, t stores.Target, name string, o Options) error {
+	h, err := stores.ObjectHistory(ctx, t, name)
+	if err != nil {
+		return err
+	}
+	if len(h.Revisions) == 0 {
+		return fmt.Errorf("%s (etcd holds no revision of key %s since its last compaction)", notFound(t, name), h.Key)
+	}
+	if o.Output == render.Table {
+		return render.Print(out, o.Output, historyTable(h.Revisions))
+	}
+	return render.Print(out, o.Output, h)
+}
+
+// notFound is the server's NotFound line for the object.
+func notFound(t stores.Target, name string) string {
+	return apierrors.NewNotFound(schema.GroupResource{Resource: t.Path}, name).Error()
+}
+
+// historyTable shows an object's revisions, one row each.
+type historyTable []stores.HistoryEntry
+
+func (historyTable) Header(bool) []string {
+	return []string{"ORDER", "REVISION", "EVENT", "VALUE SIZE", "CHANGED"}
+}
+
+func (t historyTable) Rows(bool) [][]string {
+	rows := make([][]string, 0, len(t))
+	for _, e := range t {
+		changed := strings.Join(e.Changed, ", ")
+		switch {
+		case e.Problem != "":
+			changed = "<unreadable: " + e.Problem + ">"
+		case e.Event == stores.EventUpdated && changed == "":
+			changed = "<only metadata.resourceVersion or managedFields>"
+		case changed == "":
+			changed = "<none>"
+		}
+		rows = append(rows, []string{strconv.Itoa(e.Order), strconv.FormatInt(e.Revision, 10), e.Event, strconv.Itoa(e.ValueSize), changed})
+	}
+	return rows
+}

@@ -1,0 +1,138 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"golang.org/x/term"
+
+	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/gctune"
+	"github.com/regctl/regctl/internal/handle"
+	"github.com/regctl/regctl/internal/render"
+)
+
+// Formats are the output formats a scan's report prints in.
+var Formats = []render.Format{render.Table, render.Wide, render.YAML, render.JSON}
+
+// Request is one `regctl scan`: what to look at, at which revision, how
+// to print the report, and which findings fail it.
+type Request struct {
+	Output render.Format
+	// Only are the sections to report (--only), every one when empty.
+	Only []string
+	// FailOn are the kinds of finding that make the scan an error
+	// (--fail-on).
+	FailOn []string
+	// By splits each resource's figures: "namespace", or "" for none.
+	By string
+	// ChunkSize is how many keys one etcd range request reads.
+	ChunkSize int64
+	// Revision is the etcd revision to read at; 0 is now.
+	Revision int64
+}
+
+// Validate checks the request's flags; it needs no etcd.
+func (r Request) Validate() error {
+	if err := oneOf("--only", r.Only, Sections); err != nil {
+		return err
+	}
+	if err := oneOf("--fail-on", r.FailOn, FindingKinds); err != nil {
+		return err
+	}
+	if r.By != "" && r.By != "namespace" {
+		return fmt.Errorf("unknown --by %q: the one value is namespace", r.By)
+	}
+	if r.ChunkSize <= 0 {
+		return fmt.Errorf("--chunk-size must be positive, not %d", r.ChunkSize)
+	}
+	return nil
+}
+
+// oneOf checks a list flag's values.
+func oneOf(flag string, values, valid []string) error {
+	for _, v := range values {
+		if !slices.Contains(valid, v) {
+			return fmt.Errorf("unknown %s value %q: valid values are %s", flag, v, strings.Join(valid, ","))
+		}
+	}
+	return nil
+}
+
+// Scan runs the scan r asks for (Run) on main, the client of
+// `--etcd-servers`, and the handles of the map, in route table order;
+// prints the report on out; and fails when it found findings of a kind
+// r.FailOn names. While it runs, progress goes to errOut when that is a
+// terminal.
+func Scan(ctx context.Context, out, errOut io.Writer, main *clientv3.Client, etcdPrefix string, handles []*handle.Handle, r Request) error {
+	if err := etcdview.CheckRevisionOn(ctx, func(context.Context) (*clientv3.Client, error) { return main, nil }, r.Revision); err != nil {
+		return err
+	}
+	// What is live while scanning is a few pages; the rest is garbage.
+	gctune.BoundHeap()
+	opts := Options{Sections: SectionsFor(r.Only, r.FailOn), ByNamespace: r.By == "namespace", PageSize: r.ChunkSize, Revision: r.Revision}
+	p := newProgress(errOut)
+	if p != nil {
+		opts.Progress = p.show
+	}
+	report, err := Run(ctx, main, etcdPrefix, handles, opts)
+	p.done()
+	if err != nil {
+		return err
+	}
+	if err := render.Print(out, r.Output, report); err != nil {
+		return err
+	}
+	if failed := report.Failed(r.FailOn); len(failed) > 0 {
+		return fmt.Errorf("the scan found %s", strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+// progress shows a scan's progress on a terminal, once it has taken more
+// than a second, on one line rewritten in place.
+type progress struct {
+	w     io.Writer
+	shown bool
+}
+
+// newProgress is the progress shown on w, nil when w is no terminal.
+func newProgress(w io.Writer) *progress {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return &progress{w: w}
+}
+
+func (p *progress) show(s Progress) {
+	if s.Elapsed < time.Second {
+		return
+	}
+	p.shown = true
+	fmt.Fprintf(p.w, "\r\033[K%s", progressLine(s))
+}
+
+// done clears the line shown, if any; a nil progress showed none.
+func (p *progress) done() {
+	if p != nil && p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+// progressLine is "12000/150000 keys, 30.1 MiB, 8000 keys/s, 17s left".
+func progressLine(s Progress) string {
+	rate := float64(s.Keys) / s.Elapsed.Seconds()
+	line := fmt.Sprintf("%d/%d keys, %.1f MiB, %.0f keys/s", s.Keys, s.Total, float64(s.Bytes)/(1<<20), rate)
+	if rate > 0 && s.Total > s.Keys {
+		left := time.Duration(float64(s.Total-s.Keys)/rate) * time.Second
+		line += fmt.Sprintf(", %s left", left.Round(time.Second))
+	}
+	return line
+}

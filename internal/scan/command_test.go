@@ -1,0 +1,54 @@
+package scan
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestScanProgress(t *testing.T) {
+	if p := newProgress(&bytes.Buffer{}); p != nil {
+		t.Error("progress is shown on a stream that is not a terminal")
+	}
+	var out bytes.Buffer
+	p := &progress{w: &out}
+	p.show(Progress{Keys: 10, Total: 100, Elapsed: 500 * time.Millisecond})
+	if out.Len() != 0 {
+		t.Errorf("progress shown before a second: %q", out.String())
+	}
+	p.show(Progress{Keys: 30000, Bytes: 30 << 20, Total: 150000, Elapsed: 3 * time.Second})
+	p.done()
+	if want := "\r\033[K30000/150000 keys, 30.0 MiB, 10000 keys/s, 12s left\r\033[K"; out.String() != want {
+		t.Errorf("progress %q, want %q", out.String(), want)
+	}
+	// A scan on no terminal has no progress, and ends without a word.
+	var none *progress
+	none.done()
+}
+
+// TestRequestValidate checks scan's flags without an etcd.
+func TestRequestValidate(t *testing.T) {
+	ok := Request{ChunkSize: DefaultPageSize}
+	for _, c := range []struct {
+		name string
+		r    Request
+		want string
+	}{
+		{"defaults", ok, ""},
+		{"every section", Request{Only: Sections, FailOn: FindingKinds, By: "namespace", ChunkSize: 1}, ""},
+		{"unknown section", Request{Only: []string{"size", "sizes"}, ChunkSize: 1}, `unknown --only value "sizes": valid values are size,encoding,encryption,versions,corrupt,orphans`},
+		{"a section with no findings", Request{FailOn: []string{"size"}, ChunkSize: 1}, `unknown --fail-on value "size": valid values are encryption,versions,corrupt,orphans`},
+		{"unknown split", Request{By: "node", ChunkSize: 1}, `unknown --by "node": the one value is namespace`},
+		{"no pages", Request{}, "--chunk-size must be positive, not 0"},
+		{"--only first", Request{Only: []string{"x"}, FailOn: []string{"y"}, By: "z"}, `unknown --only value "x"`},
+	} {
+		err := c.r.Validate()
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
