@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/storagemap"
 )
 
@@ -128,7 +129,7 @@ func TestCompleteResourceObjects(t *testing.T) {
 		{"unknown resource", []string{etcd, "widgets", ""}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, directive := completeStandIn(t, completeResourceObjects, tc.args...)
+			got, directive := completeStandIn(t, func(g *globalOptions) cobra.CompletionFunc { return completion.ResourceObjects(g.completionFlags) }, tc.args...)
 			if !slices.Equal(got, tc.want) || directive != noFileComp {
 				t.Errorf("got %q %s, want %q %s", got, directive, tc.want, noFileComp)
 			}
@@ -138,11 +139,11 @@ func TestCompleteResourceObjects(t *testing.T) {
 
 func TestCompleteNamespaces(t *testing.T) {
 	t.Parallel()
-	if got, _ := completeStandIn(t, completeNamespaces, ""); len(got) != 0 {
+	if got, _ := completeStandIn(t, func(g *globalOptions) cobra.CompletionFunc { return completion.Namespaces(g.completionFlags) }, ""); len(got) != 0 {
 		t.Errorf("without an etcd: got %q, want nothing", got)
 	}
 	sb := newSandbox(t)
-	got, directive := completeStandIn(t, completeNamespaces, "--etcd-servers="+sb.etcdURL, "s")
+	got, directive := completeStandIn(t, func(g *globalOptions) cobra.CompletionFunc { return completion.Namespaces(g.completionFlags) }, "--etcd-servers="+sb.etcdURL, "s")
 	if want := []string{"shop"}; !slices.Equal(got, want) || directive != noFileComp {
 		t.Errorf("got %q %s, want %q %s", got, directive, want, noFileComp)
 	}

@@ -4,10 +4,9 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/regctl/regctl/internal/apply"
+	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
 )
@@ -74,33 +73,12 @@ the way to bring back a deleted object from ` + "`regctl inspect TYPE/NAME --his
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace for objects that do not name one")
 	addWriteFlags(fs, &opts.writeOptions, &output)
 	addManifestFlags(cmd, &opts.writeOptions)
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
-	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(writeFormats...))
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(writeFormats...))
 	return cmd
 }
 
 func runCreate(ctx context.Context, opts *createOptions) error {
 	ctx = render.WithWarnings(ctx, opts.IO.ErrOut)
-	return opts.writeManifest(ctx, opts.Filenames, "", apply.Verb{
-		Name:    "created",
-		Options: stores.WriteOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager},
-		Check: func(ctx context.Context, _ stores.WriteOptions, p stores.Planned, obj runtime.Object) error {
-			return stores.ValidateCreate(ctx, p.Target, asNew(obj))
-		},
-		Write: func(ctx context.Context, wo stores.WriteOptions, p stores.Planned, obj runtime.Object) (runtime.Object, error) {
-			return stores.Create(ctx, p.Target, asNew(obj), wo)
-		},
-	})
-}
-
-// asNew clears metadata.resourceVersion, the one field of an object read
-// back with get (now or at a --revision) that the store refuses on a
-// create: so that such output can be created again, to restore an object
-// as it was. uid, creationTimestamp and the like are set anew by the
-// store's create, as on the server.
-func asNew(obj runtime.Object) runtime.Object {
-	if m, err := meta.Accessor(obj); err == nil {
-		m.SetResourceVersion("")
-	}
-	return obj
+	return opts.writeManifest(ctx, opts.Filenames, "", apply.Create(stores.WriteOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager}))
 }

@@ -6,7 +6,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/regctl/regctl/internal/apply"
+	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/target"
 )
 
@@ -58,7 +60,7 @@ can be read is refused. What depended on the object may break.`,
 
   # Remove a secret whose value can no longer be decrypted or decoded
   regctl delete secrets/legacy-token -n kube-system --ignore-store-read-error-with-cluster-breaking-potential --feature-gates=AllowUnsafeMalformedObjectDeletion=true`,
-		ValidArgsFunction: completeResourceObjects(g),
+		ValidArgsFunction: completion.ResourceObjects(g.completionFlags),
 		Args:              cobra.MinimumNArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			opts.NamespaceSet = cmd.Flags().Changed("namespace")
@@ -80,8 +82,8 @@ can be read is refused. What depended on the object may break.`,
 	fs.Int64Var(&opts.Delete.GracePeriod, "grace-period", -1, "Seconds to give the object to terminate; -1 uses the object's own, 0 removes it at once")
 	fs.BoolVar(&opts.Delete.IgnoreStoreReadError, "ignore-store-read-error-with-cluster-breaking-potential", false, "Delete named objects whose stored value cannot be read, unread and without finalizers or preconditions (needs --feature-gates=AllowUnsafeMalformedObjectDeletion=true)")
 	addWriteFlags(fs, &opts.writeOptions, &output)
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
-	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(writeFormats...))
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(writeFormats...))
 	return cmd
 }
 
@@ -94,10 +96,10 @@ func runDelete(ctx context.Context, opts *deleteOptions) error {
 	if err := opts.Delete.Check(refs); err != nil {
 		return err
 	}
-	if err := opts.writable(); err != nil {
+	if err := opts.sessionConfig().Writable(); err != nil {
 		return err
 	}
-	w, targets, err := opts.openLiveTypes(ctx, refs, opts.Scope, "delete", target.Types)
+	w, targets, err := storagemap.OpenTargets(ctx, opts.sessionConfig(), refs, opts.Scope, "delete", target.Types)
 	if err != nil {
 		return err
 	}

@@ -6,8 +6,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/get"
 	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/target"
 )
 
@@ -86,7 +88,7 @@ lists the revisions of an object.`,
 
   # Every pod and its node, oldest first
   regctl get pods -A -o custom-columns=NAME:.metadata.name,NODE:.spec.nodeName --sort-by=.metadata.creationTimestamp`,
-		ValidArgsFunction: completeResourceObjects(g),
+		ValidArgsFunction: completion.ResourceObjects(g.completionFlags),
 		Args:              cobra.MinimumNArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			f, err := opts.Get.Print.Format(output, cmd.Flags().Changed("output"), getFormats...)
@@ -118,8 +120,8 @@ lists the revisions of an object.`,
 	fs.BoolVar(&opts.Get.WatchOnly, "watch-only", false, "Watch for changes without listing or getting first")
 	fs.BoolVar(&opts.Get.OutputWatchEvents, "output-watch-events", false, "Print watch events (ADDED, MODIFIED, DELETED) with --watch or --watch-only; objects listed first are ADDED events")
 	fs.StringVar(&opts.Get.ResourceVersion, "resource-version", "", "With --watch-only, print the changes made after this resourceVersion (an etcd revision) rather than from now")
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
-	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(append(getFormats, opts.Get.Print.KubectlFormats()...)...))
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(append(getFormats, opts.Get.Print.KubectlFormats()...)...))
 	return cmd
 }
 
@@ -138,7 +140,7 @@ func runGet(ctx context.Context, opts *getOptions) error {
 	if err != nil {
 		return err
 	}
-	w, named, err := opts.openLiveTypes(ctx, refs, opts.Scope, "get", target.Types)
+	w, named, err := storagemap.OpenTargets(ctx, opts.sessionConfig(), refs, opts.Scope, "get", target.Types)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/inspect"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/target"
@@ -48,7 +49,7 @@ writes nothing.`,
 
   # Every revision of a config map etcd still holds, and what changed in each
   regctl inspect configmaps/app-config -n shop --history`,
-		ValidArgsFunction: completeResourceObjects(g),
+		ValidArgsFunction: completion.ResourceObjects(g.completionFlags),
 		Args:              cobra.RangeArgs(1, 2),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			f, err := render.ParseFormat(output, inspect.Formats...)
@@ -68,8 +69,8 @@ writes nothing.`,
 	fs.StringVarP(&output, "output", "o", string(render.Table), "Output format: table|yaml|json")
 	addNamespaceFlag(fs, &opts.Scope)
 	fs.BoolVar(&opts.Inspect.History, "history", false, "List every revision of the object etcd still holds, deletions included, and what changed in each")
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
-	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(inspect.Formats...))
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(inspect.Formats...))
 	return cmd
 }
 

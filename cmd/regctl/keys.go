@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/keys"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap"
@@ -43,7 +44,7 @@ revision N, as long as etcd has not compacted it.`,
 
   # The key of one object, and whether it exists
   regctl keys pods/web -n shop --check`,
-		ValidArgsFunction: completeResourceObjects(g),
+		ValidArgsFunction: completion.ResourceObjects(g.completionFlags),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			f, err := render.ParseFormat(output, keys.Formats...)
 			opts.Keys.Output, opts.Keys.Revision = f, opts.Revision
@@ -66,8 +67,8 @@ revision N, as long as etcd has not compacted it.`,
 	addScopeFlags(fs, &opts.Scope)
 	fs.BoolVar(&opts.Keys.Check, "check", false, "With an object: read the key from etcd and show whether it exists")
 	fs.Int64Var(&opts.Keys.ChunkSize, "chunk-size", 10000, "Keys per etcd range request (keys only: etcd sends no values)")
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
-	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(keys.Formats...))
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(keys.Formats...))
 	return cmd
 }
 
@@ -77,7 +78,7 @@ func runKeys(ctx context.Context, opts *keysOptions) error {
 		return err
 	}
 	if ref == nil {
-		w, main, err := opts.openLiveAll(ctx)
+		w, main, err := storagemap.OpenAll(ctx, opts.sessionConfig())
 		if err != nil {
 			return err
 		}
@@ -93,21 +94,13 @@ func runKeys(ctx context.Context, opts *keysOptions) error {
 }
 
 // open builds the map for ref's resource and resolves it: on the user's
-// etcd when the keys are read there, else on an ephemeral one.
+// etcd when the keys are read there, else on any.
 func (o *keysOptions) open(ctx context.Context, ref target.Ref) (*storagemap.Session, stores.Target, error) {
-	if o.Keys.NeedsEtcd(ref.Names) {
-		return o.openLive(ctx, ref, o.Scope, "")
-	}
 	cfg := o.sessionConfig()
-	cfg.Only = ref.Resource
-	w, err := storagemap.Open(ctx, cfg)
+	cfg.MapOnly = !o.Keys.NeedsEtcd(ref.Names)
+	w, named, err := storagemap.OpenTargets(ctx, cfg, []target.Ref{ref}, o.Scope, "", target.Each)
 	if err != nil {
 		return nil, stores.Target{}, err
 	}
-	t, err := target.One(w.Map, ref, o.Scope)
-	if err != nil {
-		w.Close()
-		return nil, stores.Target{}, err
-	}
-	return w, t, nil
+	return w, named[0].Target, nil
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/regctl/regctl/internal/completion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -302,12 +303,12 @@ func TestKeysRefusesANegativeChunkSize(t *testing.T) {
 	}
 }
 
-// runTree runs the command tree with requireSubcommands applied.
+// runTree runs the command tree with completion.RequireSubcommands applied.
 func runTree(t *testing.T, args ...string) (stdout string, err error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	root := newRootCmd(IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut})
-	requireSubcommands(root)
+	completion.RequireSubcommands(root)
 	root.SetArgs(args)
 	err = root.ExecuteContext(context.Background())
 	return out.String(), err

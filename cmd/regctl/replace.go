@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/regctl/regctl/internal/apply"
+	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
 )
@@ -68,42 +66,12 @@ apiserver's --encryption-provider-config, or --allow-plaintext to write it anywa
 	fs.BoolVar(&opts.Force, "force", false, "Replace objects that carry no resourceVersion: read the current one first")
 	addWriteFlags(fs, &opts.writeOptions, &output)
 	addManifestFlags(cmd, &opts.writeOptions)
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(g))
-	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(writeFormats...))
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(writeFormats...))
 	return cmd
 }
 
 func runReplace(ctx context.Context, opts *replaceOptions) error {
 	ctx = render.WithWarnings(ctx, opts.IO.ErrOut)
-	return opts.writeManifest(ctx, opts.Filenames, opts.Subresource, apply.Verb{
-		Name:    "replaced",
-		Options: stores.WriteOptions{DryRun: opts.DryRun, CurrentVersion: opts.Force, FieldManager: opts.FieldManager},
-		// A dry-run update reads the stored object and runs the whole
-		// update on it, precondition included, and writes nothing.
-		Check: func(ctx context.Context, wo stores.WriteOptions, p stores.Planned, obj runtime.Object) error {
-			if err := opts.checkVersion(obj); err != nil {
-				return err
-			}
-			dry := wo
-			dry.DryRun = true
-			_, err := stores.Update(ctx, p.Target, obj, dry)
-			return err
-		},
-		Write: func(ctx context.Context, wo stores.WriteOptions, p stores.Planned, obj runtime.Object) (runtime.Object, error) {
-			return stores.Update(ctx, p.Target, obj, wo)
-		},
-	})
-}
-
-// checkVersion refuses an object without a resourceVersion, the precondition
-// of a replace, unless `--force`.
-func (opts *replaceOptions) checkVersion(obj runtime.Object) error {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return err
-	}
-	if m.GetResourceVersion() == "" && !opts.Force {
-		return fmt.Errorf("no metadata.resourceVersion: replace needs it as a precondition (or `--force` to use the current one)")
-	}
-	return nil
+	return opts.writeManifest(ctx, opts.Filenames, opts.Subresource, apply.Replace(stores.WriteOptions{DryRun: opts.DryRun, CurrentVersion: opts.Force, FieldManager: opts.FieldManager}))
 }

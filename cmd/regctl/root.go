@@ -13,6 +13,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2"
 
+	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap"
@@ -179,7 +180,7 @@ etcd, regctl builds the map on an ephemeral in-process etcd.`,
 		newDeleteCmd(g, nil),
 		newScanCmd(g, nil),
 	)
-	requireSubcommands(cmd)
+	completion.RequireSubcommands(cmd)
 	cmd.SetUsageTemplate(withIgnoredFlagsLine(cmd.UsageTemplate()))
 	return cmd
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/routes"
 	"github.com/regctl/regctl/internal/routetable"
@@ -92,9 +93,9 @@ the routes to some paths of the map (a resource names its subresources too),
 	cmd.Flags().StringSliceVar(&opts.Resources, "resource", nil, "With --http, only the routes to these paths of the map, a resource's subresources included (comma-separated)")
 	cmd.Flags().StringSliceVar(&opts.Verbs, "verb", nil, "With --http, only the routes of these installer actions (comma-separated)")
 	cmd.AddCommand(newRoutesDiffCmd(g, nil))
-	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(routes.Formats...))
-	_ = cmd.RegisterFlagCompletionFunc("resource", completeHTTPRoutes(g, routetable.HTTPRouteTable.Resources))
-	_ = cmd.RegisterFlagCompletionFunc("verb", completeHTTPRoutes(g, routetable.HTTPRouteTable.Actions))
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(routes.Formats...))
+	_ = cmd.RegisterFlagCompletionFunc("resource", completion.HTTPRoutes(g.completionFlags, routetable.HTTPRouteTable.Resources))
+	_ = cmd.RegisterFlagCompletionFunc("verb", completion.HTTPRoutes(g.completionFlags, routetable.HTTPRouteTable.Actions))
 	return cmd
 }
 

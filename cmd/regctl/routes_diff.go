@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -72,14 +71,7 @@ Exit status: 0 when the tables are equal, 1 when they differ, 2 on error.`,
   regctl routes --http -o yaml > http-routes.yaml
   regctl routes diff http-routes.yaml live --ignore storage`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 2 {
-				noun := "arguments"
-				if len(args) == 1 {
-					noun = "argument"
-				}
-				return exitTrouble(fmt.Errorf("want two route tables, OLD and NEW, got %d %s", len(args), noun))
-			}
-			return nil
+			return diffStatus(false, routes.DiffArgs(args))
 		},
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			f, err := render.ParseFormat(output, routes.DiffFormats...)

@@ -6,8 +6,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/scan"
+	"github.com/regctl/regctl/internal/storagemap"
 )
 
 type scanOptions struct {
@@ -80,12 +82,12 @@ and cron. While it runs, progress goes to stderr when that is a terminal.`,
 	fs.StringSliceVar(&opts.Scan.FailOn, "fail-on", nil, "Exit 1 when the scan finds any finding of these kinds (comma-separated): "+strings.Join(scan.FindingKinds, ","))
 	fs.StringVar(&opts.Scan.By, "by", "", "Split each resource's figures by: namespace")
 	fs.Int64Var(&opts.Scan.ChunkSize, "chunk-size", scan.DefaultPageSize, "Keys read per etcd range request")
-	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(scan.Formats...))
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(scan.Formats...))
 	return cmd
 }
 
 func runScan(ctx context.Context, opts *scanOptions) error {
-	w, main, err := opts.openLiveAll(ctx)
+	w, main, err := storagemap.OpenAll(ctx, opts.sessionConfig())
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,10 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/regctl/regctl/internal/buildinfo"
+	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap"
 )
@@ -47,7 +46,7 @@ etcd (which regctl embeds) it was built against.`,
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", string(versionText), "Output format: text|yaml|json")
-	_ = cmd.RegisterFlagCompletionFunc("output", completeFormats(versionFormats...))
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(versionFormats...))
 	return cmd
 }
 
@@ -56,15 +55,5 @@ func runVersion(opts *versionOptions) error {
 	if opts.Output != versionText {
 		return render.Print(opts.IO.Out, opts.Output, info)
 	}
-	fields := info.Fields()
-	width := 0
-	for _, f := range fields {
-		width = max(width, len(f[0])+1)
-	}
-	for _, f := range fields {
-		if _, err := fmt.Fprintf(opts.IO.Out, "%-*s %s\n", width, f[0]+":", f[1]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return render.Fields(opts.IO.Out, info.Fields())
 }

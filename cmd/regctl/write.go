@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -29,7 +28,7 @@ type writeOptions struct {
 	// values are encrypted (create and replace).
 	AllowPlaintext bool
 	// Validation is kubectl's --validate (create and replace).
-	Validation validation
+	Validation apply.Validation
 	// FieldManager is kubectl's --field-manager (create and replace): the
 	// manager managedFields records the write as.
 	FieldManager string
@@ -51,26 +50,6 @@ func addManifestFlags(cmd *cobra.Command, o *writeOptions) {
 	o.Validation = metav1.FieldValidationStrict
 	f := fs.VarPF(&o.Validation, "validate", "", "Field validation, as kubectl's: strict (unknown or duplicate fields are errors), warn (they are warnings) or ignore; a custom resource's unknown fields are pruned unless strict")
 	f.NoOptDefVal = "strict"
-}
-
-// validation is kubectl's --validate, read as kubectl reads it into the
-// fieldValidation it asks the apiserver for.
-type validation string
-
-func (v *validation) String() string { return strings.ToLower(string(*v)) }
-func (v *validation) Type() string   { return "string" }
-func (v *validation) Set(s string) error {
-	switch strings.ToLower(s) {
-	case "strict", "true":
-		*v = metav1.FieldValidationStrict
-	case "warn":
-		*v = metav1.FieldValidationWarn
-	case "ignore", "false":
-		*v = metav1.FieldValidationIgnore
-	default:
-		return fmt.Errorf("valid values are strict|warn|ignore, not %q", s)
-	}
-	return nil
 }
 
 // addPlaintextFlag is `--allow-plaintext`, for the commands that write
@@ -103,7 +82,7 @@ func (o *writeOptions) parseOutput(s string) error {
 // writeManifest writes the manifest in filenames with v (apply.Run), on
 // the map of the user's etcd, which it builds once the manifest is read.
 func (o *writeOptions) writeManifest(ctx context.Context, filenames []string, subresource string, v apply.Verb) error {
-	if err := o.writable(); err != nil {
+	if err := o.sessionConfig().Writable(); err != nil {
 		return err
 	}
 	live := &liveMap{o: o}

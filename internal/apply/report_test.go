@@ -271,3 +271,20 @@ func TestWrittenAndPlannedNames(t *testing.T) {
 		t.Errorf("writtenName(nil) = %v (%v), want the manifest's kind and name", got, err)
 	}
 }
+
+func TestVerbsTakeWhatGetPrints(t *testing.T) {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", ResourceVersion: "42"}}
+	if asNew(cm); cm.ResourceVersion != "" {
+		t.Errorf("a create keeps resourceVersion %q, which the store refuses", cm.ResourceVersion)
+	}
+	if err := hasVersion(cm, false); err != errNoVersion {
+		t.Errorf("a replace without a resourceVersion: %v, want %v", err, errNoVersion)
+	}
+	if err := hasVersion(cm, true); err != nil {
+		t.Errorf("a replace with --force: %v", err)
+	}
+	cm.ResourceVersion = "42"
+	if err := hasVersion(cm, false); err != nil {
+		t.Errorf("a replace with a resourceVersion: %v", err)
+	}
+}

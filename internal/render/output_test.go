@@ -252,3 +252,13 @@ func TestOneLine(t *testing.T) {
 		t.Errorf("OneLine = %q, want %q", got, want)
 	}
 }
+
+func TestFieldsAreAligned(t *testing.T) {
+	var b strings.Builder
+	if err := Fields(&b, [][2]string{{"regctl", "v1"}, {"kubernetes", "v1.36.3"}}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "regctl:     v1\nkubernetes: v1.36.3\n"; b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
+	}
+}

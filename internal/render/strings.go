@@ -73,3 +73,18 @@ func (s *StringList) Close() error {
 func (s *StringList) Cut() error {
 	return cut(s.w, s.format, s.n)
 }
+
+// Fields prints "key: value" lines, the values aligned one space past the
+// longest key, as `regctl version` prints its fields.
+func Fields(w io.Writer, fields [][2]string) error {
+	width := 0
+	for _, f := range fields {
+		width = max(width, len(f[0])+1)
+	}
+	for _, f := range fields {
+		if _, err := fmt.Fprintf(w, "%-*s %s\n", width, f[0]+":", f[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

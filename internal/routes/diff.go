@@ -215,3 +215,15 @@ func write(w io.Writer, format render.Format, res interface{ WriteText(io.Writer
 	}
 	return nil
 }
+
+// DiffArgs checks a diff's arguments: two tables, OLD and NEW.
+func DiffArgs(args []string) error {
+	if len(args) == 2 {
+		return nil
+	}
+	noun := "arguments"
+	if len(args) == 1 {
+		noun = "argument"
+	}
+	return fmt.Errorf("want two route tables, OLD and NEW, got %d %s", len(args), noun)
+}

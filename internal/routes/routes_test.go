@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -365,5 +366,19 @@ func TestPrint(t *testing.T) {
 	}
 	if l.closed != l.opened {
 		t.Errorf("built %d times, released %d", l.opened, l.closed)
+	}
+}
+
+func TestDiffArgs(t *testing.T) {
+	for n, want := range map[int]string{
+		0: "want two route tables, OLD and NEW, got 0 arguments",
+		1: "want two route tables, OLD and NEW, got 1 argument",
+		2: "",
+		3: "want two route tables, OLD and NEW, got 3 arguments",
+	} {
+		err := DiffArgs(make([]string, n))
+		if got := fmt.Sprint(err); (err == nil) != (want == "") || err != nil && got != want {
+			t.Errorf("%d arguments: %v, want %q", n, err, want)
+		}
 	}
 }

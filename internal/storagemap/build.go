@@ -54,6 +54,10 @@ type Config struct {
 	// Without it a custom resource's field manager deduces types from the
 	// objects it sees.
 	FieldManagement bool
+	// MapOnly says that a command needs only the map, not data, so that
+	// OpenTargets builds it on an ephemeral etcd when none is named: keys
+	// prints where objects would be stored.
+	MapOnly bool
 
 	// embedded is the sandbox's etcd, already running, that Reopen hands
 	// from one map to the next.

@@ -1,0 +1,99 @@
+package storagemap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/regctl/regctl/internal/target"
+)
+
+// ErrNoEtcd is what a command that works on data says when none is named:
+// it must not dial a default address and hang, nor read the empty etcd
+// the map is otherwise built on. Each way to name the data is one item of
+// the list.
+var ErrNoEtcd = errors.New("no etcd given: name the data to work on with " + strings.Join([]string{
+	"`--etcd-servers` (and the TLS flags) or etcdctl's ETCDCTL_ENDPOINTS (and ETCDCTL_CACERT, ETCDCTL_CERT, ETCDCTL_KEY) for an etcd",
+	"`--data-dir DIR` for a sandbox, an etcd inside regctl on DIR",
+	"`--snapshot FILE` for an etcd snapshot, read-only",
+}, ", or ") + "; `regctl routes` works without one")
+
+// EtcdGiven tells whether cfg names data to work on: an etcd, a sandbox or
+// a snapshot.
+func (cfg Config) EtcdGiven() bool {
+	return len(cfg.Options.Server.Etcd.StorageConfig.Transport.ServerList) > 0 || cfg.DataDir != "" || cfg.Snapshot != ""
+}
+
+// Writable refuses a write to a snapshot, before anything is read.
+func (cfg Config) Writable() error {
+	if cfg.Snapshot != "" {
+		return fmt.Errorf("%s is an etcd snapshot, which regctl only reads: write to a live etcd (`--etcd-servers`)", cfg.Snapshot)
+	}
+	return nil
+}
+
+// OpenData is Open for a command on data: it refuses to build the map on
+// an ephemeral etcd when cfg names none.
+func OpenData(ctx context.Context, cfg Config) (*Session, error) {
+	if !cfg.EtcdGiven() {
+		return nil, ErrNoEtcd
+	}
+	return Open(ctx, cfg)
+}
+
+// OpenAll is OpenData for a command on every stored resource, with the
+// client of `--etcd-servers` (dialed while the map was built).
+func OpenAll(ctx context.Context, cfg Config) (*Session, *clientv3.Client, error) {
+	s, err := OpenData(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	main, err := s.Client(ctx)
+	if err != nil {
+		s.Close()
+		return nil, nil, err
+	}
+	return s, main, nil
+}
+
+// Resolve turns refs into targets of a map: target.Each, target.Types.
+type Resolve func(target.Resolver, []target.Ref, target.Scope) ([]target.Named, error)
+
+// OpenTargets opens a session on the data cfg names, with a map of only
+// what refs name (cfg.Only), and resolves refs in it with resolve. When
+// verb is set, each path must serve it. With cfg.MapOnly the map may be
+// built on an ephemeral etcd when cfg names none. The caller closes the
+// session.
+func OpenTargets(ctx context.Context, cfg Config, refs []target.Ref, scope target.Scope, verb string, resolve Resolve) (*Session, []target.Named, error) {
+	if err := scope.Check(); err != nil {
+		return nil, nil, err
+	}
+	only := make([]string, len(refs))
+	for i, r := range refs {
+		only[i] = r.Resource
+	}
+	cfg.Only = strings.Join(only, ",")
+	open := OpenData
+	if cfg.MapOnly {
+		open = Open
+	}
+	s, err := open(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	targets, err := resolve(s.Map, refs, scope)
+	for _, t := range targets {
+		if err == nil && verb != "" && !slices.Contains(t.Resource.Verbs, verb) {
+			err = fmt.Errorf("%s does not serve %s: only %s", t.Path, verb, strings.Join(t.Resource.Verbs, ", "))
+		}
+	}
+	if err != nil {
+		s.Close()
+		return nil, nil, err
+	}
+	return s, targets, nil
+}
