@@ -1,4 +1,4 @@
-package target
+package target_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/target"
 )
 
 // storageMap is the map of a default server, built on an ephemeral etcd.
@@ -56,7 +57,7 @@ var kubectlArgs = [][]string{
 // objects of the same types in the same order.
 func TestArgumentsAreReadAsKubectlsBuilderReadsThem(t *testing.T) {
 	m := storageMap(t)
-	scope := Scope{Namespace: "default"}
+	scope := target.Scope{Namespace: "default"}
 	for _, args := range kubectlArgs {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			result := resource.NewFakeBuilder(
@@ -65,7 +66,7 @@ func TestArgumentsAreReadAsKubectlsBuilderReadsThem(t *testing.T) {
 				func() (restmapper.CategoryExpander, error) { return restmapper.SimpleCategoryExpander{}, nil },
 			).Unstructured().NamespaceParam(scope.Namespace).DefaultNamespace().
 				ResourceTypeOrNameArgs(true, args...).RequireObject(false).Do()
-			refs, err := ParseRefs(args, "", false)
+			refs, err := target.ParseRefs(args, "", false)
 			if kerr := result.Err(); kerr != nil || err != nil {
 				switch {
 				case kerr == nil:
@@ -92,7 +93,7 @@ func TestArgumentsAreReadAsKubectlsBuilderReadsThem(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			targets, err := Types(m, refs, scope)
+			targets, err := target.Types(m, refs, scope)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,29 +115,29 @@ func TestArgumentsAreReadAsKubectlsBuilderReadsThem(t *testing.T) {
 // alone, passed over among several types; -A for all, never with names.
 func TestScope(t *testing.T) {
 	m := storageMap(t)
-	shop := Scope{Namespace: "shop", NamespaceSet: true}
-	all := Scope{Namespace: "default", AllNamespaces: true}
+	shop := target.Scope{Namespace: "shop", NamespaceSet: true}
+	all := target.Scope{Namespace: "default", AllNamespaces: true}
 	for _, tc := range []struct {
 		args  []string
-		scope Scope
+		scope target.Scope
 		// want is each target's path and namespace, or the error.
 		want string
 	}{
 		{[]string{"pods"}, shop, "pods@shop"},
 		{[]string{"pods"}, all, "pods@"},
-		{[]string{"nodes"}, Scope{Namespace: "default"}, "nodes@"},
+		{[]string{"nodes"}, target.Scope{Namespace: "default"}, "nodes@"},
 		{[]string{"nodes"}, shop, "error: nodes is cluster-scoped: drop `-n shop`"},
 		{[]string{"pods,nodes"}, shop, "pods@shop nodes@"},
 		{[]string{"pods", "web"}, all, "error: `--all-namespaces` cannot be used with object names: pick a namespace with `-n`"},
-		{[]string{"pods"}, Scope{Namespace: "Shop"}, "error: invalid namespace \"Shop\" in `-n`: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"},
-		{[]string{"pods"}, Scope{AllFlag: true}, "error: `-n` is empty: name a namespace, or use `-A` for all namespaces"},
+		{[]string{"pods"}, target.Scope{Namespace: "Shop"}, "error: invalid namespace \"Shop\" in `-n`: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"},
+		{[]string{"pods"}, target.Scope{AllFlag: true}, "error: `-n` is empty: name a namespace, or use `-A` for all namespaces"},
 	} {
-		refs, err := ParseRefs(tc.args, "", false)
+		refs, err := target.ParseRefs(tc.args, "", false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var got []string
-		named, err := Types(m, refs, tc.scope)
+		named, err := target.Types(m, refs, tc.scope)
 		if err != nil {
 			got = []string{"error: " + err.Error()}
 		} else {
@@ -153,14 +154,14 @@ func TestScope(t *testing.T) {
 // TestSubresourceArguments reads regctl's pods/status NAME form, and
 // refuses a slash with nothing after it.
 func TestSubresourceArguments(t *testing.T) {
-	refs, err := ParseRefs([]string{"pods/status", "web", "db"}, "", true)
+	refs, err := target.ParseRefs([]string{"pods/status", "web", "db"}, "", true)
 	if err != nil || len(refs) != 1 || refs[0].Resource != "pods" || refs[0].Subresource != "status" || !slices.Equal(refs[0].Names, []string{"web", "db"}) {
 		t.Errorf("pods/status web db: %+v, %v", refs, err)
 	}
-	if _, err := ParseRefs([]string{"pods/", "web"}, "", true); err == nil || !strings.Contains(err.Error(), "name a subresource after the slash") {
+	if _, err := target.ParseRefs([]string{"pods/", "web"}, "", true); err == nil || !strings.Contains(err.Error(), "name a subresource after the slash") {
 		t.Errorf("pods/ web: %v", err)
 	}
-	if _, err := ParseRef([]string{"pods/a", "svc/b"}, "", false); err == nil || err.Error() != "pods and svc are two types: this command works on one at a time" {
+	if _, err := target.ParseRef([]string{"pods/a", "svc/b"}, "", false); err == nil || err.Error() != "pods and svc are two types: this command works on one at a time" {
 		t.Errorf("two types for one: %v", err)
 	}
 }
