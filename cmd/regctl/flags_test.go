@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/storagemap"
+)
+
+// parseFlags runs a command's flag parsing and validation with a runF that
+// keeps the options and does nothing: no etcd is named, none is dialed.
+// The options are nil when the flags were refused.
+func parseFlags[O any](t *testing.T, newCmd func(*globalOptions, func(context.Context, *O) error) *cobra.Command, revision int64, args ...string) (*O, error) {
+	t.Helper()
+	g := &globalOptions{IO: IOStreams{In: &bytes.Buffer{}, Out: io.Discard, ErrOut: io.Discard}, Server: storagemap.NewOptions(), RequestTimeout: 5 * time.Second, Revision: revision}
+	var got *O
+	cmd := newCmd(g, func(_ context.Context, o *O) error { got = o; return nil })
+	cmd.SetArgs(args)
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	err := cmd.ExecuteContext(context.Background())
+	if err != nil && got != nil {
+		t.Fatalf("%v: runF ran though the flags were refused: %v", args, err)
+	}
+	return got, err
+}
+
+// refused checks that args are refused with a message holding want.
+func refused[O any](t *testing.T, newCmd func(*globalOptions, func(context.Context, *O) error) *cobra.Command, revision int64, want string, args ...string) {
+	t.Helper()
+	if _, err := parseFlags(t, newCmd, revision, args...); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%v: %v, want an error saying %q", args, err, want)
+	}
+}
+
+// TestFlagsAreReadAndCheckedWithoutEtcd parses each command's flags as a
+// user gives them into its options, and refuses bad ones, before anything
+// is dialed: the options each command hands to its one library call.
+func TestFlagsAreReadAndCheckedWithoutEtcd(t *testing.T) {
+	t.Parallel()
+	t.Run("get", func(t *testing.T) {
+		o, err := parseFlags(t, newGetCmd, 0, "pods", "-n", "shop", "-o", "yaml", "--chunk-size", "7", "-l", "app=web", "--subresource", "status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Namespace != "shop" || !o.NamespaceSet || o.Get.Output != render.YAML || o.Get.ChunkSize != 7 || o.Get.LabelSelector != "app=web" || o.Subresource != "status" || strings.Join(o.Get.Args, " ") != "pods" {
+			t.Errorf("options %+v", o)
+		}
+		refused(t, newGetCmd, 0, "`--chunk-size` must be 0 (no paging) or more, not -1", "pods", "--chunk-size", "-1")
+		refused(t, newGetCmd, 5, "`--resource-version` and `--revision` both say where a watch starts", "pods", "-w", "--resource-version", "3")
+		refused(t, newGetCmd, 0, "valid values are", "pods", "-o", "toml")
+	})
+	t.Run("keys", func(t *testing.T) {
+		o, err := parseFlags(t, newKeysCmd, 9, "pods", "web", "--check", "-o", "json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !o.Keys.Check || o.Keys.Output != render.JSON || o.Keys.Revision != 9 || strings.Join(o.Args, " ") != "pods web" {
+			t.Errorf("options %+v", o)
+		}
+		refused(t, newKeysCmd, 0, "`--chunk-size` must be 0 (no paging) or more, not -2", "--chunk-size", "-2")
+	})
+	t.Run("inspect", func(t *testing.T) {
+		o, err := parseFlags(t, newInspectCmd, 0, "secrets/db", "-n", "shop", "--history", "-o", "json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !o.Inspect.History || o.Inspect.Output != render.JSON || o.Namespace != "shop" || strings.Join(o.Args, " ") != "secrets/db" {
+			t.Errorf("options %+v", o)
+		}
+	})
+	t.Run("scan", func(t *testing.T) {
+		o, err := parseFlags(t, newScanCmd, 0, "--only", "encryption,orphans", "--fail-on", "orphans", "--by", "namespace")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(o.Scan.Only, ",") != "encryption,orphans" || strings.Join(o.Scan.FailOn, ",") != "orphans" || o.Scan.By != "namespace" {
+			t.Errorf("options %+v", o.Scan)
+		}
+		refused(t, newScanCmd, 0, `unknown --only value "everything"`, "--only", "everything")
+		refused(t, newScanCmd, 0, `unknown --by "group"`, "--by", "group")
+	})
+	t.Run("create", func(t *testing.T) {
+		o, err := parseFlags(t, newCreateCmd, 0, "-f", "a.yaml,b.yaml", "--validate=warn", "--field-manager", "ops", "--dry-run", "-o", "name", "-n", "shop")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(o.Filenames, " ") != "a.yaml b.yaml" || string(o.Validation) != metav1.FieldValidationWarn || o.FieldManager != "ops" || !o.DryRun || o.Output != render.Name || !o.NamespaceSet {
+			t.Errorf("options %+v", o)
+		}
+		o, err = parseFlags(t, newCreateCmd, 0, "-f", "a.yaml", "--validate")
+		if err != nil || string(o.Validation) != metav1.FieldValidationStrict || o.FieldManager != "regctl" {
+			t.Errorf("--validate alone: %+v, %v; want strict, and regctl as the field manager", o, err)
+		}
+		refused(t, newCreateCmd, 4, "`--revision` is for reads", "-f", "a.yaml")
+		refused(t, newCreateCmd, 0, "`--field-manager`", "-f", "a.yaml", "--field-manager", strings.Repeat("m", 129))
+		refused(t, newCreateCmd, 0, "valid values are strict|warn|ignore", "-f", "a.yaml", "--validate=loose")
+		refused(t, newCreateCmd, 0, "valid values are", "-f", "a.yaml", "-o", "wide")
+	})
+	t.Run("replace", func(t *testing.T) {
+		o, err := parseFlags(t, newReplaceCmd, 0, "-f", "-", "--force", "--subresource", "status", "--validate=ignore")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !o.Force || o.Subresource != "status" || string(o.Validation) != metav1.FieldValidationIgnore || strings.Join(o.Filenames, " ") != "-" {
+			t.Errorf("options %+v", o)
+		}
+	})
+	t.Run("delete", func(t *testing.T) {
+		o, err := parseFlags(t, newDeleteCmd, 0, "pods", "-l", "app=batch", "-A", "--grace-period", "0", "--ignore-not-found")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Delete.LabelSelector != "app=batch" || !o.AllNamespaces || o.Delete.GracePeriod != 0 || !o.Delete.IgnoreNotFound || strings.Join(o.Args, " ") != "pods" {
+			t.Errorf("options %+v", o)
+		}
+		refused(t, newDeleteCmd, 2, "`--revision` is for reads", "pods/web")
+	})
+}
