@@ -69,6 +69,15 @@ type Handle struct {
 	NewFieldManager func() (*FieldManager, error)
 }
 
+// Target is one path of the map, resolved from what the user typed: its
+// handle, and the namespace to work in.
+type Target struct {
+	*Handle
+	// Namespace is where to look; empty for cluster-scoped resources and for
+	// all namespaces.
+	Namespace string
+}
+
 // FieldManager is the field manager the server's create and update
 // handlers of a path run on what they write (the one the installer, or for
 // a custom resource the CRD handler, puts in the path's

@@ -105,7 +105,7 @@ func Delete(ctx context.Context, t Target, name string, opts DeleteOptions) (Del
 		last = obj.DeepCopyObject()
 		return nil
 	}
-	out, removed, err := deleter.Delete(t.context(ctx), name, validate, options)
+	out, removed, err := deleter.Delete(requestContext(ctx, t), name, validate, options)
 	if err != nil {
 		// What validate refused is about a value the store did read.
 		var refusedHere *unwrittenError

@@ -26,14 +26,9 @@ import (
 	"github.com/regctl/regctl/internal/handle"
 )
 
-// Target is one path of the map, resolved from what the user typed: its
-// handle, and the namespace to work in.
-type Target struct {
-	*handle.Handle
-	// Namespace is where to look; empty for cluster-scoped resources and for
-	// all namespaces.
-	Namespace string
-}
+// Target is one path of the map and the namespace to work in
+// (handle.Target).
+type Target = handle.Target
 
 // Identity is who regctl reads and writes as: a member of system:masters,
 // which is what access to etcd amounts to. Stores that check the requester
@@ -41,13 +36,13 @@ type Target struct {
 // it, and the map's authorizer allows it.
 var Identity = &user.DefaultInfo{Name: "regctl", Groups: []string{user.SystemPrivilegedGroup, user.AllAuthenticated}}
 
-// context carries what a request to the apiserver would: the namespace, the
+// requestContext carries what a request to the apiserver would: the namespace, the
 // user, and request info naming the resource, which stores use in their
 // errors. The warnings the server adds to every request to the path are
 // added to the context's warning recorder, if it has one, as the server's
 // handler adds them before calling the store; the store and its strategy
 // add theirs (WarningsOnCreate, WarningsOnUpdate) to the same recorder.
-func (t Target) context(ctx context.Context) context.Context {
+func requestContext(ctx context.Context, t Target) context.Context {
 	for _, w := range t.Warnings {
 		warning.AddWarning(ctx, "", w)
 	}
@@ -119,7 +114,7 @@ func List(ctx context.Context, t Target, opts ListOptions, fn func(Page) error) 
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(t.context(ctx))
+	ctx, cancel := context.WithCancel(requestContext(ctx, t))
 	pages, wait := readPages(ctx, t, lister, *lo, opts.Revision)
 	defer func() {
 		cancel()
@@ -306,7 +301,7 @@ func Table(ctx context.Context, t Target, obj runtime.Object) (*metav1.Table, er
 	if !ok {
 		return nil, fmt.Errorf("%s has no table printer", t.Path)
 	}
-	table, err := conv.ConvertToTable(t.context(ctx), obj, &metav1.TableOptions{})
+	table, err := conv.ConvertToTable(requestContext(ctx, t), obj, &metav1.TableOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("printing %s: %w", t.Path, err)
 	}

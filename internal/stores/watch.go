@@ -74,7 +74,7 @@ func Watch(ctx context.Context, t Target, opts WatchOptions, fn func(watch.Event
 	// value that cannot be decoded panic the process, in a goroutine no
 	// recover reaches. regctl wants the error event the server sends.
 	etcd3.TestOnlySetFatalOnDecodeError(false)
-	ctx, cancel := context.WithCancel(t.context(ctx))
+	ctx, cancel := context.WithCancel(requestContext(ctx, t))
 	defer cancel()
 	if opts.OnLost != nil {
 		c, err := t.Client(ctx)

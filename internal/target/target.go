@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/regctl/regctl/internal/handle"
-	"github.com/regctl/regctl/internal/stores"
 )
 
 // Resolver is what resolving needs of the storage map: its names, as
@@ -152,16 +151,16 @@ func kubectlArgsError(args []string) error {
 // Named is a resolved type and the objects named of it (none for a
 // list).
 type Named struct {
-	stores.Target
+	handle.Target
 	Names []string
 }
 
 // One turns a reference to one type into a target in the map,
 // checking scope.
-func One(m Resolver, ref Ref, scope Scope) (stores.Target, error) {
+func One(m Resolver, ref Ref, scope Scope) (handle.Target, error) {
 	targets, err := Each(m, []Ref{ref}, scope)
 	if err != nil {
-		return stores.Target{}, err
+		return handle.Target{}, err
 	}
 	return targets[0].Target, nil
 }
@@ -227,19 +226,19 @@ func Types(m Resolver, refs []Ref, scope Scope) ([]Named, error) {
 // scoped is the target of the resource of base (or its subresource)
 // in the namespace scope says. strict refuses `-n` for a cluster-scoped
 // resource, which can only be a slip when it is the one type named.
-func scoped(m Resolver, base *handle.Handle, ref Ref, scope Scope, strict bool) (stores.Target, error) {
+func scoped(m Resolver, base *handle.Handle, ref Ref, scope Scope, strict bool) (handle.Target, error) {
 	res := base.Resource
 	h, err := m.Subresource(base, ref.Subresource)
 	if err != nil {
-		return stores.Target{}, err
+		return handle.Target{}, err
 	}
-	t := stores.Target{Handle: h}
+	t := handle.Target{Handle: h}
 	if scope.AllNamespaces && len(ref.Names) > 0 {
-		return stores.Target{}, errors.New("`--all-namespaces` cannot be used with object names: pick a namespace with `-n`")
+		return handle.Target{}, errors.New("`--all-namespaces` cannot be used with object names: pick a namespace with `-n`")
 	}
 	switch {
 	case !res.Namespaced && scope.NamespaceSet && strict:
-		return stores.Target{}, fmt.Errorf("%s is cluster-scoped: drop `-n %s`", res.Name, scope.Namespace)
+		return handle.Target{}, fmt.Errorf("%s is cluster-scoped: drop `-n %s`", res.Name, scope.Namespace)
 	case !res.Namespaced, scope.AllNamespaces:
 		t.Namespace = metav1.NamespaceAll
 	default:
