@@ -267,6 +267,7 @@ func (w *slowWriter) Write(p []byte) (int, error) {
 }
 
 func TestRequestTimeoutBoundsEachRequestNotTheCommand(t *testing.T) {
+	t.Parallel()
 	s := newLiveEtcd(t)
 	s.createPods(t, "default", 40, nil)
 	for _, timeout := range []string{"1s", "0"} {
@@ -340,6 +341,7 @@ func memberWithoutQuorum(t *testing.T) string {
 }
 
 func TestAMemberWithoutQuorumSaysSo(t *testing.T) {
+	t.Parallel()
 	endpoint := memberWithoutQuorum(t)
 	start := time.Now()
 	_, stderr, code := runWithin(t, 20*time.Second, "get", "pods", "--request-timeout=5s", "--etcd-servers="+endpoint)

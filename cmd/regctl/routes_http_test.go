@@ -38,6 +38,7 @@ func httpRoutes(t *testing.T, args ...string) routetable.HTTPRouteTable {
 }
 
 func TestRoutesHTTPFilters(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, code := run(t, "routes", "--http", "--resource", "pods", "--verb", "watch,watchlist")
 	want := `METHOD   PATH                                               ACTION      RESOURCE
 GET      /api/v1/watch/namespaces/{namespace}/pods          watchlist   pods
@@ -130,6 +131,7 @@ func TestRoutesHTTPFollowsRuntimeConfig(t *testing.T) {
 }
 
 func TestRoutesHTTPFlags(t *testing.T) {
+	t.Parallel()
 	var got *routesOptions
 	cmd := newRoutesCmd(&globalOptions{}, func(_ context.Context, o *routesOptions) error {
 		got = o
@@ -146,6 +148,7 @@ func TestRoutesHTTPFlags(t *testing.T) {
 }
 
 func TestRoutesHTTPDiff(t *testing.T) {
+	t.Parallel()
 	doc, _, code := run(t, "routes", "--http", "-o", "yaml")
 	if code != 0 {
 		t.Fatal("routes --http -o yaml failed")
@@ -225,6 +228,7 @@ func TestRoutesHTTPDiff(t *testing.T) {
 }
 
 func TestRoutesHTTPCompletion(t *testing.T) {
+	t.Parallel()
 	stdout, _, _ := run(t, "__complete", "routes", "--http", "--verb", "watch")
 	got, directive := completions(t, stdout)
 	if want := []string{"watch", "watchlist"}; !slices.Equal(got, want) || directive != ":6" {
