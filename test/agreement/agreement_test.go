@@ -4,6 +4,7 @@ package agreement
 
 import (
 	"encoding/json"
+	"flag"
 	"io"
 	"os"
 	"strings"
@@ -22,6 +23,15 @@ import (
 
 func TestMain(m *testing.M) {
 	logs.Setup(0, io.Discard)
+	// The tests on default feature gates run side by side, four at a time:
+	// a server's start is mostly waiting. Those that set feature gates or
+	// an emulated version, which are the process's, run alone.
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", "4")
+	}
 	os.Exit(m.Run())
 }
 
@@ -29,6 +39,7 @@ func TestMain(m *testing.M) {
 // embedded etcd, reads its discovery of every group and version, and
 // compares every path with regctl's route table built against the same etcd.
 func TestDiscoveryAgreesWithKubeAPIServer(t *testing.T) {
+	t.Parallel()
 	server := apiserver.Start(t)
 	client, endpoint := server.Client, server.EtcdURL
 	discoveryAgrees(t, client, apiserver.Map(t, "--etcd-servers="+endpoint))
@@ -37,6 +48,7 @@ func TestDiscoveryAgreesWithKubeAPIServer(t *testing.T) {
 // TestDiscoveryAgreesWithEveryAPIOn does the same with every API group
 // version enabled, alpha and beta included.
 func TestDiscoveryAgreesWithEveryAPIOn(t *testing.T) {
+	t.Parallel()
 	server := apiserver.Start(t, "--runtime-config=api/all=true")
 	client, endpoint := server.Client, server.EtcdURL
 	discoveryAgrees(t, client, apiserver.Map(t, "--etcd-servers="+endpoint, "--runtime-config=api/all=true"))

@@ -26,6 +26,7 @@ var widgets = schema.GroupVersionResource{Group: "example.com", Version: "v1", R
 // discovery, storage decisions, keys, names; and building the map, which
 // reads the CRDs and APIServices, writes nothing.
 func TestExtensionServersAgreeWithKubeAPIServer(t *testing.T) {
+	t.Parallel()
 	s := apiserver.Start(t)
 	crd := apiserver.CreateWidgetsCRD(t, s)
 	ctx := context.Background()

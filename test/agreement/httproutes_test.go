@@ -21,6 +21,7 @@ import (
 // the same paths, each with the installer's action the server publishes as
 // x-kubernetes-action.
 func TestHTTPRoutesAgreeWithOpenAPI(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		flags   []string
@@ -52,6 +53,7 @@ func TestHTTPRoutesAgreeWithOpenAPI(t *testing.T) {
 // version: their routes are gone from regctl's routes and from the
 // server's OpenAPI alike.
 func TestHTTPRoutesFollowRuntimeConfig(t *testing.T) {
+	t.Parallel()
 	flags := []string{"--runtime-config=batch/v1/cronjobs=false,autoscaling/v2=false"}
 	w := apiserver.Map(t, flags...)
 	w.Close()

@@ -14,6 +14,7 @@ import (
 // with a resource of another group off beside it): a kube-apiserver takes
 // them, and serves what regctl's map holds.
 func TestRuntimeConfigOfTheCoreGroupAgreesWithKubeAPIServer(t *testing.T) {
+	t.Parallel()
 	for _, value := range []string{"v1=true", "api/v1=true,batch/v1/cronjobs=false"} {
 		t.Run(value, func(t *testing.T) {
 			flag := "--runtime-config=" + value
