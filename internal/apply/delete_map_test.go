@@ -7,12 +7,11 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/regctl/regctl/internal/logs"
-	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/storagemap/maptest"
 	"github.com/regctl/regctl/internal/target"
 )
 
@@ -26,15 +25,7 @@ func TestMain(m *testing.M) {
 // are not there.
 func TestDeleteOnAMap(t *testing.T) {
 	ctx := context.Background()
-	s, err := storagemap.Open(ctx, storagemap.Config{Options: storagemap.NewOptions(), Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	main, err := s.Client(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, main := maptest.Open(t)
 	for _, name := range []string{"a", "b", "c"} {
 		value := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `","namespace":"shop","labels":{"tier":"cache"},"uid":"u-` + name + `"}}`
 		if _, err := main.Put(ctx, "/registry/configmaps/shop/"+name, value); err != nil {

@@ -6,48 +6,12 @@ import (
 	"errors"
 	"strconv"
 	"testing"
-	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	"k8s.io/apiserver/pkg/registry/rest"
-	api "k8s.io/kubernetes/pkg/apis/core"
-
-	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/render"
-	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/storagemap/maptest"
 	"github.com/regctl/regctl/internal/stores"
 	"github.com/regctl/regctl/internal/target"
 )
-
-// configMaps builds the map on a real embedded etcd and returns the target
-// of config maps in namespace, and a function that creates one in it
-// through the server's store.
-func configMaps(t *testing.T, namespace string) (stores.Target, func(name string)) {
-	t.Helper()
-	e, err := etcdview.StartEmbedded(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	opts := storagemap.NewOptions()
-	opts.Server.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
-	s, err := storagemap.Open(context.Background(), storagemap.Config{Options: opts, Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	h := s.Map.Handles["configmaps"]
-	create := func(name string) {
-		t.Helper()
-		ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), namespace)
-		cm := &api.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
-		if _, err := h.Storage.(rest.Creater).Create(ctx, cm, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return stores.Target{Handle: h, Namespace: namespace}, create
-}
 
 // run is Run with output as -o gives it, and what it printed on each
 // stream.
@@ -66,7 +30,7 @@ func run(t *testing.T, named []target.Named, output string, o Options) (out, err
 // TestRunOnAStore reads through a real store: named objects, a missing
 // one, an empty list, and a list at an earlier revision.
 func TestRunOnAStore(t *testing.T) {
-	cms, create := configMaps(t, "shop")
+	cms, create := maptest.ConfigMaps(t, "shop")
 	create("a")
 	rev, err := stores.Revision(context.Background(), cms)
 	if err != nil {

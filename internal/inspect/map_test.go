@@ -7,11 +7,10 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/render"
-	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/storagemap/maptest"
 	"github.com/regctl/regctl/internal/target"
 )
 
@@ -24,15 +23,7 @@ func TestMain(m *testing.M) {
 // a default server's map, and one that was never written.
 func TestInspectOnAMap(t *testing.T) {
 	ctx := context.Background()
-	s, err := storagemap.Open(ctx, storagemap.Config{Options: storagemap.NewOptions(), Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	main, err := s.Client(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, main := maptest.Open(t)
 	for _, data := range []string{"1", "2"} {
 		value := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"app","namespace":"shop"},"data":{"a":"` + data + `"}}`
 		if _, err := main.Put(ctx, "/registry/configmaps/shop/app", value); err != nil {

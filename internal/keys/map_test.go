@@ -9,12 +9,11 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/render"
-	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/storagemap/maptest"
 	"github.com/regctl/regctl/internal/target"
 )
 
@@ -27,15 +26,7 @@ func TestMain(m *testing.M) {
 // built on an ephemeral etcd, with three config map keys written in it.
 func TestKeysOnAMap(t *testing.T) {
 	ctx := context.Background()
-	s, err := storagemap.Open(ctx, storagemap.Config{Options: storagemap.NewOptions(), Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	main, err := s.Client(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, main := maptest.Open(t)
 	var rev int64
 	for _, key := range []string{"/registry/configmaps/shop/a", "/registry/configmaps/shop/b", "/registry/configmaps/other/c"} {
 		resp, err := main.Put(ctx, key, "value")

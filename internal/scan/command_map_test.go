@@ -7,11 +7,10 @@ import (
 	"io"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/render"
-	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/storagemap/maptest"
 )
 
 func TestMain(m *testing.M) {
@@ -24,21 +23,13 @@ func TestMain(m *testing.M) {
 // orphans once the report is printed, and passes it without.
 func TestScanOnAMap(t *testing.T) {
 	ctx := context.Background()
-	s, err := storagemap.Open(ctx, storagemap.Config{Options: storagemap.NewOptions(), Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	main, err := s.Client(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, main := maptest.Open(t)
 	if _, err := main.Put(ctx, "/registry/widgets.example.com/shop/w", "{}"); err != nil {
 		t.Fatal(err)
 	}
 	r := Request{Output: render.JSON, Only: []string{Orphans}, FailOn: []string{Orphans}, ChunkSize: DefaultPageSize}
 	var out bytes.Buffer
-	err = Scan(ctx, &out, io.Discard, main, s.Map.Table.EtcdPrefix, s.Map.Ordered(), r)
+	err := Scan(ctx, &out, io.Discard, main, s.Map.Table.EtcdPrefix, s.Map.Ordered(), r)
 	if err == nil || err.Error() != "the scan found 1 orphans finding" {
 		t.Errorf("--fail-on orphans: %v", err)
 	}

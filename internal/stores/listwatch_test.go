@@ -7,51 +7,18 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	"k8s.io/apiserver/pkg/registry/rest"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
-	"github.com/regctl/regctl/internal/etcdview"
-	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/storagemap/maptest"
 	"github.com/regctl/regctl/internal/stores"
 )
-
-// configMapsOnEtcd builds the map on a real embedded etcd and returns the
-// target of config maps in namespace default, and a function that creates
-// one through the server's store.
-func configMapsOnEtcd(t *testing.T) (stores.Target, func(name string)) {
-	t.Helper()
-	e, err := etcdview.StartEmbedded(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	opts := storagemap.NewOptions()
-	opts.Server.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
-	w, err := storagemap.Open(context.Background(), storagemap.Config{Options: opts, Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	h := w.Map.Handles["configmaps"]
-	create := func(name string) {
-		t.Helper()
-		ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), "default")
-		cm := &api.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}
-		if _, err := h.Storage.(rest.Creater).Create(ctx, cm, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return stores.Target{Handle: h, Namespace: "default"}, create
-}
 
 // TestListThenWatchMissesNothingAndShowsNothingTwice: what is listed is
 // not reported again by the watch, and a change made once the list is read
 // is reported.
 func TestListThenWatchMissesNothingAndShowsNothingTwice(t *testing.T) {
-	target, create := configMapsOnEtcd(t)
+	target, create := maptest.ConfigMaps(t, "default")
 	create("a")
 	create("b")
 	// A watch that missed c would wait for it until the deadline.
@@ -86,7 +53,7 @@ func TestListThenWatchMissesNothingAndShowsNothingTwice(t *testing.T) {
 }
 
 func TestListThenWatchOfAMissingObjectIsNotFound(t *testing.T) {
-	target, create := configMapsOnEtcd(t)
+	target, create := maptest.ConfigMaps(t, "default")
 	create("a")
 	err := stores.ListThenWatch(context.Background(), target, stores.ListThenWatchOptions{Name: "nope"},
 		func(stores.Page) error { return nil }, func() error { return nil },

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,8 +13,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
-	"github.com/regctl/regctl/internal/etcdview"
-	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/storagemap/maptest"
 )
 
 // realConfigMaps is the server's config map store of namespace default on
@@ -29,19 +27,7 @@ type realConfigMaps struct {
 
 func newRealConfigMaps(t *testing.T) realConfigMaps {
 	t.Helper()
-	e, err := etcdview.StartEmbedded(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	opts := storagemap.NewOptions()
-	opts.Server.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
-	w, err := storagemap.Open(context.Background(), storagemap.Config{Options: opts, Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	target := Target{Handle: w.Map.Handles["configmaps"], Namespace: "default"}
+	target, _ := maptest.ConfigMaps(t, "default")
 	c, err := target.Client(context.Background())
 	if err != nil {
 		t.Fatal(err)
