@@ -30,9 +30,9 @@ import (
 // informer of the CRDs through the loopback client, until each CRD named
 // is established, or its names are refused, or a request timeout passes
 // with none newly established: many CRDs take as long as they take, a
-// stuck one is said at once. A CRD gone in the meantime is passed over. The controllers' sync
-// functions and queues are not exported, so they are run whole, on a
-// started informer, for the few milliseconds they take.
+// stuck one is said at once. A CRD gone in the meantime is passed over.
+// The controllers' sync functions and queues are not exported, so they are
+// run whole, on a started informer, for the few milliseconds they take.
 func (s *Session) EstablishCRDs(ctx context.Context, names []string) error {
 	if len(names) == 0 {
 		return nil
