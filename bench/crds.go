@@ -110,13 +110,13 @@ func crds(dir, launcher, regctl string, n, pods, count int) error {
 	}
 	fmt.Println()
 	fmt.Println("one-shot, on the sandbox of pods:")
-	t := newTable(launcher, 56, false)
+	t := newTable(launcher, 60, false)
 	t.row(fmt.Sprintf("regctl create -f (%d CRDs)", count), stats{median: created.wall, min: created.wall, max: created.wall, peakRSS: created.maxRSS}, "")
 	t.row(fmt.Sprintf("regctl create -f (%d custom resources)", customResources), stats{median: createdCRs.wall, min: createdCRs.wall, max: createdCRs.wall, peakRSS: createdCRs.maxRSS}, "")
 
 	fmt.Println()
 	fmt.Printf("each command on both sandboxes (%d pods; %d CRDs and %d custom resources more):\n", pods, count, customResources)
-	t = newTable(launcher, 56, true)
+	t = newTable(launcher, 60, true)
 	t.header = "vs no CRDs"
 	pod, _ := benchPod(0)
 	type bench struct {
