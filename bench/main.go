@@ -7,6 +7,7 @@
 //	go run ./bench [-n 3] [-pods 100000] snapshots
 //	go run ./bench [-n 3] [-pods 150000] scans
 //	go run ./bench [-n 5] [-pods 10000] plaintext
+//	go run ./bench [-n 3] [-pods 10000] [-crds 1000] crds
 //
 // With -profile DIR, each regctl command is also run n times from a build of
 // regctl that writes CPU and allocation profiles into DIR.
@@ -19,7 +20,9 @@
 // snapshots reads the pods from a snapshot of that etcd next to the live
 // one, and times opening snapshots of two sizes (see snapshots.go). scans
 // runs regctl scan over pods, config maps and events next to etcdctl's raw
-// read of every key, at two sizes (see scans.go).
+// read of every key, at two sizes (see scans.go). crds runs regctl's
+// commands on a sandbox of pods and on the same sandbox with a thousand
+// CRDs made from real projects' CRDs (see crds.go).
 package main
 
 import (
@@ -36,26 +39,27 @@ import (
 
 func main() {
 	n := flag.Int("n", 20, "runs per command")
-	pods := flag.Int("pods", 10000, "reads, writes, snapshots, scans: pods to write before measuring; plaintext: secrets")
+	pods := flag.Int("pods", 10000, "reads, writes, snapshots, scans, crds: pods to write before measuring; plaintext: secrets")
+	crdCount := flag.Int("crds", 1000, "crds: CRDs to create, from the real ones of bench/testdata/crds")
 	profile := flag.String("profile", "", "also write CPU and allocation profiles of each regctl command to this directory")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: go run ./bench [-n runs] [-pods N] [-profile DIR] routes|reads|writes|snapshots|scans|plaintext")
+		fmt.Fprintln(os.Stderr, "usage: go run ./bench [-n runs] [-pods N] [-profile DIR] routes|reads|writes|snapshots|scans|plaintext|crds")
 		os.Exit(2)
 	}
 	switch flag.Arg(0) {
-	case "routes", "reads", "writes", "snapshots", "scans", "plaintext":
+	case "routes", "reads", "writes", "snapshots", "scans", "plaintext", "crds":
 	default:
-		fmt.Fprintf(os.Stderr, "unknown benchmark %q: want routes, reads, writes, snapshots, scans or plaintext\n", flag.Arg(0))
+		fmt.Fprintf(os.Stderr, "unknown benchmark %q: want routes, reads, writes, snapshots, scans, plaintext or crds\n", flag.Arg(0))
 		os.Exit(2)
 	}
-	if err := run(flag.Arg(0), *n, *pods, *profile); err != nil {
+	if err := run(flag.Arg(0), *n, *pods, *crdCount, *profile); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(benchmark string, n, pods int, profileDir string) error {
+func run(benchmark string, n, pods, crdCount int, profileDir string) error {
 	dir, err := os.MkdirTemp("", "regctl-bench-")
 	if err != nil {
 		return err
@@ -92,6 +96,8 @@ func run(benchmark string, n, pods int, profileDir string) error {
 		return scans(dir, launcher, bin, n, pods, profile)
 	case "plaintext":
 		return plaintext(dir, launcher, bin, n, pods)
+	case "crds":
+		return crds(dir, launcher, bin, n, pods, crdCount)
 	}
 	t := newTable(launcher, 40, false)
 	cmds := []command{
@@ -148,7 +154,6 @@ type sample struct {
 // measure runs c n times, after one warm-up run, each time through
 // launcher (see bench/launch), which reports the wall time and peak RSS.
 func measure(launcher string, n int, c command) ([]sample, error) {
-	result := filepath.Join(filepath.Dir(launcher), "result")
 	var out []sample
 	for i := 0; i <= n; i++ {
 		if c.reset != nil {
@@ -156,27 +161,12 @@ func measure(launcher string, n int, c command) ([]sample, error) {
 				return nil, fmt.Errorf("resetting for %s: %w", c.name, err)
 			}
 		}
-		os.Remove(result)
-		cmd := exec.Command(launcher, append([]string{result, c.bin}, c.args...)...)
-		cmd.Env = append(os.Environ(), c.env...)
-		var stdout, stderr bytes.Buffer
-		if i == 0 && c.verify != nil {
-			cmd.Stdout = &stdout
-		}
-		cmd.Stderr = &stderr
-		if err := cmd.Run(); err != nil {
-			return nil, fmt.Errorf("running %s: %w: %s", c.name, err, strings.TrimSpace(stderr.String()))
-		}
-		var wall, maxRSS int64
-		data, err := os.ReadFile(result)
-		if err == nil {
-			_, err = fmt.Sscan(string(data), &wall, &maxRSS)
-		}
+		r, err := runOnce(launcher, c, i == 0 && c.verify != nil)
 		if err != nil {
-			return nil, fmt.Errorf("reading the measure of %s: %w", c.name, err)
+			return nil, err
 		}
 		if i == 0 && c.verify != nil {
-			if err := c.verify(stdout.Bytes()); err != nil {
+			if err := c.verify(r.stdout); err != nil {
 				return nil, fmt.Errorf("%s: %w", c.name, err)
 			}
 		}
@@ -186,10 +176,43 @@ func measure(launcher string, n int, c command) ([]sample, error) {
 			}
 		}
 		if i > 0 {
-			out = append(out, sample{wall: time.Duration(wall), maxRSS: maxRSS})
+			out = append(out, r.sample)
 		}
 	}
 	return out, nil
+}
+
+// runResult is one run of a command: its measure, and its standard output when
+// asked for.
+type runResult struct {
+	sample
+	stdout []byte
+}
+
+// runOnce runs c once through launcher, keeping its standard output when
+// stdout is set.
+func runOnce(launcher string, c command, stdout bool) (runResult, error) {
+	result := filepath.Join(filepath.Dir(launcher), "result")
+	os.Remove(result)
+	cmd := exec.Command(launcher, append([]string{result, c.bin}, c.args...)...)
+	cmd.Env = append(os.Environ(), c.env...)
+	var out, stderr bytes.Buffer
+	if stdout {
+		cmd.Stdout = &out
+	}
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return runResult{}, fmt.Errorf("running %s: %w: %s", c.name, err, strings.TrimSpace(stderr.String()))
+	}
+	var wall, maxRSS int64
+	data, err := os.ReadFile(result)
+	if err == nil {
+		_, err = fmt.Sscan(string(data), &wall, &maxRSS)
+	}
+	if err != nil {
+		return runResult{}, fmt.Errorf("reading the measure of %s: %w", c.name, err)
+	}
+	return runResult{sample: sample{wall: time.Duration(wall), maxRSS: maxRSS}, stdout: out.Bytes()}, nil
 }
 
 // stats summarises a command's runs.
