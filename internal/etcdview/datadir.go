@@ -163,6 +163,8 @@ func startLocked(dir string, lock *os.File, logger *zap.Logger) (e *Embedded, er
 		return nil, err
 	}
 	cfg.ForceNewCluster = hasMember(dir)
+	cfg.SnapshotCount = 100
+	cfg.SnapshotCatchUpEntries = 100
 	// etcd stops on data it cannot use with a fatal log line, which would
 	// end this process without a word: it panics instead, and the line is
 	// the error.
