@@ -67,6 +67,23 @@ type Handle struct {
 	Dial            func(context.Context) (*clientv3.Client, error)
 	Allocators      func(context.Context) error
 	NewFieldManager func() (*FieldManager, error)
+	// Serve, when set, builds what serving the path takes and is not
+	// built yet: a custom resource's storage, codecs and field managers,
+	// which the CRD handler builds on the first request for its CRD. The
+	// handle as the map lists it then carries the route, key functions
+	// and storage codec only.
+	Serve func() (*Handle, error)
+}
+
+// Serving is the handle with what reading and writing the path's objects
+// takes: h itself, or a new handle when h defers it (Serve). Each call to
+// a deferring handle builds anew: a caller keeps what it needs as long as
+// it needs it, as scan keeps a CRD's storage while it walks that CRD's keys.
+func (h *Handle) Serving() (*Handle, error) {
+	if h.Serve == nil {
+		return h, nil
+	}
+	return h.Serve()
 }
 
 // Target is one path of the map, resolved from what the user typed: its

@@ -181,6 +181,7 @@ type scanner struct {
 	total           int64
 	keys, bytes     atomic.Int64
 	tallies         []*tally
+	served          served
 }
 
 func (s *scanner) pageSize() int64 {
@@ -207,6 +208,9 @@ type page struct {
 // chunk at a time: the next page is read while the last is decoded.
 func (s *scanner) run(ctx context.Context, read func(chan<- page) error) error {
 	workers := max(1, runtime.GOMAXPROCS(0))
+	// A worker holds one CRD's serving storage at a time; one more
+	// is the next CRD's, which another worker may start on.
+	s.served.keep = workers + 1
 	pages := make(chan page, workers)
 	var wg sync.WaitGroup
 	for range workers {
@@ -401,7 +405,7 @@ func (s *scanner) decoded(tl *tally, t *target, acc *resourceTally, key string, 
 			acc.corrupt[ReasonUnknownFields]++
 			tl.find(Corrupt, ReasonUnknownFields, t, key, fmt.Sprintf("protobuf fields %s declares no longer: %s; the next write drops them", version+" "+gvk.Kind, strings.Join(fields, ", ")))
 		}
-	} else if fields := strictlyUnknown(t.h, data, mediaType, gvk); len(fields) > 0 {
+	} else if fields := strictlyUnknown(s.served.of(t), data, mediaType, gvk); len(fields) > 0 {
 		acc.corrupt[ReasonUnknownFields]++
 		tl.find(Corrupt, ReasonUnknownFields, t, key, fmt.Sprintf("fields the %s schema does not know: %s; the server prunes them when it reads the value", version+" "+gvk.Kind, strings.Join(fields, ", ")))
 	}
@@ -412,7 +416,7 @@ func (s *scanner) decoded(tl *tally, t *target, acc *resourceTally, key string, 
 // with (for a custom resource, the CRD handler's, which tracks the fields
 // its structural schema prunes), and returns what it objects to.
 func strictlyUnknown(h *handle.Handle, data []byte, mediaType string, gvk *schema.GroupVersionKind) []string {
-	if h.Codec.Serializer == nil {
+	if h == nil || h.Codec.Serializer == nil {
 		return nil
 	}
 	var strict apiruntime.Serializer
@@ -530,4 +534,48 @@ func keepLargest(largest []SizedKey, k SizedKey) []SizedKey {
 // bigger orders sizes largest first, then keys.
 func bigger(a, b SizedKey) bool {
 	return a.Bytes > b.Bytes || a.Bytes == b.Bytes && a.Key < b.Key
+}
+
+// served holds the handles built for serving of the custom resources whose
+// values a scan decodes, the most recent few: keys come in order, one
+// CRD's after another, so a CRD's storage is built when its first value is
+// decoded and let go a few CRDs later. Memory stays flat however many CRDs
+// a cluster holds, and a CRD without objects costs nothing.
+type served struct {
+	keep   int
+	mu     sync.Mutex
+	recent []*servedHandle // least recently used first
+}
+
+type servedHandle struct {
+	t   *target
+	get func() (*handle.Handle, error)
+}
+
+// of is t's handle, ready to decode what it stores; nil when the CRD
+// handler cannot build its CRD's storage, which then serves no request on
+// the server either.
+func (s *served) of(t *target) *handle.Handle {
+	if t.h.Serve == nil {
+		return t.h
+	}
+	s.mu.Lock()
+	i := slices.IndexFunc(s.recent, func(e *servedHandle) bool { return e.t == t })
+	var e *servedHandle
+	if i >= 0 {
+		e = s.recent[i]
+		s.recent = slices.Delete(s.recent, i, i+1)
+	} else {
+		e = &servedHandle{t: t, get: sync.OnceValues(t.h.Serving)}
+		if len(s.recent) >= max(1, s.keep) {
+			s.recent = slices.Delete(s.recent, 0, 1)
+		}
+	}
+	s.recent = append(s.recent, e)
+	s.mu.Unlock()
+	h, err := e.get()
+	if err != nil {
+		return nil
+	}
+	return h
 }

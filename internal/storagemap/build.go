@@ -12,6 +12,7 @@ import (
 
 	restful "github.com/emicklei/go-restful/v3"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -83,6 +84,14 @@ type Map struct {
 	// notEstablished are the CRDs in etcd not established yet, by the
 	// kinds they would serve.
 	notEstablished map[schema.GroupVersionKind]string
+
+	// crs builds the custom resources' serving storage; crds is the CRD of
+	// each custom resource path, and served the handles built for serving
+	// so far (Map.serving), by path.
+	crs    *crServing
+	crds   map[string]*apiextensionsv1.CustomResourceDefinition
+	mu     sync.Mutex
+	served map[string]*Handle
 }
 
 // Session is what a command connects to and holds while it runs: the etcd
@@ -120,16 +129,18 @@ type Session struct {
 	closeErr error
 }
 
-// Handle is the handle of path, an error naming the path when the map has
-// none.
+// Handle is the handle of path, ready to read and write its objects, an
+// error naming the path when the map has none.
 func (m *Map) Handle(path string) (*Handle, error) {
 	if h, ok := m.Handles[path]; ok {
-		return h, nil
+		return m.serving(h)
 	}
 	return nil, fmt.Errorf("%s is not a path of the storage map (see `regctl routes`)", path)
 }
 
-// Ordered is every handle in route table order. Routes with no handle are
+// Ordered is every handle in route table order, as the map lists them: a
+// custom resource's defers what serving it takes (Handle.Serving), which a
+// caller builds for the CRDs it reads. Routes with no handle are
 // left out: the group versions the aggregator proxies to a service (as
 // metrics-server's v1beta1.metrics.k8s.io) are routes whose objects are not
 // in this etcd.
@@ -150,7 +161,7 @@ func (m *Map) Subresource(h *Handle, sub string) (*Handle, error) {
 		return h, nil
 	}
 	if s, ok := m.Handles[h.Path+"/"+sub]; ok {
-		return s, nil
+		return m.serving(s)
 	}
 	return nil, fmt.Errorf("%s has no subresource %q", h.Path, sub)
 }
@@ -358,12 +369,12 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 	readEtcd := cfg.Only == "" || !s.Map.resolvesAll(cfg.Only)
 	s.Map.notEstablished = map[schema.GroupVersionKind]string{}
 	s.models = &openAPIModels{}
-	all, proxied, err := chain{server: opts, etcd: etcd, transformers: enc.transformers, getter: getter, notEstablished: s.Map.notEstablished,
+	all, proxied, crs, err := chain{server: opts, etcd: etcd, transformers: enc.transformers, getter: getter, notEstablished: s.Map.notEstablished,
 		models: s.models, fieldManagement: cfg.FieldManagement}.extend(ctx, all, readEtcd)
 	if err != nil {
 		return err
 	}
-	s.Map.versions = all
+	s.Map.versions, s.Map.crs = all, crs
 	if s.Map.mapper, s.Map.categories, err = newMapper(all); err != nil {
 		return err
 	}
@@ -585,11 +596,19 @@ func groupVersions(providers []controlplaneapiserver.RESTStorageProvider, resour
 	return out, nil
 }
 
-// destroy releases every store of the map.
+// destroy releases every store of the map, those built for serving
+// custom resources too.
 func (s *Session) destroy() {
 	for _, v := range s.Map.versions {
 		for _, s := range v.stores {
 			s.Destroy()
+		}
+	}
+	s.Map.mu.Lock()
+	defer s.Map.mu.Unlock()
+	for _, h := range s.Map.served {
+		if h.Route.Subresource == "" {
+			h.Storage.Destroy()
 		}
 	}
 }

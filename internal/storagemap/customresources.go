@@ -3,10 +3,12 @@ package storagemap
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -22,29 +24,31 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured/unstructuredscheme"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/endpoints/discovery"
 	"k8s.io/apiserver/pkg/endpoints/handlers"
+	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	restclient "k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // customResources are the served versions of every established CRD stored
-// in etcd, with their names and discovery, derived from the CRDs alone. Each
-// builds its storage only when a command needs it (installer.install), with
-// the apiextensions server's own CRD handler: its storages
-// (customresource.NewStorage with the CRD's storage version, structural
-// schema, subresources and printer columns, behind the server's custom
-// resource RESTOptionsGetter and conversion codec) and its request scopes
-// (serializers that default and prune, converters). The CRDs are read once
-// through the CRD store of crdVersions; nothing is watched or started.
-func (c chain) customResources(ctx context.Context, crdVersions []servedVersion) ([]servedVersion, error) {
-	crds, err := readCRDs(ctx, crdVersions, func(crd *apiextensionsv1.CustomResourceDefinition) {
+// in etcd, with their names and discovery, derived from the CRDs alone, and
+// their routes: each version's storage as the CRD handler builds it, but
+// for what only serving takes (see routeStorage), behind the server's
+// custom resource RESTOptionsGetter, whose decisions the routes record.
+// What serving a CRD takes (its schemas, validators, CEL programs, codecs
+// and field managers) is built only when a command reads or writes its
+// objects, as the CRD handler builds it on the first request for it
+// (crServing). The CRDs are read once through the CRD store of
+// crdVersions; nothing is watched or started.
+func (c chain) customResources(ctx context.Context, crdVersions []servedVersion) ([]servedVersion, *crServing, error) {
+	crds, err := c.readCRDs(ctx, crdVersions, func(crd *apiextensionsv1.CustomResourceDefinition) {
 		for _, v := range crd.Spec.Versions {
 			if v.Served {
 				c.notEstablished[schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.Kind}] = crd.Name
@@ -52,13 +56,13 @@ func (c chain) customResources(ctx context.Context, crdVersions []servedVersion)
 		}
 	})
 	if err != nil || len(crds) == 0 {
-		return nil, err
+		return nil, nil, err
 	}
 	storageVersions := map[schema.GroupResource]schema.GroupVersion{}
 	for _, crd := range crds {
 		storageVersion, err := apihelpers.GetCRDStorageVersion(crd)
 		if err != nil {
-			return nil, fmt.Errorf("reading customresourcedefinition %s: %w", crd.Name, err)
+			return nil, nil, fmt.Errorf("reading customresourcedefinition %s: %w", crd.Name, err)
 		}
 		storageVersions[schema.GroupResource{Group: crd.Spec.Group, Resource: crd.Status.AcceptedNames.Plural}] = schema.GroupVersion{Group: crd.Spec.Group, Version: storageVersion}
 	}
@@ -75,51 +79,28 @@ func (c chain) customResources(ctx context.Context, crdVersions []servedVersion)
 		u.SetGroupVersionKind(gv.WithKind("Example"))
 		return u, gv.String(), true
 	}
-	var static map[string]*spec.Schema
-	if c.fieldManagement {
-		if static, err = c.staticOpenAPISpec(crdVersions); err != nil {
-			return nil, err
+	serving := &crServing{getter: getter, read: func(name string) (*apiextensionsv1.CustomResourceDefinition, error) {
+		return readCRD(context.Background(), crdVersions, name)
+	}, static: sync.OnceValues(func() (map[string]*spec.Schema, error) {
+		if !c.fieldManagement {
+			return nil, nil
 		}
-	}
-	handler, err := crdHandler(crds, getter, static)
-	if err != nil {
-		return nil, err
-	}
+		return c.staticOpenAPISpec(crdVersions)
+	})}
 	var out []servedVersion
 	for _, crd := range crds {
 		for _, v := range crd.Spec.Versions {
-			if v.Served {
-				out = append(out, crVersion(handler, crd, v.Name))
+			if !v.Served {
+				continue
 			}
+			version, err := crVersion(crd, v.Name, getter)
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, version)
 		}
 	}
-	return mergeCRVersions(out), nil
-}
-
-// readCRDs lists the CRDs through the CRD store, in v1, the established
-// ones only: those the server serves. The others are told to pending.
-func readCRDs(ctx context.Context, crdVersions []servedVersion, pending func(*apiextensionsv1.CustomResourceDefinition)) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	list, err := listStore(ctx, crdVersions, apiextensions.GroupName, "customresourcedefinitions")
-	if err != nil || list == nil {
-		return nil, err
-	}
-	internal, ok := list.(*apiextensions.CustomResourceDefinitionList)
-	if !ok {
-		return nil, fmt.Errorf("reading the customresourcedefinitions: got a %T", list)
-	}
-	var out []*apiextensionsv1.CustomResourceDefinition
-	for i := range internal.Items {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := apiextensionsapiserver.Scheme.Convert(&internal.Items[i], crd, nil); err != nil {
-			return nil, fmt.Errorf("reading customresourcedefinition %s: %w", internal.Items[i].Name, err)
-		}
-		if apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
-			out = append(out, crd)
-		} else {
-			pending(crd)
-		}
-	}
-	return out, nil
+	return mergeCRVersions(out), serving, nil
 }
 
 // staticOpenAPISpec is the apiextensions server's static OpenAPI spec, which
@@ -138,27 +119,105 @@ func (c chain) staticOpenAPISpec(crdVersions []servedVersion) (map[string]*spec.
 }
 
 // crdHandler is the apiextensions server's CRD handler on an informer that
-// is never started: its indexer holds the CRDs read, which is all the
-// handler's lister reads. What only serving or controllers use is left
-// out: discovery handlers, the delegate, admission, the establishing
-// controller and the authorizer. With no static OpenAPI spec its field
-// managers use the deduced type converter, as the server's would.
-func crdHandler(crds []*apiextensionsv1.CustomResourceDefinition, getter *recordingGetter, static map[string]*spec.Schema) (crdServingInfo, error) {
-	client, err := apiextensionsclient.NewForConfig(&restclient.Config{Host: "https://127.0.0.1:1"})
-	if err != nil {
-		return nil, err
-	}
+// is never started: its indexer holds crd, which is all the handler's
+// lister reads. What only serving or controllers use is left out:
+// discovery handlers, the delegate, admission, the establishing controller
+// and the authorizer. With no static OpenAPI spec its field managers use
+// the deduced type converter, as the server's would. A handler of its own
+// per CRD, which nothing else refers to, lets what it builds go when its
+// caller lets it go.
+func crdHandler(client apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition, getter *recordingGetter, static map[string]*spec.Schema) (crdServingInfo, error) {
 	informer := apiextensionsinformers.NewSharedInformerFactory(client, 0).Apiextensions().V1().CustomResourceDefinitions()
-	for _, crd := range crds {
-		if err := informer.Informer().GetIndexer().Add(crd); err != nil {
-			return nil, err
-		}
+	if err := informer.Informer().GetIndexer().Add(crd); err != nil {
+		return nil, err
 	}
 	h, err := apiextensionsapiserver.NewCustomResourceDefinitionHandler(nil, nil, informer, nil, getter, nil, nil, noWebhooks{}, nil, 1, nil, 0, time.Minute, static, 0)
 	if err != nil {
 		return nil, fmt.Errorf("creating the custom resource handler: %w", err)
 	}
 	return h, nil
+}
+
+// crServing builds what serving a CRD's custom resources takes, with the
+// apiextensions server's CRD handler, one CRD at a time.
+type crServing struct {
+	getter *recordingGetter
+	// read reads a CRD whole: the map holds them without their schemas.
+	read func(name string) (*apiextensionsv1.CustomResourceDefinition, error)
+	// static is the static OpenAPI spec the handler builds field managers
+	// on, built for the first CRD that needs it.
+	static func() (map[string]*spec.Schema, error)
+
+	mu     sync.Mutex
+	client apiextensionsclient.Interface
+	// built names the CRD of each build, in order: what a command paid
+	// for (BuiltCRDs).
+	built []string
+}
+
+// build builds crd's serving info, every served version's storage, codecs,
+// field managers and warnings, as the handler does on a CRD's first
+// request, and returns them by version name.
+func (b *crServing) build(name string) (map[string]servedVersion, error) {
+	crd, err := b.read(name)
+	if err != nil {
+		return nil, err
+	}
+	client, err := b.handlerClient()
+	if err != nil {
+		return nil, err
+	}
+	static, err := b.static()
+	if err != nil {
+		return nil, err
+	}
+	handler, err := crdHandler(client, crd, b.getter, static)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := handler.GetCustomResourceListerCollectionDeleter(crd); err != nil {
+		return nil, fmt.Errorf("building the storage of customresourcedefinition %s: %w", crd.Name, err)
+	}
+	storages, scopes, warnings, err := servingInfo(handler, crd.UID)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]servedVersion{}
+	for _, v := range crd.Spec.Versions {
+		if !v.Served {
+			continue
+		}
+		version := servedVersion{
+			gv:            schema.GroupVersion{Group: crd.Spec.Group, Version: v.Name},
+			stores:        map[string]rest.Storage{},
+			codecs:        map[string]Codec{},
+			fieldManagers: map[string]*FieldManager{},
+			warnings:      map[string][]string{},
+		}
+		if err := servedPaths(crd, v.Name, storages[v.Name], scopes, warnings[v.Name], &version); err != nil {
+			return nil, err
+		}
+		out[v.Name] = version
+	}
+	b.mu.Lock()
+	b.built = append(b.built, crd.Name)
+	b.mu.Unlock()
+	return out, nil
+}
+
+// handlerClient is the client the handlers' informers are made with,
+// which none of them starts: it never connects.
+func (b *crServing) handlerClient() (apiextensionsclient.Interface, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.client == nil {
+		client, err := apiextensionsclient.NewForConfig(&restclient.Config{Host: "https://127.0.0.1:1"})
+		if err != nil {
+			return nil, err
+		}
+		b.client = client
+	}
+	return b.client, nil
 }
 
 // noWebhooks is the service resolver of conversion webhooks: regctl has no
@@ -241,37 +300,78 @@ func fieldOf[T any](v reflect.Value, name string) (*T, error) {
 }
 
 // crVersion is one served version of a CRD as a version of the map: its
-// discovery, and the build of its storages and codecs.
-func crVersion(handler crdServingInfo, crd *apiextensionsv1.CustomResourceDefinition, name string) servedVersion {
+// discovery, and its route storage.
+func crVersion(crd *apiextensionsv1.CustomResourceDefinition, name string, getter *recordingGetter) (servedVersion, error) {
+	storage, err := routeStorage(crd, name, getter)
+	if err != nil {
+		return servedVersion{}, fmt.Errorf("building the routes of customresourcedefinition %s: %w", crd.Name, err)
+	}
+	plural := crd.Status.AcceptedNames.Plural
+	stores := map[string]rest.Storage{plural: storage.CustomResource}
+	if storage.Status != nil {
+		stores[plural+"/status"] = &crStatus{storage.Status}
+	}
+	if storage.Scale != nil {
+		stores[plural+"/scale"] = &crScale{storage.Scale}
+	}
+	crds := map[string]*apiextensionsv1.CustomResourceDefinition{}
+	for p := range stores {
+		crds[p] = crd
+	}
 	resources := crDiscovery(crd, name)
 	return servedVersion{
-		gv:            schema.GroupVersion{Group: crd.Spec.Group, Version: name},
-		stores:        map[string]rest.Storage{},
-		names:         resources,
-		resources:     resources,
-		codecs:        map[string]Codec{},
-		fieldManagers: map[string]*FieldManager{},
-		warnings:      map[string][]string{},
-		builds: []func(*servedVersion) error{func(v *servedVersion) error {
-			return buildCR(handler, crd, name, v)
-		}},
-	}
+		gv:        schema.GroupVersion{Group: crd.Spec.Group, Version: name},
+		stores:    stores,
+		names:     resources,
+		resources: resources,
+		crds:      crds,
+	}, nil
 }
 
-// buildCR builds the CRD's serving info, every version's storage included,
-// as the handler does on a CRD's first request, and adds version name's
-// paths and codecs to v. A CRD the handler cannot serve is left out, as the
-// server serves the others; it says why with -v.
-func buildCR(handler crdServingInfo, crd *apiextensionsv1.CustomResourceDefinition, name string, v *servedVersion) error {
-	if _, err := handler.GetCustomResourceListerCollectionDeleter(crd); err != nil {
-		klog.Warningf("leaving out the custom resources of customresourcedefinition %s: %v", crd.Name, err)
-		return nil
-	}
-	storages, scopes, warnings, err := servingInfo(handler, crd.UID)
+// routeStorage is the storage of version name of crd as the CRD handler's
+// getOrCreateServingInfoFor makes it (customresource.NewStorage, behind the
+// server's custom resource RESTOptionsGetter), less what only serving a
+// request takes: no schema, validators, CEL programs, printer columns or
+// conversion. Its paths, store, key functions and storage decisions are
+// the served storage's; what it decodes is not, and nothing reads or
+// writes through it.
+func routeStorage(crd *apiextensionsv1.CustomResourceDefinition, name string, getter *recordingGetter) (customresource.CustomResourceStorage, error) {
+	sub, err := apihelpers.GetSubresourcesForVersion(crd, name)
 	if err != nil {
-		return err
+		return customresource.CustomResourceStorage{}, err
 	}
-	s, scope := storages[name], scopes.resource[name]
+	var status *apiextensions.CustomResourceSubresourceStatus
+	var scale *apiextensions.CustomResourceSubresourceScale
+	if sub != nil && sub.Status != nil {
+		status = &apiextensions.CustomResourceSubresourceStatus{}
+	}
+	if sub != nil && sub.Scale != nil {
+		scale = &apiextensions.CustomResourceSubresourceScale{}
+		if err := apiextensionsv1.Convert_v1_CustomResourceSubresourceScale_To_apiextensions_CustomResourceSubresourceScale(sub.Scale, scale, nil); err != nil {
+			return customresource.CustomResourceStorage{}, err
+		}
+	}
+	names := crd.Status.AcceptedNames
+	kind := schema.GroupVersionKind{Group: crd.Spec.Group, Version: name, Kind: names.Kind}
+	strategy := customresource.NewStrategy(unstructuredscheme.NewUnstructuredObjectTyper(), crd.Spec.Scope == apiextensionsv1.NamespaceScoped, kind, nil, nil, nil, status, scale, nil)
+	resource := schema.GroupResource{Group: crd.Spec.Group, Resource: names.Plural}
+	return customresource.NewStorage(resource, schema.GroupResource{Group: crd.Spec.Group, Resource: names.Singular},
+		kind, kind.GroupVersion().WithKind(names.ListKind), strategy, withoutExample{getter}, names.Categories, rest.NewDefaultTableConvertor(resource), nil)
+}
+
+// withoutExample asks getter for a custom resource's options with no
+// example, as the CRD handler's crdConversionRESTOptionsGetter asks the
+// server's getter.
+type withoutExample struct{ getter *recordingGetter }
+
+func (w withoutExample) GetRESTOptions(resource schema.GroupResource, _ runtime.Object) (generic.RESTOptions, error) {
+	return w.getter.GetRESTOptions(resource, nil)
+}
+
+// servedPaths adds to v the paths of version name of crd as the CRD
+// handler built them: storages, codecs, field managers and warnings.
+func servedPaths(crd *apiextensionsv1.CustomResourceDefinition, name string, s customresource.CustomResourceStorage, scopes crScopes, warnings []string, v *servedVersion) error {
+	scope := scopes.resource[name]
 	if s.CustomResource == nil || scope == nil {
 		return fmt.Errorf("regctl bug: the CRD handler built no storage for %s of customresourcedefinition %s", name, crd.Name)
 	}
@@ -287,19 +387,48 @@ func buildCR(handler crdServingInfo, crd *apiextensionsv1.CustomResourceDefiniti
 	v.stores[plural], v.codecs[plural], v.fieldManagers[plural] = s.CustomResource, codec, scopeFieldManager(scope)
 	// The handler adds the version's warnings to every request to it,
 	// its subresources' too.
-	v.warnings[plural] = warnings[name]
+	v.warnings[plural] = warnings
 	if s.Status != nil {
-		v.warnings[plural+"/status"] = warnings[name]
+		v.warnings[plural+"/status"] = warnings
 		v.stores[plural+"/status"], v.codecs[plural+"/status"] = &crStatus{s.Status}, codec
 		v.fieldManagers[plural+"/status"] = scopeFieldManager(scopes.status[name])
 	}
 	if s.Scale != nil {
 		// Its Scale kind is kube-apiserver's autoscaling/v1 (codecFor).
-		v.warnings[plural+"/scale"] = warnings[name]
+		v.warnings[plural+"/scale"] = warnings
 		v.stores[plural+"/scale"] = &crScale{s.Scale}
 		v.fieldManagers[plural+"/scale"] = scopeFieldManager(scopes.scale[name])
 	}
 	return nil
+}
+
+// servedHandle is the handle of route's path built for serving: route,
+// with the storage, store, codec, field manager and warnings of versions
+// (what crServing.build returned for its CRD).
+func servedHandle(route *Handle, versions map[string]servedVersion) (*Handle, error) {
+	v := versions[route.Route.Version]
+	p := route.Route.Resource
+	if route.Route.Subresource != "" {
+		p += "/" + route.Route.Subresource
+	}
+	storage, ok := v.stores[p]
+	if !ok {
+		return nil, fmt.Errorf("the CRD of %s no longer serves it: it changed while regctl read it; run the command again", route.Path)
+	}
+	h := *route
+	h.Serve = nil
+	h.Storage = storage
+	h.Store = findOwners(v.stores)[p].store
+	h.Codec = codecFor(v, p, route.Resource)
+	h.Warnings = v.warnings[p]
+	fm := v.fieldManagers[p]
+	h.NewFieldManager = func() (*FieldManager, error) {
+		if fm == nil {
+			return nil, fmt.Errorf("regctl bug: the CRD handler built no field manager for %s", route.Path)
+		}
+		return fm, nil
+	}
+	return &h, nil
 }
 
 // scopeFieldManager is the field manager of a request scope, with the
@@ -309,18 +438,6 @@ func scopeFieldManager(scope *handlers.RequestScope) *FieldManager {
 		return nil
 	}
 	return &FieldManager{FieldManager: scope.FieldManager, Creater: scope.Creater, Kind: scope.Kind}
-}
-
-// build builds what a custom resource version defers until a command
-// needs it.
-func (v *servedVersion) build() error {
-	for _, b := range v.builds {
-		if err := b(v); err != nil {
-			return err
-		}
-	}
-	v.builds = nil
-	return nil
 }
 
 // crDiscovery is the discovery the apiextensions server serves for one
@@ -368,11 +485,12 @@ func mergeCRVersions(in []servedVersion) []servedVersion {
 	for _, v := range in {
 		m, ok := byGV[v.gv]
 		if !ok {
-			m = &servedVersion{gv: v.gv, stores: map[string]rest.Storage{}, codecs: map[string]Codec{}, fieldManagers: map[string]*FieldManager{}, warnings: map[string][]string{}}
+			m = &servedVersion{gv: v.gv, stores: map[string]rest.Storage{}, crds: map[string]*apiextensionsv1.CustomResourceDefinition{}}
 			byGV[v.gv] = m
 			gvs = append(gvs, v.gv)
 		}
-		m.builds = append(m.builds, v.builds...)
+		maps.Copy(m.stores, v.stores)
+		maps.Copy(m.crds, v.crds)
 		m.resources = append(m.resources, v.resources...)
 		m.names = m.resources
 	}

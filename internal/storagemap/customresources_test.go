@@ -62,34 +62,8 @@ func TestCustomResourcesFromTheCRDsInEtcd(t *testing.T) {
 	}
 	t.Cleanup(func() { e.Close() })
 	w := build(t, "--etcd-servers="+e.ClientURL)
-	crds := w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io"].Storage.(rest.Creater)
-	status := w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io/status"].Storage.(rest.Updater)
-	ctx := genericapirequest.WithNamespace(context.Background(), "")
-	for i, doc := range crdsInEtcd {
-		v1 := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.Unmarshal([]byte(doc), v1); err != nil {
-			t.Fatal(err)
-		}
-		crd := &apiextensions.CustomResourceDefinition{}
-		if err := apiextensionsapiserver.Scheme.Convert(v1, crd, nil); err != nil {
-			t.Fatal(err)
-		}
-		created, err := crds.Create(ctx, crd, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
-		if err != nil {
-			t.Fatalf("creating %s: %v", crd.Name, err)
-		}
-		if i == 2 {
-			continue // never established
-		}
-		crd = created.(*apiextensions.CustomResourceDefinition)
-		crd.Status.AcceptedNames = crd.Spec.Names
-		for _, c := range []apiextensions.CustomResourceDefinitionConditionType{apiextensions.NamesAccepted, apiextensions.Established} {
-			crd.Status.Conditions = append(crd.Status.Conditions, apiextensions.CustomResourceDefinitionCondition{Type: c, Status: apiextensions.ConditionTrue, Reason: "Test"})
-		}
-		if _, _, err := status.Update(ctx, crd.Name, rest.DefaultUpdatedObjectInfo(crd), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{}); err != nil {
-			t.Fatalf("establishing %s: %v", crd.Name, err)
-		}
-	}
+	writeCRDs(t, w, crdsInEtcd[:2], true)
+	writeCRDs(t, w, crdsInEtcd[2:], false)
 	w.Close()
 
 	client, err := clientv3.New(clientv3.Config{Endpoints: []string{e.ClientURL}, DialTimeout: 5 * time.Second})
@@ -169,6 +143,41 @@ func TestBuiltInNamesReadNoCRDs(t *testing.T) {
 		}
 		if (err != nil) != wantErr {
 			t.Errorf("Only %q: error %v, want one: %v", only, err, wantErr)
+		}
+	}
+}
+
+// writeCRDs writes the CRDs docs (YAML of v1 CRDs) through the map's CRD
+// store, as the apiextensions server would, and, when establish is true,
+// their status as its controllers would.
+func writeCRDs(t *testing.T, w *Session, docs []string, establish bool) {
+	t.Helper()
+	crds := w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io"].Storage.(rest.Creater)
+	status := w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io/status"].Storage.(rest.Updater)
+	ctx := genericapirequest.WithNamespace(context.Background(), "")
+	for _, doc := range docs {
+		v1 := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal([]byte(doc), v1); err != nil {
+			t.Fatal(err)
+		}
+		crd := &apiextensions.CustomResourceDefinition{}
+		if err := apiextensionsapiserver.Scheme.Convert(v1, crd, nil); err != nil {
+			t.Fatal(err)
+		}
+		created, err := crds.Create(ctx, crd, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("creating %s: %v", crd.Name, err)
+		}
+		if !establish {
+			continue
+		}
+		crd = created.(*apiextensions.CustomResourceDefinition)
+		crd.Status.AcceptedNames = crd.Spec.Names
+		for _, c := range []apiextensions.CustomResourceDefinitionConditionType{apiextensions.NamesAccepted, apiextensions.Established} {
+			crd.Status.Conditions = append(crd.Status.Conditions, apiextensions.CustomResourceDefinitionCondition{Type: c, Status: apiextensions.ConditionTrue, Reason: "Test"})
+		}
+		if _, _, err := status.Update(ctx, crd.Name, rest.DefaultUpdatedObjectInfo(crd), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{}); err != nil {
+			t.Fatalf("establishing %s: %v", crd.Name, err)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	restful "github.com/emicklei/go-restful/v3"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -51,10 +52,10 @@ type servedVersion struct {
 	// adds to every request to each path: its CRD version's deprecation
 	// warning. A built-in group's come from its kinds (deprecationWarnings).
 	warnings map[string][]string
-	// builds build a custom resource version's stores and codecs, one per
-	// CRD, when a command needs the version: a map of many CRDs costs
-	// little when a command reads pods.
-	builds []func(*servedVersion) error
+	// crds are, for custom resources, the CRD of each path: a version's
+	// stores are its route storage (routeStorage) until a command reads
+	// or writes the CRD's objects (crServing).
+	crds map[string]*apiextensionsv1.CustomResourceDefinition
 
 	// info is the group the version is installed from; nil for custom
 	// resources, which the installer does not install (the CRD handler
@@ -150,10 +151,10 @@ func namesOf(info *genericapiserver.APIGroupInfo, gv schema.GroupVersion) ([]met
 // those resources and their subresources, into a container of their own
 // (the map's container takes whole versions only, as a server's does). A
 // custom resource version has its discovery from its CRDs already: it is
-// built, not installed (the CRD handler serves it).
+// not installed (the CRD handler serves it).
 func (in *installer) install(v *servedVersion, resources []string) error {
 	if v.info == nil {
-		return v.build()
+		return nil
 	}
 	stores, container := v.stores, in.container
 	if resources != nil {

@@ -66,12 +66,7 @@ func (c chain) restOptionsGetter(etcd serveroptions.EtcdOptions, typer runtime.O
 // RESTOptionsGetter as CreateAPIExtensionsConfig configures it, and the
 // storage map apiextensions' completedConfig.New builds from it.
 func (c chain) extensionsGroup() (*genericapiserver.APIGroupInfo, error) {
-	etcd := c.etcd
-	// "this is where the true decodable levels come from"; v1beta1 is
-	// still what CRDs are written in (issue 82292).
-	etcd.StorageConfig.Codec = apiextensionsapiserver.Codecs.LegacyCodec(apiextensionsv1beta1.SchemeGroupVersion, apiextensionsv1.SchemeGroupVersion)
-	etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(apiextensionsv1beta1.SchemeGroupVersion, schema.GroupKind{Group: apiextensionsv1beta1.GroupName})
-	getter := c.restOptionsGetter(etcd, apiextensionsapiserver.Scheme)
+	getter := c.extensionsGetter()
 
 	enabled, err := resourceconfig.MergeAPIResourceConfigs(apiextensionsapiserver.DefaultAPIResourceConfigSource(), c.server.APIEnablement.RuntimeConfig, apiextensionsapiserver.Scheme)
 	if err != nil {
@@ -93,6 +88,17 @@ func (c chain) extensionsGroup() (*genericapiserver.APIGroupInfo, error) {
 		info.VersionedResourcesStorageMap[apiextensionsv1.SchemeGroupVersion.Version] = storage
 	}
 	return &info, nil
+}
+
+// extensionsGetter is the apiextensions server's RESTOptionsGetter, as
+// CreateAPIExtensionsConfig configures it.
+func (c chain) extensionsGetter() *recordingGetter {
+	etcd := c.etcd
+	// "this is where the true decodable levels come from"; v1beta1 is
+	// still what CRDs are written in (issue 82292).
+	etcd.StorageConfig.Codec = apiextensionsapiserver.Codecs.LegacyCodec(apiextensionsv1beta1.SchemeGroupVersion, apiextensionsv1.SchemeGroupVersion)
+	etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(apiextensionsv1beta1.SchemeGroupVersion, schema.GroupKind{Group: apiextensionsv1beta1.GroupName})
+	return c.restOptionsGetter(etcd, apiextensionsapiserver.Scheme)
 }
 
 // aggregatorGroup is the aggregator's group: its RESTOptionsGetter as
@@ -137,20 +143,20 @@ func (c chain) versions() ([]servedVersion, error) {
 // groups: the apiextensions and aggregator groups, then the custom
 // resources of the CRDs in etcd; and the routes the aggregator proxies, from
 // the APIServices in etcd. With readEtcd false it reads neither.
-func (c chain) extend(ctx context.Context, versions []servedVersion, readEtcd bool) ([]servedVersion, []routetable.Route, error) {
+func (c chain) extend(ctx context.Context, versions []servedVersion, readEtcd bool) ([]servedVersion, []routetable.Route, *crServing, error) {
 	more, err := c.versions()
 	if err != nil || !readEtcd {
-		return append(versions, more...), nil, err
+		return append(versions, more...), nil, nil, err
 	}
-	crs, err := c.customResources(ctx, more)
+	crs, serving, err := c.customResources(ctx, more)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	proxied, err := proxiedRoutes(ctx, more)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return append(append(versions, more...), crs...), proxied, nil
+	return append(append(versions, more...), crs...), proxied, serving, nil
 }
 
 // listStore lists every object of resource through its store among

@@ -2,11 +2,11 @@ package storagemap
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -24,17 +24,11 @@ type (
 )
 
 // fieldManagerOf builds, once and when first asked, the field manager of
-// the path p of v: a built-in group's as the installer builds it, a custom
-// resource's the one the CRD handler built.
+// the path p of a built-in group's version v, as the installer builds it.
 func (s *Session) fieldManagerOf(v servedVersion, p string, res metav1.APIResource, storage rest.Storage) func() (*FieldManager, error) {
 	if v.info == nil {
-		fm := v.fieldManagers[p]
-		return func() (*FieldManager, error) {
-			if fm == nil {
-				return nil, fmt.Errorf("regctl bug: the CRD handler built no field manager for %s", p)
-			}
-			return fm, nil
-		}
+		// A custom resource's is its served handle's (servedHandle).
+		return nil
 	}
 	_, sub, _ := strings.Cut(p, "/")
 	kind := schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind}
@@ -49,6 +43,7 @@ func (s *Session) fieldManagerOf(v servedVersion, p string, res metav1.APIResour
 
 // handles builds the map's handle for every path.
 func (s *Session) handles(versions []servedVersion) map[string]*Handle {
+	s.Map.crds = map[string]*apiextensionsv1.CustomResourceDefinition{}
 	routes := map[string]routetable.Route{}
 	for _, r := range s.Map.Table.Routes {
 		routes[r.Path] = r
@@ -77,6 +72,20 @@ func (s *Session) handles(versions []servedVersion) map[string]*Handle {
 					h.ValueTransformer = d.transformer
 					h.ValueCodec = d.codec
 					h.Dial = func(ctx context.Context) (*clientv3.Client, error) { return s.clientOn(ctx, tc) }
+				}
+			}
+			if crd := v.crds[p]; crd != nil {
+				// Custom resources are built for serving when a command
+				// reads or writes them (Map.serving, or Handle.Serving
+				// for a caller that lets them go).
+				s.Map.crds[path] = crd
+				crs, route := s.Map.crs, h
+				h.Serve = func() (*Handle, error) {
+					versions, err := crs.build(crd.Name)
+					if err != nil {
+						return nil, err
+					}
+					return servedHandle(route, versions)
 				}
 			}
 			if path == "services" && s.clusterIPs != nil && h.Store != nil {

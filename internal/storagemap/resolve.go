@@ -171,7 +171,7 @@ func (m *Map) resourceFor(arg string) (schema.GroupVersionResource, error) {
 func (m *Map) handleOf(gvr schema.GroupVersionResource) (*Handle, error) {
 	for _, h := range m.Handles {
 		if h.Route.Subresource == "" && h.Route.Resource == gvr.Resource && h.Route.Group == gvr.Group && h.Route.Version == gvr.Version {
-			return h, nil
+			return m.serving(h)
 		}
 	}
 	return nil, fmt.Errorf("%s is mapped but not a path of the storage map", gvr)
@@ -222,4 +222,48 @@ func editDistance(a, b string) int {
 		prev = cur
 	}
 	return prev[len(b)]
+}
+
+// serving is h ready to read and write its objects. A custom resource's
+// handle is built for serving on the first use of its CRD, for every path
+// of the CRD at once, as the CRD handler builds a CRD's storage on the
+// first request for it, and kept while the map lives.
+func (m *Map) serving(h *Handle) (*Handle, error) {
+	if h.Serve == nil {
+		return h, nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s, ok := m.served[h.Path]; ok {
+		return s, nil
+	}
+	crd := m.crds[h.Path]
+	versions, err := m.crs.build(crd.Name)
+	if err != nil {
+		return nil, err
+	}
+	if m.served == nil {
+		m.served = map[string]*Handle{}
+	}
+	for path, c := range m.crds {
+		if c != crd {
+			continue
+		}
+		if m.served[path], err = servedHandle(m.Handles[path], versions); err != nil {
+			return nil, err
+		}
+	}
+	return m.served[h.Path], nil
+}
+
+// BuiltCRDs names the CRDs whose custom resources' serving storage the map
+// built, once per build, in order: what a command paid for beyond the
+// routes. Tests hold commands to building only what they touch.
+func (m *Map) BuiltCRDs() []string {
+	if m.crs == nil {
+		return nil
+	}
+	m.crs.mu.Lock()
+	defer m.crs.mu.Unlock()
+	return slices.Clone(m.crs.built)
 }

@@ -191,7 +191,11 @@ func TestConversionWebhooksAreNotCalled(t *testing.T) {
 	})
 	w := apiserver.Map(t, etcdFlag)
 	ctx := context.Background()
-	v1 := stores.Target{Handle: w.Map.Handles["gadgets.example.com"]}
+	v1Handle, err := w.Map.Handle("gadgets.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := stores.Target{Handle: v1Handle}
 	obj, err := stores.Decode(v1, []byte(`{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g1"}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +206,11 @@ func TestConversionWebhooksAreNotCalled(t *testing.T) {
 	if _, err := stores.Get(ctx, v1, "g1"); err != nil {
 		t.Fatalf("reading in the storage version: %v", err)
 	}
-	v1beta1 := stores.Target{Handle: w.Map.Handles["gadgets.v1beta1.example.com"]}
+	v1beta1Handle, err := w.Map.Handle("gadgets.v1beta1.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1beta1 := stores.Target{Handle: v1beta1Handle}
 	const refusal = "converting through the webhook of service tools/converter:443: regctl calls no webhooks"
 	if _, err := stores.Get(ctx, v1beta1, "g1"); err == nil || !strings.Contains(err.Error(), refusal) {
 		t.Errorf("reading in another version: %v, want %q", err, refusal)

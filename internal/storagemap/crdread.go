@@ -1,0 +1,309 @@
+package storagemap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/regctl/regctl/internal/gctune"
+)
+
+// crdPage is how many CRDs one read of the map's CRDs takes: a CRD is tens
+// to hundreds of KiB, and a cluster may hold thousands.
+const crdPage = 10
+
+// readCRDs lists the CRDs, in v1, the established ones only: those the
+// server serves. The others are told to pending. The CRDs come through the
+// server's CRD store, page by page, but decoded without their schemas
+// (withoutSchemas): nearly all of a CRD's bytes, which only serving its
+// custom resources reads (readCRD). Nil when --runtime-config leaves the
+// CRDs out.
+func (c chain) readCRDs(ctx context.Context, crdVersions []servedVersion, pending func(*apiextensionsv1.CustomResourceDefinition)) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	if crdStore(crdVersions) == nil {
+		return nil, nil
+	}
+	store, err := customresourcedefinition.NewREST(apiextensionsapiserver.Scheme, schemalessGetter{c.extensionsGetter()})
+	if err != nil {
+		return nil, fmt.Errorf("creating the storage of customresourcedefinitions: %w", err)
+	}
+	defer store.Destroy()
+	// What a page leaves behind is garbage, megabytes of it: the start-up
+	// pacing would let several pages of it pile up.
+	gctune.Steady()
+	var out []*apiextensionsv1.CustomResourceDefinition
+	opts := &metainternalversion.ListOptions{Limit: crdPage}
+	for {
+		list, err := store.List(genericapirequest.WithNamespace(ctx, ""), opts)
+		if err != nil {
+			return nil, fmt.Errorf("reading the customresourcedefinitions: %w", err)
+		}
+		internal, ok := list.(*apiextensions.CustomResourceDefinitionList)
+		if !ok {
+			return nil, fmt.Errorf("reading the customresourcedefinitions: got a %T", list)
+		}
+		for i := range internal.Items {
+			crd, err := toV1(&internal.Items[i])
+			if err != nil {
+				return nil, err
+			}
+			if apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
+				out = append(out, crd)
+			} else {
+				pending(crd)
+			}
+		}
+		if internal.Continue == "" {
+			return out, nil
+		}
+		opts.Continue = internal.Continue
+	}
+}
+
+// readCRD reads the CRD name whole, through the CRD store of crdVersions,
+// for serving its custom resources.
+func readCRD(ctx context.Context, crdVersions []servedVersion, name string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	store := crdStore(crdVersions)
+	if store == nil {
+		return nil, fmt.Errorf("reading customresourcedefinition %s: `--runtime-config` leaves customresourcedefinitions out", name)
+	}
+	obj, err := store.Get(genericapirequest.WithNamespace(ctx, ""), name, &metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reading customresourcedefinition %s: %w", name, err)
+	}
+	internal, ok := obj.(*apiextensions.CustomResourceDefinition)
+	if !ok {
+		return nil, fmt.Errorf("reading customresourcedefinition %s: got a %T", name, obj)
+	}
+	return toV1(internal)
+}
+
+// crdStore is the CRD store of crdVersions, nil when --runtime-config
+// leaves it out.
+func crdStore(crdVersions []servedVersion) rest.Getter {
+	for _, v := range crdVersions {
+		if s, ok := v.stores["customresourcedefinitions"].(rest.Getter); ok && v.gv.Group == apiextensions.GroupName {
+			return s
+		}
+	}
+	return nil
+}
+
+func toV1(internal *apiextensions.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := apiextensionsapiserver.Scheme.Convert(internal, crd, nil); err != nil {
+		return nil, fmt.Errorf("reading customresourcedefinition %s: %w", internal.Name, err)
+	}
+	return crd, nil
+}
+
+// schemalessGetter is the CRD store's RESTOptionsGetter with a storage
+// codec that leaves schemas out (schemaless). The getter it wraps records
+// the server's own codec, so routes, handles and scan see that one.
+type schemalessGetter struct{ generic.RESTOptionsGetter }
+
+func (g schemalessGetter) GetRESTOptions(resource schema.GroupResource, example runtime.Object) (generic.RESTOptions, error) {
+	opts, err := g.RESTOptionsGetter.GetRESTOptions(resource, example)
+	opts.StorageConfig.Codec = schemaless{opts.StorageConfig.Codec}
+	return opts, err
+}
+
+// schemaless is a CRD store's codec that decodes a CRD with its schemas
+// left out (withoutSchemas), and then as the codec does.
+type schemaless struct{ runtime.Codec }
+
+func (s schemaless) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	if stripped, ok := withoutSchemas(data); ok {
+		data = stripped
+	}
+	return s.Codec.Decode(data, defaults, into)
+}
+
+// withoutSchemas is the JSON of a CRD, as the apiextensions server stores
+// it (v1beta1, or v1), with null for the OpenAPI schemas of its versions
+// (spec.validation, spec.versions[*].schema) and every other byte as it
+// is, for the server's codec to decode. ok is false when data is not a
+// JSON object whose schemas it finds, which the codec then decodes, or
+// refuses, as it is. It walks the JSON once, looking into spec and its
+// versions only, and builds nothing of what it passes.
+func withoutSchemas(data []byte) (out []byte, ok bool) {
+	var cuts [][2]int
+	version := func(key []byte, at int) (int, error) {
+		end, err := skipValue(data, at)
+		if string(key) == "schema" {
+			cuts = append(cuts, [2]int{at, end})
+		}
+		return end, err
+	}
+	spec := func(key []byte, at int) (int, error) {
+		switch string(key) {
+		case "versions":
+			return eachElement(data, at, func(at int) (int, error) { return eachMember(data, at, version) })
+		case "validation":
+			end, err := skipValue(data, at)
+			cuts = append(cuts, [2]int{at, end})
+			return end, err
+		}
+		return skipValue(data, at)
+	}
+	_, err := eachMember(data, skipSpace(data, 0), func(key []byte, at int) (int, error) {
+		if string(key) == "spec" {
+			return eachMember(data, at, spec)
+		}
+		return skipValue(data, at)
+	})
+	if err != nil || len(cuts) == 0 {
+		return nil, false
+	}
+	out = make([]byte, 0, 16<<10)
+	last := 0
+	for _, c := range cuts {
+		out = append(append(out, data[last:c[0]]...), "null"...)
+		last = c[1]
+	}
+	return append(out, data[last:]...), true
+}
+
+var errNotJSON = errors.New("not the JSON withoutSchemas reads")
+
+// eachMember calls member with the key and value offset of each member of
+// the object at data[at], which returns where the value ends; it returns
+// where the object ends.
+func eachMember(data []byte, at int, member func(key []byte, at int) (int, error)) (int, error) {
+	if at >= len(data) || data[at] != '{' {
+		return 0, errNotJSON
+	}
+	i := skipSpace(data, at+1)
+	if i < len(data) && data[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		end, err := skipString(data, i)
+		if err != nil {
+			return 0, err
+		}
+		key := data[i+1 : end-1]
+		i = skipSpace(data, end)
+		if i >= len(data) || data[i] != ':' {
+			return 0, errNotJSON
+		}
+		if i, err = member(key, skipSpace(data, i+1)); err != nil {
+			return 0, err
+		}
+		if i = skipSpace(data, i); i >= len(data) {
+			return 0, errNotJSON
+		}
+		switch data[i] {
+		case '}':
+			return i + 1, nil
+		case ',':
+			i = skipSpace(data, i+1)
+		default:
+			return 0, errNotJSON
+		}
+	}
+}
+
+// eachElement is eachMember for the elements of the array at data[at].
+func eachElement(data []byte, at int, element func(at int) (int, error)) (int, error) {
+	if at >= len(data) || data[at] != '[' {
+		return 0, errNotJSON
+	}
+	i := skipSpace(data, at+1)
+	if i < len(data) && data[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		var err error
+		if i, err = element(i); err != nil {
+			return 0, err
+		}
+		if i = skipSpace(data, i); i >= len(data) {
+			return 0, errNotJSON
+		}
+		switch data[i] {
+		case ']':
+			return i + 1, nil
+		case ',':
+			i = skipSpace(data, i+1)
+		default:
+			return 0, errNotJSON
+		}
+	}
+}
+
+// skipValue is where the JSON value at data[at] ends. It checks only what
+// finding the end takes: the codec decodes, and checks, what is kept.
+func skipValue(data []byte, at int) (int, error) {
+	if at >= len(data) {
+		return 0, errNotJSON
+	}
+	switch data[at] {
+	case '"':
+		return skipString(data, at)
+	case '{', '[':
+		depth := 0
+		for i := at; i < len(data); i++ {
+			switch data[i] {
+			case '"':
+				end, err := skipString(data, i)
+				if err != nil {
+					return 0, err
+				}
+				i = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1, nil
+				}
+			}
+		}
+		return 0, errNotJSON
+	}
+	// A number, true, false or null.
+	i := at
+	for i < len(data) && !strings.ContainsRune(",}] \t\r\n", rune(data[i])) {
+		i++
+	}
+	if i == at {
+		return 0, errNotJSON
+	}
+	return i, nil
+}
+
+// skipString is where the string at data[at] ends, past its closing quote.
+func skipString(data []byte, at int) (int, error) {
+	if at >= len(data) || data[at] != '"' {
+		return 0, errNotJSON
+	}
+	for i := at + 1; i < len(data); i++ {
+		switch data[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1, nil
+		}
+	}
+	return 0, errNotJSON
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}

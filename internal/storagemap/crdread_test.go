@@ -1,0 +1,256 @@
+package storagemap
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
+	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/regctl/regctl/internal/scan"
+)
+
+// realCRDs are the CRDs of real projects the benchmarks use, as their
+// projects publish them: large schemas, CEL rules, several versions,
+// descriptions full of escapes.
+func realCRDs(t *testing.T) []*apiextensions.CustomResourceDefinition {
+	t.Helper()
+	files, err := filepath.Glob("../../bench/testdata/crds/*/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no CRDs in bench/testdata/crds: %v", err)
+	}
+	var out []*apiextensions.CustomResourceDefinition
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+		for {
+			doc, err := r.Read()
+			if err != nil {
+				break
+			}
+			v1 := &apiextensionsv1.CustomResourceDefinition{}
+			if err := yaml.Unmarshal(doc, v1); err != nil || v1.Name == "" {
+				continue
+			}
+			crd := &apiextensions.CustomResourceDefinition{}
+			if err := apiextensionsapiserver.Scheme.Convert(v1, crd, nil); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, crd)
+		}
+	}
+	return out
+}
+
+// TestWithoutSchemasDecodesWhatTheCodecDoesLessTheSchemas holds the
+// shortcut the map reads CRDs through to the server's codec: each real CRD,
+// stored as the apiextensions server stores it (v1beta1) and as v1, decodes
+// from withoutSchemas to what the full value decodes to, schemas aside, and
+// the schemas are most of the bytes.
+func TestWithoutSchemasDecodesWhatTheCodecDoesLessTheSchemas(t *testing.T) {
+	codecs := apiextensionsapiserver.Codecs
+	decoder := codecs.UniversalDecoder(apiextensions.SchemeGroupVersion)
+	for _, crd := range realCRDs(t) {
+		for _, gv := range []schema.GroupVersion{apiextensionsv1beta1.SchemeGroupVersion, apiextensionsv1.SchemeGroupVersion} {
+			data, err := runtime.Encode(codecs.LegacyCodec(gv), crd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stripped, ok := withoutSchemas(data)
+			if !ok {
+				t.Fatalf("%s in %v: withoutSchemas found no schema", crd.Name, gv)
+			}
+			if len(stripped) > len(data)/2 {
+				t.Errorf("%s in %v: %d bytes without schemas of %d", crd.Name, gv, len(stripped), len(data))
+			}
+			full, err := runtime.Decode(decoder, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := full.(*apiextensions.CustomResourceDefinition)
+			want.Spec.Validation = nil
+			for i := range want.Spec.Versions {
+				want.Spec.Versions[i].Schema = nil
+			}
+			got, err := runtime.Decode(decoder, stripped)
+			if err != nil {
+				t.Fatalf("%s in %v: decoding it without schemas: %v", crd.Name, gv, err)
+			}
+			if !apiequality.Semantic.DeepEqual(got, want) {
+				t.Errorf("%s in %v: decodes without schemas to another CRD", crd.Name, gv)
+			}
+		}
+	}
+}
+
+// TestWithoutSchemasLeavesWhatItCannotReadToTheCodec checks that values
+// that are not a CRD's JSON object pass as they are, for the codec to
+// refuse or read.
+func TestWithoutSchemasLeavesWhatItCannotReadToTheCodec(t *testing.T) {
+	for _, data := range []string{
+		``, `not a CRD`, `[1,2]`, `"spec"`, "k8s\x00\x0a\x02",
+		`{"spec":{"versions":[{"schema":{}}]}`, // cut short
+		`{"spec":{"versions":[{"schema":{"a":"\"}"}}]}`,
+		`{"kind":"CustomResourceDefinition","spec":{"group":"x"}}`, // nothing to leave out
+	} {
+		if out, ok := withoutSchemas([]byte(data)); ok {
+			t.Errorf("withoutSchemas(%q) = %q, want the value left as it is", data, out)
+		}
+	}
+	in := `{ "spec" : { "validation" : {"openAPIV3Schema":{"description":"a \"}\" b"}} , "versions" : [ {"name":"v1","schema":[1,{"x":"]"}]} , {"name":"v2"} ] } , "status":{"x":true} }`
+	want := `{ "spec" : { "validation" : null , "versions" : [ {"name":"v1","schema":null} , {"name":"v2"} ] } , "status":{"x":true} }`
+	if out, ok := withoutSchemas([]byte(in)); !ok || string(out) != want {
+		t.Errorf("withoutSchemas(%s) = %s, %v; want %s", in, out, ok, want)
+	}
+}
+
+// manyCRDs are count CRDs of group example.com, plurals thing0...,
+// the even ones with a status subresource, each with a schema that the
+// server compiles CEL rules of when it builds the CRD's storage.
+func manyCRDs(count int) []string {
+	var out []string
+	for i := range count {
+		sub := ""
+		if i%2 == 0 {
+			sub = "subresources: {status: {}}"
+		}
+		out = append(out, fmt.Sprintf(`
+metadata: {name: thing%[1]ds.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: thing%[1]ds, singular: thing%[1]d, kind: Thing%[1]d, listKind: Thing%[1]dList, shortNames: [th%[1]d]}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    %[2]s
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties: {size: {type: integer}}
+            x-kubernetes-validations: [{rule: "self.size >= 0", message: "size is not negative"}]
+`, i, sub))
+	}
+	return out
+}
+
+// TestCommandsBuildOnlyTheCRDsTheyTouch holds the map to what the apiserver
+// does with many CRDs: a custom resource's storage is built when a command
+// first reads or writes it, and no other's. Routes, keys and names come
+// from the CRDs alone; a command on a built-in resource reads no CRD.
+func TestCommandsBuildOnlyTheCRDsTheyTouch(t *testing.T) {
+	e, client := liveEtcd(t)
+	w := build(t, "--etcd-servers="+e.ClientURL)
+	writeCRDs(t, w, manyCRDs(40), true)
+	w.Close()
+
+	open := func(only string) *Session {
+		t.Helper()
+		opts := NewOptions()
+		opts.Server.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
+		s, err := Open(context.Background(), Config{Options: opts, Timeout: 10 * time.Second, Only: only})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	pods := open("pods")
+	if _, err := pods.Map.Resolve("pods"); err != nil {
+		t.Fatal(err)
+	}
+	if pods.Map.crs != nil || len(pods.Map.crds) != 0 {
+		t.Errorf("a map for pods read the CRDs")
+	}
+
+	all := open("")
+	if got := len(all.Map.crds); got != 40+20 {
+		t.Errorf("the map has %d custom resource paths, want 60 (40 resources, 20 statuses)", got)
+	}
+	for _, h := range all.Map.Ordered() {
+		if h.Route.Group == "example.com" && (h.Serve == nil || h.Route.KeyPrefix == "" || h.Route.StorageVersion != "example.com/v1") {
+			t.Errorf("%s: route %+v, serving deferred %v; want the route of the CRD, and serving deferred", h.Path, h.Route, h.Serve != nil)
+		}
+	}
+	if built := all.Map.BuiltCRDs(); len(built) != 0 {
+		t.Errorf("building every route built the storage of %v", built)
+	}
+
+	one := open("thing7")
+	h, err := one.Map.Resolve("th7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := one.Map.ResolveKind(h.GroupVersion().WithKind("Thing7")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := one.Map.Handle("thing8s.example.com/status"); err != nil {
+		t.Fatal(err)
+	}
+	if built := one.Map.BuiltCRDs(); !slices.Equal(built, []string{"thing7s.example.com", "thing8s.example.com"}) {
+		t.Errorf("resolving thing7 twice and thing8's status built %v, want thing7s and thing8s once each", built)
+	}
+	if h.Serve != nil || h.Codec.Serializer == nil {
+		t.Errorf("the resolved handle of %s cannot serve", h.Path)
+	}
+	if _, err := h.FieldManager(); err != nil {
+		t.Errorf("the resolved handle of %s has no field manager: %v", h.Path, err)
+	}
+	if h.Store == nil || h.Store == all.Map.Handles[h.Path].Store {
+		t.Errorf("the resolved handle of %s has not the served store", h.Path)
+	}
+
+	// A scan builds a CRD's storage when it decodes its first value (it
+	// checks the value against the CRD's schema), and none for CRDs
+	// without objects.
+	ctx := context.Background()
+	for _, plural := range []string{"thing3s", "thing17s", "thing30s"} {
+		key, err := all.Map.Handles[plural+".example.com"].Key("default", "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		kind := "Thing" + strings.TrimSuffix(strings.TrimPrefix(plural, "thing"), "s")
+		value := `{"apiVersion":"example.com/v1","kind":"` + kind + `","metadata":{"name":"a","namespace":"default","uid":"u"},"spec":{"size":1,"colour":"red"}}`
+		if _, err := client.Put(ctx, key, value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	report, err := scan.Run(ctx, client, all.Map.Table.EtcdPrefix, all.Map.Ordered(), scan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if built := all.Map.BuiltCRDs(); !slices.Equal(built, []string{"thing17s.example.com", "thing30s.example.com", "thing3s.example.com"}) {
+		t.Errorf("a scan built %v, want the CRDs with objects, once each, in key order", built)
+	}
+	unknown := 0
+	for _, f := range report.Findings {
+		if f.Reason == scan.ReasonUnknownFields && strings.Contains(f.Detail, "colour") {
+			unknown++
+		}
+	}
+	if unknown != 3 {
+		t.Errorf("the scan found the unknown field in %d custom resources, want 3: %+v", unknown, report.Findings)
+	}
+}
