@@ -49,8 +49,9 @@ func Pages(ctx context.Context, c *clientv3.Client, prefix, start string, pageSi
 func PagesAt(ctx context.Context, c *clientv3.Client, prefix, start string, rev, pageSize int64, keysOnly bool, fn func([]*mvccpb.KeyValue) error) error {
 	end := PrefixEnd(prefix)
 	key := start
+	limit := pageSize
 	for {
-		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(pageSize)}
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(limit)}
 		if keysOnly {
 			opts = append(opts, clientv3.WithKeysOnly())
 		}
@@ -72,9 +73,30 @@ func PagesAt(ctx context.Context, c *clientv3.Client, prefix, start string, rev,
 		if !resp.More || len(resp.Kvs) == 0 {
 			return nil
 		}
+		limit = nextLimit(resp.Kvs, limit, pageSize)
 		// The next page starts just after the last key of this one.
 		key = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
 	}
+}
+
+// pageBytes is about how many bytes of values a page holds at most: keys
+// of one resource are alike in size, and a page of 2,500 CRDs of 100 KiB
+// each would hold a quarter of a GiB, twice over (the response, and its
+// decoding).
+const pageBytes = 8 << 20
+
+// nextLimit is the size of the page after kvs, read with limit: smaller
+// when kvs held more than pageBytes of values, back up to pageSize as they
+// get smaller.
+func nextLimit(kvs []*mvccpb.KeyValue, limit, pageSize int64) int64 {
+	var size int64
+	for _, kv := range kvs {
+		size += int64(len(kv.Key) + len(kv.Value))
+	}
+	if size == 0 {
+		return pageSize
+	}
+	return max(1, min(pageSize, limit*pageBytes/size))
 }
 
 // Value reads one key; nil when it does not exist.

@@ -25,18 +25,13 @@ type Usage struct {
 // UsageUnder accounts for every key under root. claimed maps key prefixes to
 // the resource that owns them; a key counts for the longest prefix it falls
 // under, and keys no prefix claims are grouped by the next segment of their
-// path (root + "ranges/", root + "apps/", ...). Claimed counts come from
-// count-only requests; bytes, and the unclaimed keys, from one paged pass
-// over the values.
+// path (root + "ranges/", root + "apps/", ...). One paged pass over the
+// values counts them all, at one revision.
 func UsageUnder(ctx context.Context, c *clientv3.Client, root string, claimed map[string]string, pageSize int64) ([]Usage, error) {
 	byPrefix := map[string]*Usage{}
 	var prefixes []string
 	for prefix, resource := range claimed {
-		n, err := Count(ctx, c, prefix)
-		if err != nil {
-			return nil, err
-		}
-		byPrefix[prefix] = &Usage{Resource: resource, KeyPrefix: prefix, Keys: n}
+		byPrefix[prefix] = &Usage{Resource: resource, KeyPrefix: prefix}
 		prefixes = append(prefixes, prefix)
 	}
 	// Longest first, so services/specs/ wins over a shorter claim.
@@ -46,6 +41,7 @@ func UsageUnder(ctx context.Context, c *clientv3.Client, root string, claimed ma
 		for _, kv := range kvs {
 			key := string(kv.Key)
 			if u := owner(byPrefix, prefixes, key); u != nil {
+				u.Keys++
 				u.Bytes += int64(len(kv.Value))
 				continue
 			}
