@@ -84,6 +84,8 @@ type Map struct {
 	// notEstablished are the CRDs in etcd not established yet, by the
 	// kinds they would serve.
 	notEstablished map[schema.GroupVersionKind]string
+	// proxied are the routes the aggregator proxies to a service.
+	proxied []routetable.Route
 
 	// crs builds the custom resources' serving storage; crds is the CRD of
 	// each custom resource path, and served the handles built for serving
@@ -367,15 +369,10 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 		return err
 	}
 	readEtcd := cfg.Only == "" || !s.Map.resolvesAll(cfg.Only)
-	s.Map.notEstablished = map[schema.GroupVersionKind]string{}
 	s.models = &openAPIModels{}
-	all, proxied, crs, err := chain{server: opts, etcd: etcd, transformers: enc.transformers, getter: getter, notEstablished: s.Map.notEstablished,
-		models: s.models, fieldManagement: cfg.FieldManagement}.extend(ctx, all, readEtcd)
-	if err != nil {
-		return err
-	}
-	s.Map.versions, s.Map.crs = all, crs
-	if s.Map.mapper, s.Map.categories, err = newMapper(all); err != nil {
+	c := chain{server: opts, etcd: etcd, transformers: enc.transformers, getter: getter, models: s.models,
+		fieldManagement: cfg.FieldManagement, crdGroups: s.Map.crdGroupsOf(cfg.Only), client: s.Client}
+	if err := s.Map.extend(ctx, c, all, readEtcd, cfg.Only); err != nil {
 		return err
 	}
 	in := newInstaller()
@@ -409,10 +406,33 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 		EmulatedVersion:   emulated,
 		FeatureGates:      gates,
 		EtcdPrefix:        etcd.StorageConfig.Prefix,
-		Routes:            append(routes(versions, s.Map.owners, getter), proxied...),
+		Routes:            append(routes(versions, s.Map.owners, getter), s.Map.proxied...),
 	}
 	s.Map.Handles = s.handles(versions)
 	return nil
+}
+
+// extend adds to the built-in versions the rest of the server's chain
+// (chain.extend), and the names of all to its mapper. A name the CRDs of
+// the groups it names (c.crdGroups) do not serve is looked for among all
+// CRDs, for the whole map's error and suggestions.
+func (m *Map) extend(ctx context.Context, c chain, builtIn []servedVersion, readEtcd bool, only string) error {
+	for {
+		m.notEstablished = map[schema.GroupVersionKind]string{}
+		c.notEstablished = m.notEstablished
+		all, proxied, crs, err := c.extend(ctx, builtIn, readEtcd)
+		if err != nil {
+			return err
+		}
+		m.versions, m.crs, m.proxied = all, crs, proxied
+		if m.mapper, m.categories, err = newMapper(all); err != nil {
+			return err
+		}
+		if c.crdGroups == nil || m.resolvesAll(only) {
+			return nil
+		}
+		c.crdGroups = nil
+	}
 }
 
 // startEmbedded starts the etcd of a map built without --etcd-servers: the

@@ -4,13 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
+	"slices"
 	"strings"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,6 +24,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 
+	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/gctune"
 )
 
@@ -31,7 +37,8 @@ const crdPage = 10
 // server's CRD store, page by page, but decoded without their schemas
 // (withoutSchemas): nearly all of a CRD's bytes, which only serving its
 // custom resources reads (readCRD). Nil when --runtime-config leaves the
-// CRDs out.
+// CRDs out. With c.crdGroups set it reads the CRDs of those groups only,
+// found by their keys: a CRD's name is its plural and group.
 func (c chain) readCRDs(ctx context.Context, crdVersions []servedVersion, pending func(*apiextensionsv1.CustomResourceDefinition)) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	if crdStore(crdVersions) == nil {
 		return nil, nil
@@ -45,9 +52,41 @@ func (c chain) readCRDs(ctx context.Context, crdVersions []servedVersion, pendin
 	// pacing would let several pages of it pile up.
 	gctune.Steady()
 	var out []*apiextensionsv1.CustomResourceDefinition
+	keep := func(internal *apiextensions.CustomResourceDefinition) error {
+		crd, err := toV1(internal)
+		if err != nil {
+			return err
+		}
+		if apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
+			out = append(out, crd)
+		} else {
+			pending(crd)
+		}
+		return nil
+	}
+	ctx = genericapirequest.WithNamespace(ctx, "")
+	if c.crdGroups != nil {
+		names, err := c.crdsOf(ctx, store, c.crdGroups)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range names {
+			obj, err := store.Get(ctx, name, &metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				continue // deleted since its key was read
+			}
+			if err != nil {
+				return nil, fmt.Errorf("reading customresourcedefinition %s: %w", name, err)
+			}
+			if err := keep(obj.(*apiextensions.CustomResourceDefinition)); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
 	opts := &metainternalversion.ListOptions{Limit: crdPage}
 	for {
-		list, err := store.List(genericapirequest.WithNamespace(ctx, ""), opts)
+		list, err := store.List(ctx, opts)
 		if err != nil {
 			return nil, fmt.Errorf("reading the customresourcedefinitions: %w", err)
 		}
@@ -56,14 +95,8 @@ func (c chain) readCRDs(ctx context.Context, crdVersions []servedVersion, pendin
 			return nil, fmt.Errorf("reading the customresourcedefinitions: got a %T", list)
 		}
 		for i := range internal.Items {
-			crd, err := toV1(&internal.Items[i])
-			if err != nil {
+			if err := keep(&internal.Items[i]); err != nil {
 				return nil, err
-			}
-			if apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
-				out = append(out, crd)
-			} else {
-				pending(crd)
 			}
 		}
 		if internal.Continue == "" {
@@ -72,6 +105,33 @@ func (c chain) readCRDs(ctx context.Context, crdVersions []servedVersion, pendin
 		opts.Continue = internal.Continue
 	}
 }
+
+// crdsOf names the CRDs of groups, from the keys of the CRD store: a CRD's
+// name, the last part of its key, is its plural and group.
+func (c chain) crdsOf(ctx context.Context, store *customresourcedefinition.REST, groups []string) ([]string, error) {
+	client, err := c.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	prefix := path.Join("/", c.etcd.StorageConfig.Prefix, store.KeyRootFunc(ctx)) + "/"
+	var out []string
+	err = etcdview.Pages(ctx, client, prefix, prefix, crdKeysPage, true, func(kvs []*mvccpb.KeyValue) error {
+		for _, kv := range kvs {
+			name := strings.TrimPrefix(string(kv.Key), prefix)
+			if _, group, ok := strings.Cut(name, "."); ok && slices.Contains(groups, group) {
+				out = append(out, name)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the keys of the customresourcedefinitions: %w", err)
+	}
+	return out, nil
+}
+
+// crdKeysPage is how many CRD keys one read takes.
+const crdKeysPage = 1000
 
 // readCRD reads the CRD name whole, through the CRD store of crdVersions,
 // for serving its custom resources.

@@ -122,7 +122,8 @@ func TestWithoutSchemasLeavesWhatItCannotReadToTheCodec(t *testing.T) {
 	}
 }
 
-// manyCRDs are count CRDs of group example.com, plurals thing0...,
+// manyCRDs are count CRDs of four groups g0.example.com...g3.example.com,
+// plurals thing0s... (thing7s.g3.example.com),
 // the even ones with a status subresource, each with a schema that the
 // server compiles CEL rules of when it builds the CRD's storage.
 func manyCRDs(count int) []string {
@@ -133,9 +134,9 @@ func manyCRDs(count int) []string {
 			sub = "subresources: {status: {}}"
 		}
 		out = append(out, fmt.Sprintf(`
-metadata: {name: thing%[1]ds.example.com}
+metadata: {name: thing%[1]ds.g%[3]d.example.com}
 spec:
-  group: example.com
+  group: g%[3]d.example.com
   scope: Namespaced
   names: {plural: thing%[1]ds, singular: thing%[1]d, kind: Thing%[1]d, listKind: Thing%[1]dList, shortNames: [th%[1]d]}
   versions:
@@ -151,7 +152,7 @@ spec:
             type: object
             properties: {size: {type: integer}}
             x-kubernetes-validations: [{rule: "self.size >= 0", message: "size is not negative"}]
-`, i, sub))
+`, i, sub, i%4))
 	}
 	return out
 }
@@ -190,7 +191,7 @@ func TestCommandsBuildOnlyTheCRDsTheyTouch(t *testing.T) {
 		t.Errorf("the map has %d custom resource paths, want 60 (40 resources, 20 statuses)", got)
 	}
 	for _, h := range all.Map.Ordered() {
-		if h.Route.Group == "example.com" && (h.Serve == nil || h.Route.KeyPrefix == "" || h.Route.StorageVersion != "example.com/v1") {
+		if strings.HasSuffix(h.Route.Group, ".example.com") && (h.Serve == nil || h.Route.KeyPrefix == "" || h.Route.StorageVersion != h.Route.Group+"/v1") {
 			t.Errorf("%s: route %+v, serving deferred %v; want the route of the CRD, and serving deferred", h.Path, h.Route, h.Serve != nil)
 		}
 	}
@@ -198,7 +199,15 @@ func TestCommandsBuildOnlyTheCRDsTheyTouch(t *testing.T) {
 		t.Errorf("building every route built the storage of %v", built)
 	}
 
-	one := open("thing7")
+	// A name that names its group reads that group's CRDs only, found
+	// by their keys; one no CRD of the group serves is looked for in all.
+	for only, want := range map[string]int{"thing7s.g3.example.com": 10, "th7.g3.example.com,thing8.v1.g0.example.com": 10 + 20, "nosuch.g3.example.com": 60} {
+		if got := len(open(only).Map.crds); got != want {
+			t.Errorf("a map for %s has %d custom resource paths, want %d", only, got, want)
+		}
+	}
+
+	one := open("thing7,thing8")
 	h, err := one.Map.Resolve("th7")
 	if err != nil {
 		t.Fatal(err)
@@ -206,10 +215,10 @@ func TestCommandsBuildOnlyTheCRDsTheyTouch(t *testing.T) {
 	if _, err := one.Map.ResolveKind(h.GroupVersion().WithKind("Thing7")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := one.Map.Handle("thing8s.example.com/status"); err != nil {
+	if _, err := one.Map.Handle("thing8s.g0.example.com/status"); err != nil {
 		t.Fatal(err)
 	}
-	if built := one.Map.BuiltCRDs(); !slices.Equal(built, []string{"thing7s.example.com", "thing8s.example.com"}) {
+	if built := one.Map.BuiltCRDs(); !slices.Equal(built, []string{"thing7s.g3.example.com", "thing8s.g0.example.com"}) {
 		t.Errorf("resolving thing7 twice and thing8's status built %v, want thing7s and thing8s once each", built)
 	}
 	if h.Serve != nil || h.Codec.Serializer == nil {
@@ -227,12 +236,13 @@ func TestCommandsBuildOnlyTheCRDsTheyTouch(t *testing.T) {
 	// without objects.
 	ctx := context.Background()
 	for _, plural := range []string{"thing3s", "thing17s", "thing30s"} {
-		key, err := all.Map.Handles[plural+".example.com"].Key("default", "a")
+		group := map[string]string{"thing3s": "g3", "thing17s": "g1", "thing30s": "g2"}[plural] + ".example.com"
+		key, err := all.Map.Handles[plural+"."+group].Key("default", "a")
 		if err != nil {
 			t.Fatal(err)
 		}
 		kind := "Thing" + strings.TrimSuffix(strings.TrimPrefix(plural, "thing"), "s")
-		value := `{"apiVersion":"example.com/v1","kind":"` + kind + `","metadata":{"name":"a","namespace":"default","uid":"u"},"spec":{"size":1,"colour":"red"}}`
+		value := `{"apiVersion":"` + group + `/v1","kind":"` + kind + `","metadata":{"name":"a","namespace":"default","uid":"u"},"spec":{"size":1,"colour":"red"}}`
 		if _, err := client.Put(ctx, key, value); err != nil {
 			t.Fatal(err)
 		}
@@ -241,7 +251,7 @@ func TestCommandsBuildOnlyTheCRDsTheyTouch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if built := all.Map.BuiltCRDs(); !slices.Equal(built, []string{"thing17s.example.com", "thing30s.example.com", "thing3s.example.com"}) {
+	if built := all.Map.BuiltCRDs(); !slices.Equal(built, []string{"thing17s.g1.example.com", "thing30s.g2.example.com", "thing3s.g3.example.com"}) {
 		t.Errorf("a scan built %v, want the CRDs with objects, once each, in key order", built)
 	}
 	unknown := 0

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
@@ -53,6 +54,10 @@ type chain struct {
 	// fieldManagement asks for them for custom resources.
 	models          *openAPIModels
 	fieldManagement bool
+	// crdGroups, when set, are the only groups whose CRDs a command needs
+	// (crdGroupsOf); client is the etcd client their keys are read with.
+	crdGroups []string
+	client    func(context.Context) (*clientv3.Client, error)
 }
 
 // restOptionsGetter is EtcdOptions.ApplyTo's getter on etcd (one storage

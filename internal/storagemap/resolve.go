@@ -112,6 +112,36 @@ func (m *Map) resolvesAll(only string) bool {
 	return true
 }
 
+// crdGroupsOf are the groups whose CRDs serve the resources named in only
+// (comma-separated) that are not built-in, when each such name names its
+// group, as kubectl reads resource.group, resource.version.group,
+// shortname.group or kind.group: a group is what follows one of the name's
+// first two dots. Nil when every CRD is needed: a bare name, which any
+// CRD's names may match, a category, or no names at all.
+func (m *Map) crdGroupsOf(only string) []string {
+	if only == "" {
+		return nil
+	}
+	groups := []string{}
+	for _, name := range strings.Split(only, ",") {
+		if _, category := m.expand(name); category {
+			return nil
+		}
+		if _, err := m.resourceFor(name); err == nil {
+			continue
+		}
+		_, rest, ok := strings.Cut(name, ".")
+		if !ok {
+			return nil
+		}
+		groups = append(groups, rest)
+		if _, group, ok := strings.Cut(rest, "."); ok {
+			groups = append(groups, group)
+		}
+	}
+	return groups
+}
+
 // expand is name as one or more resource names: a category's resources
 // (`all`), in kubectl's order, or name itself.
 func (m *Map) expand(name string) (names []string, category bool) {
