@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -27,13 +28,16 @@ const crdSources = "bench/testdata/crds"
 // spread over four kinds of the real set.
 const customResources = 100
 
-// crds measures regctl on two sandboxes (--data-dir) holding the same pods:
-// one with nothing else, and one with count CRDs made from real projects'
-// CRDs (bench/testdata/crds: the real set once as it is, then copies of it
-// under renamed groups) and a hundred custom resources of four of them. It
-// reports the one-shot create of the CRDs, then the same commands on both
-// sandboxes side by side. These are the figures of a command that pays for
-// every CRD in etcd, whatever it touches.
+// crds measures regctl on sandboxes (--data-dir) holding the same pods:
+// one with nothing else; one with the CRDs of four kinds of the real set
+// (bench/testdata/crds) and a hundred custom resources of them; and two
+// with those and more CRDs made from the real set (the real set once as it
+// is, then copies of it under renamed groups), a hundred and count. It
+// reports the one-shot create of the CRDs, then each command with
+// --etcd-servers on an etcd this process serves each sandbox with, which
+// are regctl's own figures as on a cluster, and then with --data-dir,
+// where they include the sandbox's etcd starting in regctl's process. Each
+// target of a command that pays for what it touches is told met or missed.
 func crds(dir, launcher, regctl string, n, pods, count int) error {
 	logs.Setup(0, io.Discard)
 	ctx := context.Background()
@@ -44,26 +48,24 @@ func crds(dir, launcher, regctl string, n, pods, count int) error {
 	if count < len(real) {
 		return fmt.Errorf("-crds %d: want at least the %d CRDs of %s, which the custom resources need", count, len(real), crdSources)
 	}
-	plain := filepath.Join(dir, "sandbox-pods")
-	withCRDs := filepath.Join(dir, "sandbox-crds")
-
-	progress(fmt.Sprintf("writing %d pods into a sandbox", pods))
-	start := time.Now()
-	e, err := etcdview.StartOn(plain, 0, nil)
+	progress("building etcdctl")
+	etcdctl, err := buildEtcdctl(dir)
 	if err != nil {
 		return err
 	}
-	if err := seedPods(ctx, e.ClientURL, pods); err != nil {
-		e.Close()
+	sb := crdSandboxes{plain: filepath.Join(dir, "sandbox-pods"), few: filepath.Join(dir, "sandbox-4crds"),
+		hundred: filepath.Join(dir, "sandbox-100crds"), many: filepath.Join(dir, "sandbox-crds")}
+	progress(fmt.Sprintf("writing %d pods into a sandbox", pods))
+	start := time.Now()
+	if err := seedSandbox(ctx, sb.plain, pods); err != nil {
 		return err
 	}
-	if err := e.Close(); err != nil {
-		return err
-	}
-	// The second sandbox starts as a copy of the first, so both hold the
-	// very same pods.
-	if out, err := exec.Command("cp", "-a", plain, withCRDs).CombinedOutput(); err != nil {
-		return fmt.Errorf("copying the sandbox: %w: %s", err, out)
+	// The others start as copies of the first, so all hold the very same
+	// pods.
+	for _, d := range []string{sb.few, sb.hundred, sb.many} {
+		if out, err := exec.Command("cp", "-a", sb.plain, d).CombinedOutput(); err != nil {
+			return fmt.Errorf("copying the sandbox: %w: %s", err, out)
+		}
 	}
 	progress(fmt.Sprintf("pods written in %s", time.Since(start).Round(time.Second)))
 
@@ -73,93 +75,277 @@ func crds(dir, launcher, regctl string, n, pods, count int) error {
 		return err
 	}
 	fmt.Printf("%d CRDs from %d real ones (%s), %.1f MiB of manifest\n", count, len(real), crdProjects(real), float64(size)/(1<<20))
-
-	// The create of the CRDs, once: each run would need a fresh sandbox
-	// of pods, and it is the figure of a setup, not of a command.
-	progress(fmt.Sprintf("creating %d CRDs with regctl create -f", count))
-	created, err := runOnce(launcher, command{
-		name: fmt.Sprintf("regctl create -f (%d CRDs)", count), bin: regctl,
-		args: []string{"create", "-f", manifest, "--data-dir", withCRDs, "-o", "name"},
-	}, true)
-	if err != nil {
-		return err
-	}
-	if got := strings.Count(string(created.stdout), "customresourcedefinition"); got != count {
-		return fmt.Errorf("regctl create -f of %d CRDs printed %d of them", count, got)
-	}
 	crs := filepath.Join(dir, "crs.yaml")
 	if err := writeCustomResources(crs); err != nil {
 		return err
 	}
-	progress(fmt.Sprintf("creating %d custom resources with regctl create -f", customResources))
-	createdCRs, err := runOnce(launcher, command{
-		name: fmt.Sprintf("regctl create -f (%d custom resources)", customResources), bin: regctl,
-		args: []string{"create", "-f", crs, "--data-dir", withCRDs, "-o", "name"},
-	}, true)
+	fewCRDs, hundredCRDs := filepath.Join(dir, "crds-4.yaml"), filepath.Join(dir, "crds-100.yaml")
+	if err := writeRealCRDs(fewCRDs, real, customResourceCRDs...); err != nil {
+		return err
+	}
+	if _, err := writeCRDs(hundredCRDs, real, 100); err != nil {
+		return err
+	}
+
+	// The creates, once each: each run would need a fresh sandbox of pods,
+	// and they are the figures of a setup, not of a command.
+	progress(fmt.Sprintf("creating %d CRDs with regctl create -f", count))
+	created, err := createOnce(launcher, regctl, manifest, sb.many, count, "customresourcedefinition")
 	if err != nil {
 		return err
 	}
-	if got := strings.Count(strings.TrimSpace(string(createdCRs.stdout)), "\n") + 1; got != customResources {
-		return fmt.Errorf("regctl create -f of %d custom resources printed %d lines", customResources, got)
+	createdCRs, err := createOnce(launcher, regctl, crs, sb.many, customResources, "")
+	if err != nil {
+		return err
+	}
+	for _, d := range []struct {
+		dir, crds string
+		count     int
+	}{{sb.few, fewCRDs, len(customResourceCRDs)}, {sb.hundred, hundredCRDs, 100}} {
+		progress(fmt.Sprintf("creating %d CRDs and the custom resources in %s", d.count, filepath.Base(d.dir)))
+		if _, err := createOnce(launcher, regctl, d.crds, d.dir, d.count, "customresourcedefinition"); err != nil {
+			return err
+		}
+		if _, err := createOnce(launcher, regctl, crs, d.dir, customResources, ""); err != nil {
+			return err
+		}
 	}
 
-	for _, s := range []struct{ name, dir string }{{"without CRDs", plain}, {"with CRDs", withCRDs}} {
+	for _, s := range []struct{ name, dir string }{{"without CRDs", sb.plain}, {"with 4 CRDs", sb.few}, {"with 100 CRDs", sb.hundred}, {fmt.Sprintf("with %d CRDs", count), sb.many}} {
 		if err := describeSandbox(ctx, s.name, s.dir); err != nil {
 			return err
 		}
 	}
 	fmt.Println()
 	fmt.Println("one-shot, on the sandbox of pods:")
-	t := newTable(launcher, 60, false)
+	t := newTable(launcher, 70, false)
 	t.row(fmt.Sprintf("regctl create -f (%d CRDs)", count), stats{median: created.wall, min: created.wall, max: created.wall, peakRSS: created.maxRSS}, "")
 	t.row(fmt.Sprintf("regctl create -f (%d custom resources)", customResources), stats{median: createdCRs.wall, min: createdCRs.wall, max: createdCRs.wall, peakRSS: createdCRs.maxRSS}, "")
+	targets := []func(){func() {
+		verdict(fmt.Sprintf("create -f of %d CRDs: %.1f s", count, created.wall.Seconds()), "<= 15 s", created.wall <= 15*time.Second)
+		verdict(fmt.Sprintf("create -f of %d CRDs: %.0f MiB", count, float64(created.maxRSS)/1024), "<= 400 MiB", created.maxRSS <= 400*1024)
+	}}
+
+	live, err := serveSandboxes(sb)
+	if err != nil {
+		return err
+	}
+	defer live.close()
+	fmt.Println()
+	fmt.Printf("each command with --etcd-servers, on an etcd serving each sandbox (%d pods; CRDs and %d custom resources more):\n", pods, customResources)
+	more, err := measureCRDCommands(launcher, regctl, etcdctl, n, pods, count, live.flags())
+	if err != nil {
+		return err
+	}
+	targets = append(targets, more...)
+	live.close()
 
 	fmt.Println()
-	fmt.Printf("each command on both sandboxes (%d pods; %d CRDs and %d custom resources more):\n", pods, count, customResources)
-	t = newTable(launcher, 60, true)
-	t.header = "vs no CRDs"
+	fmt.Println("the same with --data-dir: the sandbox's etcd starts in regctl's process, and its start reads the whole database")
+	if _, err := measureCRDCommands(launcher, regctl, "", n, pods, count, sb.flags()); err != nil {
+		return err
+	}
+	fmt.Println()
+	fmt.Println("targets (on the figures with --etcd-servers):")
+	for _, t := range targets {
+		t()
+	}
+	return nil
+}
+
+// customResourceCRDs are the CRDs of the custom resources the sandboxes
+// hold (writeCustomResources).
+var customResourceCRDs = []string{"issuers.cert-manager.io", "certificates.cert-manager.io", "gatewayclasses.gateway.networking.k8s.io", "httproutes.gateway.networking.k8s.io"}
+
+// crdSandboxes are the sandboxes of the crds benchmark, as directories.
+type crdSandboxes struct{ plain, few, hundred, many string }
+
+// crdFlags are the flags that point regctl at each sandbox.
+type crdFlags struct{ plain, few, hundred, many []string }
+
+func (s crdSandboxes) flags() crdFlags {
+	return crdFlags{[]string{"--data-dir", s.plain}, []string{"--data-dir", s.few}, []string{"--data-dir", s.hundred}, []string{"--data-dir", s.many}}
+}
+
+// servedSandboxes are the sandboxes, each served by an etcd of this process.
+type servedSandboxes struct {
+	etcds []*etcdview.Embedded
+	urls  []string
+}
+
+func serveSandboxes(sb crdSandboxes) (*servedSandboxes, error) {
+	out := &servedSandboxes{}
+	for _, d := range []string{sb.plain, sb.few, sb.hundred, sb.many} {
+		e, err := etcdview.StartOn(d, 0, nil)
+		if err != nil {
+			out.close()
+			return nil, err
+		}
+		out.etcds = append(out.etcds, e)
+		out.urls = append(out.urls, e.ClientURL)
+	}
+	return out, nil
+}
+
+func (s *servedSandboxes) flags() crdFlags {
+	f := func(i int) []string { return []string{"--etcd-servers", s.urls[i]} }
+	return crdFlags{f(0), f(1), f(2), f(3)}
+}
+
+func (s *servedSandboxes) close() {
+	for _, e := range s.etcds {
+		e.Close()
+	}
+	s.etcds = nil
+}
+
+// measureCRDCommands measures each command on the sandboxes flags point
+// at, side by side, and returns the verdicts of the targets. With etcdctl
+// it also measures etcdctl's raw read of every key, scan's anchor.
+func measureCRDCommands(launcher, regctl, etcdctl string, n, pods, count int, flags crdFlags) ([]func(), error) {
+	t := newTable(launcher, 70, true)
+	t.header = "vs anchor"
+	run := func(name string, flags []string, args []string, verify func([]byte) error, anchor *stats) (stats, error) {
+		return t.add(command{name: name, bin: regctl, args: append(append([]string(nil), args...), flags...), verify: verify}, n, func(st stats) string {
+			if anchor == nil {
+				return "anchor"
+			}
+			return fmt.Sprintf("%.2fx, %+.0f MiB", ratio(st, *anchor), st.mib()-anchor.mib())
+		})
+	}
+	var targets []func()
 	pod, _ := benchPod(0)
-	type bench struct {
+	manyLabel := fmt.Sprintf("%d CRDs", count)
+	// Built-in resources: within 1.1x and 10 MiB of the sandbox without CRDs.
+	for _, b := range []struct {
 		name   string
 		args   []string
 		verify func([]byte) error
-	}
-	benches := []bench{
+	}{
 		{"get namespaces", []string{"get", "namespaces"}, contains(benchNamespaces...)},
 		{"get pods -A -o name", []string{"get", "pods", "-A", "-o", "name"}, occurs("pod/", pods)},
-		{"routes", []string{"routes"}, nil},
-		{"keys", []string{"keys"}, contains("pods")},
-		{"scan", []string{"scan"}, nil},
 		{"get pods NAME -o yaml", []string{"get", "pods", pod.Name, "-n", pod.Namespace, "-o", "yaml"}, contains("name: " + pod.Name)},
-	}
-	for _, b := range benches {
-		c := func(label, sandbox string) command {
-			return command{
-				name: fmt.Sprintf("regctl %s (%s)", b.name, label), bin: regctl,
-				args: append(append([]string(nil), b.args...), "--data-dir", sandbox), verify: b.verify,
-			}
-		}
-		anchor, err := t.add(c("no CRDs", plain), n, func(stats) string { return "anchor" })
+		{"keys pods -A", []string{"keys", "pods", "-A"}, occurs("/registry/pods/", pods)},
+	} {
+		anchor, err := run(fmt.Sprintf("regctl %s (no CRDs)", b.name), flags.plain, b.args, b.verify, nil)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if _, err := t.add(c(fmt.Sprintf("%d CRDs", count), withCRDs), n, func(st stats) string { return fmt.Sprintf("%.2fx", ratio(st, anchor)) }); err != nil {
-			return err
+		st, err := run(fmt.Sprintf("regctl %s (%s)", b.name, manyLabel), flags.many, b.args, b.verify, &anchor)
+		if err != nil {
+			return nil, err
 		}
-		if b.name == "get pods NAME -o yaml" {
-			// The custom resource has no counterpart without CRDs: it
-			// is set against the read of one pod there.
-			_, err := t.add(command{
-				name: fmt.Sprintf("regctl get issuers.cert-manager.io NAME -o yaml (%d CRDs)", count), bin: regctl,
-				args:   []string{"get", "issuers.cert-manager.io", "issuer-00", "-n", benchNamespaces[0], "-o", "yaml", "--data-dir", withCRDs},
-				verify: contains("kind: Issuer", "name: issuer-00"),
-			}, n, func(st stats) string { return fmt.Sprintf("%.2fx the pod", ratio(st, anchor)) })
-			if err != nil {
-				return err
-			}
-		}
+		name := b.name
+		targets = append(targets, func() {
+			verdict(fmt.Sprintf("%s: %.2fx, %+.0f MiB", name, ratio(st, anchor), st.mib()-anchor.mib()), "1.1x, +10", ratio(st, anchor) <= 1.1 && st.mib()-anchor.mib() <= 10)
+		})
 	}
-	return nil
+	// One custom resource type: within 1.2x of the sandbox of its CRDs only.
+	for _, b := range []struct {
+		name   string
+		args   []string
+		verify func([]byte) error
+	}{
+		{"get issuers.cert-manager.io -A", []string{"get", "issuers.cert-manager.io", "-A", "-o", "name"}, occurs("issuer.cert-manager.io/", customResources/4)},
+		{"get issuers.cert-manager.io NAME -o yaml", []string{"get", "issuers.cert-manager.io", "issuer-00", "-n", benchNamespaces[0], "-o", "yaml"}, contains("kind: Issuer", "name: issuer-00")},
+		{"get issuers -A (a name without its group)", []string{"get", "issuers", "-A", "-o", "name"}, occurs("issuer.cert-manager.io/", customResources/4)},
+	} {
+		anchor, err := run(fmt.Sprintf("regctl %s (4 CRDs)", b.name), flags.few, b.args, b.verify, nil)
+		if err != nil {
+			return nil, err
+		}
+		st, err := run(fmt.Sprintf("regctl %s (%s)", b.name, manyLabel), flags.many, b.args, b.verify, &anchor)
+		if err != nil {
+			return nil, err
+		}
+		name := b.name
+		targets = append(targets, func() {
+			verdict(fmt.Sprintf("%s: %.2fx", name, ratio(st, anchor)), "1.2x", ratio(st, anchor) <= 1.2)
+		})
+	}
+	// The whole map: at most 1 s and 200 MiB.
+	for _, b := range []struct {
+		name   string
+		args   []string
+		verify func([]byte) error
+	}{
+		{"routes", []string{"routes"}, contains("pods")},
+		{"keys", []string{"keys"}, contains("pods")},
+	} {
+		anchor, err := run(fmt.Sprintf("regctl %s (no CRDs)", b.name), flags.plain, b.args, b.verify, nil)
+		if err != nil {
+			return nil, err
+		}
+		st, err := run(fmt.Sprintf("regctl %s (%s)", b.name, manyLabel), flags.many, b.args, b.verify, &anchor)
+		if err != nil {
+			return nil, err
+		}
+		name := b.name
+		targets = append(targets, func() {
+			verdict(fmt.Sprintf("%s at %d CRDs: %.2f s, %.0f MiB", name, count, st.median.Seconds(), st.mib()), "1 s, 200", st.median <= time.Second && st.mib() <= 200)
+		})
+	}
+	// scan: within 1.5x of etcdctl's raw read, 250 MiB, flat in the CRDs.
+	var raw *stats
+	if etcdctl != "" {
+		endpoints := flags.many[1]
+		st, err := t.add(command{name: fmt.Sprintf("etcdctl get /registry/ --prefix (%s)", manyLabel), bin: etcdctl,
+			args: []string{"--endpoints", endpoints, "get", "/registry/", "--prefix"}}, n, func(stats) string { return "anchor" })
+		if err != nil {
+			return nil, err
+		}
+		raw = &st
+	}
+	hundred, err := run("regctl scan (100 CRDs)", flags.hundred, []string{"scan"}, contains("pods"), raw)
+	if err != nil {
+		return nil, err
+	}
+	st, err := run(fmt.Sprintf("regctl scan (%s)", manyLabel), flags.many, []string{"scan"}, contains("pods"), raw)
+	if err != nil {
+		return nil, err
+	}
+	if raw != nil {
+		targets = append(targets, func() {
+			verdict(fmt.Sprintf("scan at %d CRDs: %.2fx etcdctl", count, ratio(st, *raw)), "1.5x", ratio(st, *raw) <= 1.5)
+		})
+	}
+	targets = append(targets, func() {
+		verdict(fmt.Sprintf("scan at %d CRDs: %.0f MiB; at 100: %.0f MiB", count, st.mib(), hundred.mib()), "250, flat", st.mib() <= 250 && st.mib() <= hundred.mib()*1.1)
+	})
+	return targets, nil
+}
+
+// createOnce runs regctl create -f manifest in the sandbox dir once, and
+// checks it printed want lines (of kind, when set).
+func createOnce(launcher, regctl, manifest, dir string, want int, kind string) (runResult, error) {
+	r, err := runOnce(launcher, command{
+		name: "regctl create -f " + filepath.Base(manifest), bin: regctl,
+		args: []string{"create", "-f", manifest, "--data-dir", dir, "-o", "name"},
+	}, true)
+	if err != nil {
+		return r, err
+	}
+	got := strings.Count(strings.TrimSpace(string(r.stdout)), "\n") + 1
+	if kind != "" {
+		got = strings.Count(string(r.stdout), kind)
+	}
+	if got != want {
+		return r, fmt.Errorf("regctl create -f %s printed %d objects, want %d", filepath.Base(manifest), got, want)
+	}
+	return r, nil
+}
+
+// seedSandbox writes pods into a new sandbox on dir.
+func seedSandbox(ctx context.Context, dir string, pods int) error {
+	e, err := etcdview.StartOn(dir, 0, nil)
+	if err != nil {
+		return err
+	}
+	if err := seedPods(ctx, e.ClientURL, pods); err != nil {
+		e.Close()
+		return err
+	}
+	return e.Close()
 }
 
 // realCRD is one CRD of crdSources, decoded.
@@ -255,6 +441,23 @@ func writeCRDs(path string, real []realCRD, count int) (int64, error) {
 		return 0, err
 	}
 	return info.Size(), f.Close()
+}
+
+// writeRealCRDs writes the CRDs of real named names into one manifest.
+func writeRealCRDs(path string, real []realCRD, names ...string) error {
+	var b strings.Builder
+	for _, name := range names {
+		i := slices.IndexFunc(real, func(c realCRD) bool { return c.obj["metadata"].(map[string]any)["name"] == name })
+		if i < 0 {
+			return fmt.Errorf("no CRD %s in %s", name, crdSources)
+		}
+		data, err := json.Marshal(real[i].obj)
+		if err != nil {
+			return err
+		}
+		b.WriteString("---\n" + string(data) + "\n")
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 // writeCustomResources writes customResources custom resources of four
