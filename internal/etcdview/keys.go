@@ -50,6 +50,11 @@ func PagesAt(ctx context.Context, c *clientv3.Client, prefix, start string, rev,
 	end := PrefixEnd(prefix)
 	key := start
 	limit := pageSize
+	if !keysOnly {
+		// Values may be large: the first page is small, and the next
+		// ones as large as pageBytes allows (nextLimit).
+		limit = min(pageSize, firstPage)
+	}
 	for {
 		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(limit)}
 		if keysOnly {
@@ -85,18 +90,22 @@ func PagesAt(ctx context.Context, c *clientv3.Client, prefix, start string, rev,
 // decoding).
 const pageBytes = 8 << 20
 
-// nextLimit is the size of the page after kvs, read with limit: smaller
-// when kvs held more than pageBytes of values, back up to pageSize as they
-// get smaller.
+// firstPage is how many values the first page of a pass reads.
+const firstPage = 64
+
+// nextLimit is the size of the page after kvs, read with limit: about
+// pageBytes of values like those of kvs, at most twice limit, and at most
+// pageSize.
 func nextLimit(kvs []*mvccpb.KeyValue, limit, pageSize int64) int64 {
 	var size int64
 	for _, kv := range kvs {
 		size += int64(len(kv.Key) + len(kv.Value))
 	}
-	if size == 0 {
-		return pageSize
+	next := 2 * limit
+	if size > 0 {
+		next = min(next, limit*pageBytes/size)
 	}
-	return max(1, min(pageSize, limit*pageBytes/size))
+	return max(1, min(pageSize, next))
 }
 
 // Value reads one key; nil when it does not exist.
