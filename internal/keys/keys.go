@@ -16,6 +16,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/gctune"
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
@@ -77,6 +78,9 @@ func (o Options) NeedsEtcd(names []string) bool {
 // claims, grouped by their next path segment. main is the client of
 // `--etcd-servers`; handles are the map's in route table order.
 func Usage(ctx context.Context, out io.Writer, main *clientv3.Client, etcdPrefix string, handles []*handle.Handle, o Options) error {
+	// Each page of values is garbage once counted: the start-up pacing
+	// would let several of them pile up.
+	gctune.Steady()
 	usage, err := stores.Usage(ctx, main, etcdPrefix, handles, o.ChunkSize)
 	if err != nil {
 		return err
