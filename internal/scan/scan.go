@@ -371,7 +371,7 @@ func (s *scanner) decoded(tl *tally, t *target, acc *resourceTally, key string, 
 	if codec == nil {
 		return
 	}
-	obj, gvk, err := codec.Decode(data, nil, nil)
+	obj, gvk, unknown, strict, err := decode(t.h, codec, data, mediaType)
 	if err != nil {
 		acc.corrupt[ReasonUndecodable]++
 		tl.find(Corrupt, ReasonUndecodable, t, key, fmt.Sprintf("the storage codec cannot decode it (%s): %v", mediaType, err))
@@ -405,9 +405,14 @@ func (s *scanner) decoded(tl *tally, t *target, acc *resourceTally, key string, 
 			acc.corrupt[ReasonUnknownFields]++
 			tl.find(Corrupt, ReasonUnknownFields, t, key, fmt.Sprintf("protobuf fields %s declares no longer: %s; the next write drops them", version+" "+gvk.Kind, strings.Join(fields, ", ")))
 		}
-	} else if fields := strictlyUnknown(s.served.of(t), data, mediaType, gvk); len(fields) > 0 {
+		return
+	}
+	if !strict {
+		unknown = strictlyUnknown(s.served.of(t), data, mediaType, gvk)
+	}
+	if len(unknown) > 0 {
 		acc.corrupt[ReasonUnknownFields]++
-		tl.find(Corrupt, ReasonUnknownFields, t, key, fmt.Sprintf("fields the %s schema does not know: %s; the server prunes them when it reads the value", version+" "+gvk.Kind, strings.Join(fields, ", ")))
+		tl.find(Corrupt, ReasonUnknownFields, t, key, fmt.Sprintf("fields the %s schema does not know: %s; the server prunes them when it reads the value", version+" "+gvk.Kind, strings.Join(unknown, ", ")))
 	}
 }
 
@@ -416,20 +421,31 @@ func (s *scanner) decoded(tl *tally, t *target, acc *resourceTally, key string, 
 // with (for a custom resource, the CRD handler's, which tracks the fields
 // its structural schema prunes), and returns what it objects to.
 func strictlyUnknown(h *handle.Handle, data []byte, mediaType string, gvk *schema.GroupVersionKind) []string {
+	decoder := strictDecoder(h, mediaType)
+	if decoder == nil {
+		return nil
+	}
+	_, _, err := decoder.Decode(data, gvk, h.Storage.New())
+	return strictlyUnknownFields(err)
+}
+
+// strictDecoder is the strict decoder of mediaType of h's path, nil when
+// it has none.
+func strictDecoder(h *handle.Handle, mediaType string) apiruntime.Decoder {
 	if h == nil || h.Codec.Serializer == nil {
 		return nil
 	}
-	var strict apiruntime.Serializer
 	for _, info := range h.Codec.Serializer.SupportedMediaTypes() {
-		if info.MediaType == mediaType {
-			strict = info.StrictSerializer
+		if info.MediaType == mediaType && info.StrictSerializer != nil {
+			return h.Codec.Serializer.DecoderToVersion(info.StrictSerializer, h.Codec.Hub)
 		}
 	}
-	if strict == nil {
-		return nil
-	}
-	decoder := h.Codec.Serializer.DecoderToVersion(strict, h.Codec.Hub)
-	_, _, err := decoder.Decode(data, gvk, h.Storage.New())
+	return nil
+}
+
+// strictlyUnknownFields are what a strict decoding error objects to, the first
+// unknownFieldsPerObject of them; nil for any other error.
+func strictlyUnknownFields(err error) []string {
 	strictErr, ok := apiruntime.AsStrictDecodingError(err)
 	if !ok {
 		return nil
@@ -442,6 +458,26 @@ func strictlyUnknown(h *handle.Handle, data []byte, mediaType string, gvk *schem
 		out = append(out, e.Error())
 	}
 	return out
+}
+
+// decode decodes a value as the store's codec does. A JSON or CBOR value
+// of a built-in resource is decoded once, by the strict decoder of its
+// path, which reads it as the storage codec does (the same scheme,
+// defaulted and converted to the same internal version) and also returns
+// the fields it does not know: a CRD's schemas make each decode costly. A
+// custom resource's storage codec reads the value as it is stored, and its
+// strict decoder is its CRD's: both are run. A value the strict decoder
+// refuses for more than strictness is decoded by the storage codec, which
+// says why. strict tells whether unknown is known.
+func decode(h *handle.Handle, codec apiruntime.Codec, data []byte, mediaType string) (obj apiruntime.Object, gvk *schema.GroupVersionKind, unknown []string, strict bool, err error) {
+	if decoder := strictDecoder(h, mediaType); decoder != nil && h.Serve == nil {
+		obj, gvk, err := decoder.Decode(data, nil, nil)
+		if unknown := strictlyUnknownFields(err); obj != nil && (err == nil || unknown != nil) {
+			return obj, gvk, unknown, true, nil
+		}
+	}
+	obj, gvk, err = codec.Decode(data, nil, nil)
+	return obj, gvk, nil, false, err
 }
 
 // isRangeAllocation tells whether an unclaimed value is a service
