@@ -45,8 +45,8 @@ import (
 // What serving a CRD takes (its schemas, validators, CEL programs, codecs
 // and field managers) is built only when a command reads or writes its
 // objects, as the CRD handler builds it on the first request for it
-// (crServing). The CRDs are read once through the CRD store of
-// crdVersions; nothing is watched or started.
+// (crServing). The CRDs are read once (readCRDs); nothing is watched or
+// started.
 func (c chain) customResources(ctx context.Context, crdVersions []servedVersion) ([]servedVersion, *crServing, error) {
 	crds, err := c.readCRDs(ctx, crdVersions, func(crd *apiextensionsv1.CustomResourceDefinition) {
 		for _, v := range crd.Spec.Versions {
