@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,9 +18,12 @@ import (
 	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/regctl/regctl/internal/scan"
@@ -262,5 +266,61 @@ func TestCommandsBuildOnlyTheCRDsTheyTouch(t *testing.T) {
 	}
 	if unknown != 3 {
 		t.Errorf("the scan found the unknown field in %d custom resources, want 3: %+v", unknown, report.Findings)
+	}
+}
+
+// TestEstablishingWritesStatusOnly holds the establishing controllers,
+// whose informer holds CRDs without their schemas, to what the server's do:
+// they write status, and the CRD's spec, schemas included, and the fields
+// its creator manages are as they were.
+func TestEstablishingWritesStatusOnly(t *testing.T) {
+	e, _ := liveEtcd(t)
+	w := build(t, "--etcd-servers="+e.ClientURL)
+	h := w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io"]
+	fm, err := h.FieldManager()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.Unmarshal([]byte(manyCRDs(1)[0]), v1); err != nil {
+		t.Fatal(err)
+	}
+	crd := &apiextensions.CustomResourceDefinition{}
+	if err := apiextensionsapiserver.Scheme.Convert(v1, crd, nil); err != nil {
+		t.Fatal(err)
+	}
+	managed, err := fm.Create(crd, "creator")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := genericapirequest.WithNamespace(context.Background(), "")
+	created, err := h.Storage.(rest.Creater).Create(ctx, managed, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := created.(*apiextensions.CustomResourceDefinition)
+	if err := w.EstablishCRDs(context.Background(), []string{crd.Name}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.Storage.(rest.Getter).Get(ctx, crd.Name, &metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := got.(*apiextensions.CustomResourceDefinition)
+	a, _ := json.Marshal(after.Spec)
+	b, _ := json.Marshal(before.Spec)
+	if !bytes.Contains(a, []byte(`"size"`)) || !bytes.Equal(a, b) {
+		t.Errorf("establishing changed the CRD's spec:\n%s\nwant\n%s", a, b)
+	}
+	if !apiequality.Semantic.DeepEqual(after.ManagedFields[0], before.ManagedFields[0]) || len(after.ManagedFields) != 2 ||
+		after.ManagedFields[1].Subresource != "status" {
+		t.Errorf("managed fields after establishing: %+v; want the creator's as before, %+v, and the controllers' on status", after.ManagedFields, before.ManagedFields)
+	}
+	var established bool
+	for _, c := range after.Status.Conditions {
+		established = established || (c.Type == apiextensions.Established && c.Status == apiextensions.ConditionTrue)
+	}
+	if !established {
+		t.Errorf("the CRD is not established: %+v", after.Status)
 	}
 }

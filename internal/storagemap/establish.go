@@ -50,6 +50,12 @@ func (s *Session) EstablishCRDs(ctx context.Context, names []string) error {
 		factory.Shutdown()
 	}()
 	informer := factory.Apiextensions().V1().CustomResourceDefinitions()
+	// The controllers read names and conditions, and write status, which
+	// the server writes over the spec it holds: the schemas, most of a
+	// CRD, need not be held for every CRD while they run.
+	if err := informer.Informer().SetTransform(withoutSchemasInformed); err != nil {
+		return err
+	}
 	naming := status.NewNamingConditionController(klog.FromContext(ctx), informer, client.ApiextensionsV1())
 	establishing := establish.NewEstablishingController(informer, client.ApiextensionsV1())
 	// The server's CRD handler queues a CRD whose names were accepted for
@@ -165,4 +171,17 @@ func notEstablished(lister listers.CustomResourceDefinitionLister, names []strin
 		return fmt.Errorf("customresourcedefinition %s is not established: %w", name, err)
 	}
 	return fmt.Errorf("establishing customresourcedefinitions %s: %w", strings.Join(names, ", "), err)
+}
+
+// withoutSchemasInformed is a CRD as the establishing informer holds it,
+// without the schemas of its versions.
+func withoutSchemasInformed(obj any) (any, error) {
+	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
+	if !ok {
+		return obj, nil
+	}
+	for i := range crd.Spec.Versions {
+		crd.Spec.Versions[i].Schema = nil
+	}
+	return crd, nil
 }
