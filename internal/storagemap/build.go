@@ -12,7 +12,6 @@ import (
 
 	restful "github.com/emicklei/go-restful/v3"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -87,11 +86,11 @@ type Map struct {
 	// proxied are the routes the aggregator proxies to a service.
 	proxied []routetable.Route
 
-	// crs builds the custom resources' serving storage; crds is the CRD of
+	// crs builds the custom resources' serving storage; crds names the CRD of
 	// each custom resource path, and served the handles built for serving
 	// so far (Map.serving), by path.
 	crs    *crServing
-	crds   map[string]*apiextensionsv1.CustomResourceDefinition
+	crds   map[string]string
 	mu     sync.Mutex
 	served map[string]*Handle
 }

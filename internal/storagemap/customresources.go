@@ -314,9 +314,9 @@ func crVersion(crd *apiextensionsv1.CustomResourceDefinition, name string, gette
 	if storage.Scale != nil {
 		stores[plural+"/scale"] = &crScale{storage.Scale}
 	}
-	crds := map[string]*apiextensionsv1.CustomResourceDefinition{}
+	crds := map[string]string{}
 	for p := range stores {
-		crds[p] = crd
+		crds[p] = crd.Name
 	}
 	resources := crDiscovery(crd, name)
 	return servedVersion{
@@ -485,7 +485,7 @@ func mergeCRVersions(in []servedVersion) []servedVersion {
 	for _, v := range in {
 		m, ok := byGV[v.gv]
 		if !ok {
-			m = &servedVersion{gv: v.gv, stores: map[string]rest.Storage{}, crds: map[string]*apiextensionsv1.CustomResourceDefinition{}}
+			m = &servedVersion{gv: v.gv, stores: map[string]rest.Storage{}, crds: map[string]string{}}
 			byGV[v.gv] = m
 			gvs = append(gvs, v.gv)
 		}

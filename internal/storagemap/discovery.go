@@ -11,7 +11,6 @@ import (
 	"time"
 
 	restful "github.com/emicklei/go-restful/v3"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -52,10 +51,10 @@ type servedVersion struct {
 	// adds to every request to each path: its CRD version's deprecation
 	// warning. A built-in group's come from its kinds (deprecationWarnings).
 	warnings map[string][]string
-	// crds are, for custom resources, the CRD of each path: a version's
+	// crds name, for custom resources, the CRD of each path: a version's
 	// stores are its route storage (routeStorage) until a command reads
 	// or writes the CRD's objects (crServing).
-	crds map[string]*apiextensionsv1.CustomResourceDefinition
+	crds map[string]string
 
 	// info is the group the version is installed from; nil for custom
 	// resources, which the installer does not install (the CRD handler

@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -43,7 +42,7 @@ func (s *Session) fieldManagerOf(v servedVersion, p string, res metav1.APIResour
 
 // handles builds the map's handle for every path.
 func (s *Session) handles(versions []servedVersion) map[string]*Handle {
-	s.Map.crds = map[string]*apiextensionsv1.CustomResourceDefinition{}
+	s.Map.crds = map[string]string{}
 	routes := map[string]routetable.Route{}
 	for _, r := range s.Map.Table.Routes {
 		routes[r.Path] = r
@@ -74,14 +73,14 @@ func (s *Session) handles(versions []servedVersion) map[string]*Handle {
 					h.Dial = func(ctx context.Context) (*clientv3.Client, error) { return s.clientOn(ctx, tc) }
 				}
 			}
-			if crd := v.crds[p]; crd != nil {
+			if crd := v.crds[p]; crd != "" {
 				// Custom resources are built for serving when a command
 				// reads or writes them (Map.serving, or Handle.Serving
 				// for a caller that lets them go).
 				s.Map.crds[path] = crd
 				crs, route := s.Map.crs, h
 				h.Serve = func() (*Handle, error) {
-					versions, err := crs.build(crd.Name)
+					versions, err := crs.build(crd)
 					if err != nil {
 						return nil, err
 					}

@@ -268,7 +268,7 @@ func (m *Map) serving(h *Handle) (*Handle, error) {
 		return s, nil
 	}
 	crd := m.crds[h.Path]
-	versions, err := m.crs.build(crd.Name)
+	versions, err := m.crs.build(crd)
 	if err != nil {
 		return nil, err
 	}
