@@ -216,63 +216,45 @@ func measureCRDCommands(launcher, regctl, etcdctl string, n, pods, count int, fl
 	var targets []func()
 	pod, _ := benchPod(0)
 	manyLabel := fmt.Sprintf("%d CRDs", count)
-	// Built-in resources: within 1.1x and 10 MiB of the sandbox without CRDs.
-	for _, b := range []struct {
-		name   string
-		args   []string
-		verify func([]byte) error
-	}{
-		{"get namespaces", []string{"get", "namespaces"}, contains(benchNamespaces...)},
-		{"get pods -A -o name", []string{"get", "pods", "-A", "-o", "name"}, occurs("pod/", pods)},
-		{"get pods NAME -o yaml", []string{"get", "pods", pod.Name, "-n", pod.Namespace, "-o", "yaml"}, contains("name: " + pod.Name)},
-		{"keys pods -A", []string{"keys", "pods", "-A"}, occurs("/registry/pods/", pods)},
-	} {
-		anchor, err := run(fmt.Sprintf("regctl %s (no CRDs)", b.name), flags.plain, b.args, b.verify, nil)
-		if err != nil {
-			return nil, err
-		}
-		st, err := run(fmt.Sprintf("regctl %s (%s)", b.name, manyLabel), flags.many, b.args, b.verify, &anchor)
-		if err != nil {
-			return nil, err
-		}
-		name := b.name
-		targets = append(targets, func() {
+	type target func(name string, st, anchor stats) func()
+	// Built-in resources: within 1.1x and 10 MiB of the sandbox without
+	// CRDs.
+	builtIn := func(name string, st, anchor stats) func() {
+		return func() {
 			verdict(fmt.Sprintf("%s: %.2fx, %+.0f MiB", name, ratio(st, anchor), st.mib()-anchor.mib()), "1.1x, +10", ratio(st, anchor) <= 1.1 && st.mib()-anchor.mib() <= 10)
-		})
+		}
 	}
-	// One custom resource type: within 1.2x of the sandbox of its CRDs only.
-	for _, b := range []struct {
-		name   string
-		args   []string
-		verify func([]byte) error
-	}{
-		{"get issuers.cert-manager.io -A", []string{"get", "issuers.cert-manager.io", "-A", "-o", "name"}, occurs("issuer.cert-manager.io/", customResources/4)},
-		{"get issuers.cert-manager.io NAME -o yaml", []string{"get", "issuers.cert-manager.io", "issuer-00", "-n", benchNamespaces[0], "-o", "yaml"}, contains("kind: Issuer", "name: issuer-00")},
-		{"get issuers -A (a name without its group)", []string{"get", "issuers", "-A", "-o", "name"}, occurs("issuer.cert-manager.io/", customResources/4)},
-	} {
-		anchor, err := run(fmt.Sprintf("regctl %s (4 CRDs)", b.name), flags.few, b.args, b.verify, nil)
-		if err != nil {
-			return nil, err
-		}
-		st, err := run(fmt.Sprintf("regctl %s (%s)", b.name, manyLabel), flags.many, b.args, b.verify, &anchor)
-		if err != nil {
-			return nil, err
-		}
-		name := b.name
-		targets = append(targets, func() {
-			verdict(fmt.Sprintf("%s: %.2fx", name, ratio(st, anchor)), "1.2x", ratio(st, anchor) <= 1.2)
-		})
+	// One custom resource type: within 1.2x of the sandbox of its CRDs
+	// only.
+	oneType := func(name string, st, anchor stats) func() {
+		return func() { verdict(fmt.Sprintf("%s: %.2fx", name, ratio(st, anchor)), "1.2x", ratio(st, anchor) <= 1.2) }
 	}
 	// The whole map: at most 1 s and 200 MiB.
+	wholeMap := func(name string, st, _ stats) func() {
+		return func() {
+			verdict(fmt.Sprintf("%s at %d CRDs: %.2f s, %.0f MiB", name, count, st.median.Seconds(), st.mib()), "1 s, 200", st.median <= time.Second && st.mib() <= 200)
+		}
+	}
+	issuers := occurs("issuer.cert-manager.io/", customResources/4)
 	for _, b := range []struct {
-		name   string
-		args   []string
-		verify func([]byte) error
+		name        string
+		args        []string
+		verify      func([]byte) error
+		anchorLabel string
+		anchorFlags []string
+		target      target
 	}{
-		{"routes", []string{"routes"}, contains("pods")},
-		{"keys", []string{"keys"}, contains("pods")},
+		{"get namespaces", []string{"get", "namespaces"}, contains(benchNamespaces...), "no CRDs", flags.plain, builtIn},
+		{"get pods -A -o name", []string{"get", "pods", "-A", "-o", "name"}, occurs("pod/", pods), "no CRDs", flags.plain, builtIn},
+		{"get pods NAME -o yaml", []string{"get", "pods", pod.Name, "-n", pod.Namespace, "-o", "yaml"}, contains("name: " + pod.Name), "no CRDs", flags.plain, builtIn},
+		{"keys pods -A", []string{"keys", "pods", "-A"}, occurs("/registry/pods/", pods), "no CRDs", flags.plain, builtIn},
+		{"get issuers.cert-manager.io -A", []string{"get", "issuers.cert-manager.io", "-A", "-o", "name"}, issuers, "4 CRDs", flags.few, oneType},
+		{"get issuers.cert-manager.io NAME -o yaml", []string{"get", "issuers.cert-manager.io", "issuer-00", "-n", benchNamespaces[0], "-o", "yaml"}, contains("kind: Issuer", "name: issuer-00"), "4 CRDs", flags.few, oneType},
+		{"get issuers -A (a name without its group)", []string{"get", "issuers", "-A", "-o", "name"}, issuers, "4 CRDs", flags.few, oneType},
+		{"routes", []string{"routes"}, contains("pods"), "no CRDs", flags.plain, wholeMap},
+		{"keys", []string{"keys"}, contains("pods"), "no CRDs", flags.plain, wholeMap},
 	} {
-		anchor, err := run(fmt.Sprintf("regctl %s (no CRDs)", b.name), flags.plain, b.args, b.verify, nil)
+		anchor, err := run(fmt.Sprintf("regctl %s (%s)", b.name, b.anchorLabel), b.anchorFlags, b.args, b.verify, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -280,10 +262,7 @@ func measureCRDCommands(launcher, regctl, etcdctl string, n, pods, count int, fl
 		if err != nil {
 			return nil, err
 		}
-		name := b.name
-		targets = append(targets, func() {
-			verdict(fmt.Sprintf("%s at %d CRDs: %.2f s, %.0f MiB", name, count, st.median.Seconds(), st.mib()), "1 s, 200", st.median <= time.Second && st.mib() <= 200)
-		})
+		targets = append(targets, b.target(b.name, st, anchor))
 	}
 	// scan: within 1.5x of etcdctl's raw read, 250 MiB, flat in the CRDs.
 	var raw *stats
