@@ -133,7 +133,7 @@ func crds(dir, launcher, regctl string, n, pods, count int) error {
 	defer live.close()
 	fmt.Println()
 	fmt.Printf("each command with --etcd-servers, on an etcd serving each sandbox (%d pods; CRDs and %d custom resources more):\n", pods, customResources)
-	more, err := measureCRDCommands(launcher, regctl, etcdctl, n, pods, count, live.flags())
+	more, figures, err := measureCRDCommands(launcher, regctl, etcdctl, n, pods, count, live.flags())
 	if err != nil {
 		return err
 	}
@@ -142,15 +142,72 @@ func crds(dir, launcher, regctl string, n, pods, count int) error {
 
 	fmt.Println()
 	fmt.Println("the same with --data-dir: the sandbox's etcd starts in regctl's process, and its start reads the whole database")
-	if _, err := measureCRDCommands(launcher, regctl, "", n, pods, count, sb.flags()); err != nil {
+	if _, _, err := measureCRDCommands(launcher, regctl, "", n, pods, count, sb.flags()); err != nil {
 		return err
 	}
+	fmt.Println()
+	fmt.Printf("kubectl's reads of the custom resources through a kube-apiserver serving the sandbox of %d CRDs, after a warm-up read:\n", count)
+	vsKubectl, err := measureKubectlCRs(dir, launcher, n, sb.many, figures)
+	if err != nil {
+		fmt.Printf("kubectl skipped: %s\n", oneLine(err))
+	}
+	targets = append(targets, vsKubectl...)
 	fmt.Println()
 	fmt.Println("targets (on the figures with --etcd-servers):")
 	for _, t := range targets {
 		t()
 	}
 	return nil
+}
+
+// measureKubectlCRs measures kubectl's reads of the custom resources
+// through a kube-apiserver on an etcd serving the sandbox dir, last, as the
+// server writes to the etcd it serves; regctl's figures for the same reads
+// are set against them.
+func measureKubectlCRs(dir, launcher string, n int, sandbox string, regctl map[string]stats) ([]func(), error) {
+	kubectl, apiserverTest, err := buildKubectlServer(dir)
+	if err != nil {
+		return nil, err
+	}
+	e, err := etcdview.StartOn(sandbox, 0, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close()
+	progress("starting kube-apiserver")
+	kubeconfig := filepath.Join(dir, "kubeconfig-crds")
+	stop, err := startAPIServer(apiserverTest, e.ClientURL, kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	// HOME is where kubectl keeps its discovery cache: a fresh one,
+	// filled by the warm-up run.
+	env := []string{"KUBECONFIG=" + kubeconfig, "HOME=" + filepath.Join(dir, "kubectl-home-crds")}
+	t := newTable(launcher, 70, true)
+	t.header = "regctl"
+	var targets []func()
+	for _, b := range []struct {
+		name   string
+		args   []string
+		verify func([]byte) error
+	}{
+		{"get issuers.cert-manager.io -A", []string{"get", "issuers.cert-manager.io", "-A", "-o", "name"}, occurs("issuer.cert-manager.io/", customResources/4)},
+		{"get issuers.cert-manager.io NAME -o yaml", []string{"get", "issuers.cert-manager.io", "issuer-00", "-n", benchNamespaces[0], "-o", "yaml"}, contains("kind: Issuer", "name: issuer-00")},
+	} {
+		ours := regctl[b.name]
+		st, err := t.add(command{name: "kubectl " + b.name, bin: kubectl, args: b.args, env: env, verify: b.verify}, n, func(st stats) string {
+			return fmt.Sprintf("%.0f ms (%.2fx)", float64(ours.median.Microseconds())/1000, ratio(ours, st))
+		})
+		if err != nil {
+			return nil, err
+		}
+		name := b.name
+		targets = append(targets, func() {
+			verdict(fmt.Sprintf("%s: regctl %.0f ms, kubectl %.0f ms", name, float64(ours.median.Microseconds())/1000, float64(st.median.Microseconds())/1000), "<= kubectl", ours.median <= st.median)
+		})
+	}
+	return targets, nil
 }
 
 // customResourceCRDs are the CRDs of the custom resources the sandboxes
@@ -202,7 +259,7 @@ func (s *servedSandboxes) close() {
 // measureCRDCommands measures each command on the sandboxes flags point
 // at, side by side, and returns the verdicts of the targets. With etcdctl
 // it also measures etcdctl's raw read of every key, scan's anchor.
-func measureCRDCommands(launcher, regctl, etcdctl string, n, pods, count int, flags crdFlags) ([]func(), error) {
+func measureCRDCommands(launcher, regctl, etcdctl string, n, pods, count int, flags crdFlags) ([]func(), map[string]stats, error) {
 	t := newTable(launcher, 70, true)
 	t.header = "vs anchor"
 	run := func(name string, flags []string, args []string, verify func([]byte) error, anchor *stats) (stats, error) {
@@ -214,6 +271,7 @@ func measureCRDCommands(launcher, regctl, etcdctl string, n, pods, count int, fl
 		})
 	}
 	var targets []func()
+	many := map[string]stats{}
 	pod, _ := benchPod(0)
 	manyLabel := fmt.Sprintf("%d CRDs", count)
 	type target func(name string, st, anchor stats) func()
@@ -256,13 +314,14 @@ func measureCRDCommands(launcher, regctl, etcdctl string, n, pods, count int, fl
 	} {
 		anchor, err := run(fmt.Sprintf("regctl %s (%s)", b.name, b.anchorLabel), b.anchorFlags, b.args, b.verify, nil)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		st, err := run(fmt.Sprintf("regctl %s (%s)", b.name, manyLabel), flags.many, b.args, b.verify, &anchor)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		targets = append(targets, b.target(b.name, st, anchor))
+		many[b.name] = st
 	}
 	// scan: within 1.5x of etcdctl's raw read, 250 MiB, flat in the CRDs.
 	var raw *stats
@@ -271,17 +330,17 @@ func measureCRDCommands(launcher, regctl, etcdctl string, n, pods, count int, fl
 		st, err := t.add(command{name: fmt.Sprintf("etcdctl get /registry/ --prefix (%s)", manyLabel), bin: etcdctl,
 			args: []string{"--endpoints", endpoints, "get", "/registry/", "--prefix"}}, n, func(stats) string { return "anchor" })
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		raw = &st
 	}
 	hundred, err := run("regctl scan (100 CRDs)", flags.hundred, []string{"scan"}, contains("pods"), raw)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	st, err := run(fmt.Sprintf("regctl scan (%s)", manyLabel), flags.many, []string{"scan"}, contains("pods"), raw)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if raw != nil {
 		targets = append(targets, func() {
@@ -291,7 +350,7 @@ func measureCRDCommands(launcher, regctl, etcdctl string, n, pods, count int, fl
 	targets = append(targets, func() {
 		verdict(fmt.Sprintf("scan at %d CRDs: %.0f MiB; at 100: %.0f MiB", count, st.mib(), hundred.mib()), "250, flat", st.mib() <= 250 && st.mib() <= hundred.mib()*1.1)
 	})
-	return targets, nil
+	return targets, many, nil
 }
 
 // createOnce runs regctl create -f manifest in the sandbox dir once, and
