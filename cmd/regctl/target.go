@@ -4,6 +4,7 @@ import (
 	"context"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/spf13/pflag"
 
@@ -27,19 +28,21 @@ func (g *globalOptions) openLive(ctx context.Context, ref target.Ref, scope targ
 // They take it for the objects of a manifest that name no namespace, and
 // resolve no path through resolve, where the other commands have it
 // checked. As a method of writeOptions it is the buildLive their manifest
-// writing calls; it builds the map with what the field managers of custom
-// resources need, which reads do without.
-func (o *writeOptions) buildLive(ctx context.Context) (*storagemap.Session, error) {
+// writing calls; it builds the map for the manifest's kinds with what the
+// field managers of custom resources need, which reads do without.
+func (o *writeOptions) buildLive(ctx context.Context, kinds []schema.GroupVersionKind) (*storagemap.Session, error) {
 	if err := o.Scope.Check(); err != nil {
 		return nil, err
 	}
-	return storagemap.OpenData(ctx, o.writeConfig())
+	return storagemap.OpenData(ctx, o.writeConfig(kinds))
 }
 
-// writeConfig is the map's config for a command that writes.
-func (o *writeOptions) writeConfig() storagemap.Config {
+// writeConfig is the map's config for a command that writes objects of
+// kinds.
+func (o *writeOptions) writeConfig(kinds []schema.GroupVersionKind) storagemap.Config {
 	cfg := o.sessionConfig()
 	cfg.FieldManagement = true
+	cfg.Kinds = kinds
 	return cfg
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
@@ -108,22 +109,23 @@ func (o *writeOptions) writeManifest(ctx context.Context, filenames []string, su
 // close closes the last one built.
 type liveMap struct {
 	o       *writeOptions
+	kinds   []schema.GroupVersionKind
 	session *storagemap.Session
 }
 
-func (l *liveMap) open(ctx context.Context) (apply.Map, error) {
-	s, err := l.o.buildLive(ctx)
+func (l *liveMap) open(ctx context.Context, kinds []schema.GroupVersionKind) (apply.Map, error) {
+	s, err := l.o.buildLive(ctx, kinds)
 	if err != nil {
 		return nil, err
 	}
-	l.session = s
+	l.kinds, l.session = kinds, s
 	return s.Map, nil
 }
 
 // reopen builds the map again on the sandbox's etcd. When it fails, the
 // map it had is closed already, and closing it again does nothing.
 func (l *liveMap) reopen(ctx context.Context) (apply.Map, error) {
-	s, err := l.session.Reopen(ctx, l.o.writeConfig())
+	s, err := l.session.Reopen(ctx, l.o.writeConfig(l.kinds))
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -88,9 +89,10 @@ type Manifest struct {
 	Validation string
 	Verb       Verb
 
-	// Open builds the map, once the manifest is read: a manifest that
-	// does not read builds nothing. The caller closes the map.
-	Open func(context.Context) (Map, error)
+	// Open builds the map for the kinds of the manifest's objects, once
+	// the manifest is read: a manifest that does not read builds nothing.
+	// The caller closes the map.
+	Open func(context.Context, []schema.GroupVersionKind) (Map, error)
 	// Establish establishes the CRDs named, as the apiextensions
 	// controllers of a server would: set in a sandbox, where no server
 	// runs them, nil elsewhere. Only where it is set are the custom
@@ -115,7 +117,7 @@ func Run(ctx context.Context, m Manifest) error {
 	if len(objs) == 0 {
 		return refuse(m.ErrOut, readErrs)
 	}
-	mp, err := m.Open(ctx)
+	mp, err := m.Open(ctx, kindsOf(objs))
 	if err != nil {
 		return err
 	}
@@ -247,4 +249,15 @@ func objectWarnings(errOut io.Writer, objs []stores.Planned) {
 			fmt.Fprintf(errOut, "Warning: %s\n", w)
 		}
 	}
+}
+
+// kindsOf are the kinds of objs, each once, in manifest order.
+func kindsOf(objs []manifest.Object) []schema.GroupVersionKind {
+	var out []schema.GroupVersionKind
+	for _, o := range objs {
+		if !slices.Contains(out, o.GVK) {
+			out = append(out, o.GVK)
+		}
+	}
+	return out
 }

@@ -54,6 +54,11 @@ type Config struct {
 	// Without it a custom resource's field manager deduces types from the
 	// objects it sees.
 	FieldManagement bool
+	// Kinds, for a command that writes a manifest (Only empty), are the
+	// kinds of its objects: the map reads only the CRDs of their groups
+	// that no built-in resource serves, as a manifest's objects are mapped
+	// by group and kind.
+	Kinds []schema.GroupVersionKind
 	// MapOnly says that a command needs only the map, not data, so that
 	// OpenTargets builds it on an ephemeral etcd when none is named: keys
 	// prints where objects would be stored.
@@ -368,9 +373,14 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 		return err
 	}
 	readEtcd := cfg.Only == "" || !s.Map.resolvesAll(cfg.Only)
+	crdGroups := s.Map.crdGroupsOf(cfg.Only)
+	if cfg.Only == "" && cfg.Kinds != nil {
+		crdGroups = s.Map.crdGroupsOfKinds(cfg.Kinds)
+		readEtcd = len(crdGroups) > 0
+	}
 	s.models = &openAPIModels{}
 	c := chain{server: opts, etcd: etcd, transformers: enc.transformers, getter: getter, models: s.models,
-		fieldManagement: cfg.FieldManagement, crdGroups: s.Map.crdGroupsOf(cfg.Only), client: s.Client}
+		fieldManagement: cfg.FieldManagement, crdGroups: crdGroups, client: s.Client}
 	if err := s.Map.extend(ctx, c, all, readEtcd, cfg.Only); err != nil {
 		return err
 	}
@@ -427,7 +437,7 @@ func (m *Map) extend(ctx context.Context, c chain, builtIn []servedVersion, read
 		if m.mapper, m.categories, err = newMapper(all); err != nil {
 			return err
 		}
-		if c.crdGroups == nil || m.resolvesAll(only) {
+		if c.crdGroups == nil || only == "" || m.resolvesAll(only) {
 			return nil
 		}
 		c.crdGroups = nil

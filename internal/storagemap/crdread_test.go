@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -209,6 +210,26 @@ func TestCommandsBuildOnlyTheCRDsTheyTouch(t *testing.T) {
 		if got := len(open(only).Map.crds); got != want {
 			t.Errorf("a map for %s has %d custom resource paths, want %d", only, got, want)
 		}
+	}
+
+	// A manifest's objects are mapped by group and kind: writing them
+	// reads the CRDs of the groups no built-in resource serves, and none
+	// for built-in kinds.
+	for kinds, want := range map[string]int{"v1/ConfigMap,apps/v1/Deployment": 0, "g2.example.com/v1/Thing2,v1/Secret": 20} {
+		cfg := Config{Options: NewOptions(), Timeout: 10 * time.Second}
+		cfg.Options.Server.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
+		for _, k := range strings.Split(kinds, ",") {
+			gv, kind := path.Split(k)
+			cfg.Kinds = append(cfg.Kinds, schema.FromAPIVersionAndKind(strings.TrimSuffix(gv, "/"), kind))
+		}
+		s, err := Open(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(s.Map.crds); got != want {
+			t.Errorf("a map for writing %s has %d custom resource paths, want %d", kinds, got, want)
+		}
+		s.Close()
 	}
 
 	one := open("thing7,thing8")

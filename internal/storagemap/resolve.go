@@ -142,6 +142,20 @@ func (m *Map) crdGroupsOf(only string) []string {
 	return groups
 }
 
+// crdGroupsOfKinds are the groups of the kinds no built-in resource
+// serves, which only their groups' CRDs may serve; empty, not nil, when
+// built-in resources serve them all.
+func (m *Map) crdGroupsOfKinds(kinds []schema.GroupVersionKind) []string {
+	groups := []string{}
+	for _, k := range kinds {
+		if _, err := m.mapper.RESTMapping(k.GroupKind(), k.Version); err == nil || slices.Contains(groups, k.Group) {
+			continue
+		}
+		groups = append(groups, k.Group)
+	}
+	return groups
+}
+
 // expand is name as one or more resource names: a category's resources
 // (`all`), in kubectl's order, or name itself.
 func (m *Map) expand(name string) (names []string, category bool) {
