@@ -12,6 +12,7 @@ import (
 
 	restful "github.com/emicklei/go-restful/v3"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -126,6 +127,9 @@ type Session struct {
 	// models are the OpenAPI models of the built-in groups' field
 	// managers, built for the first write.
 	models *openAPIModels
+	// schemalessCRDs makes a CRD store that reads CRDs without their
+	// schemas, which establishing CRDs reads through.
+	schemalessCRDs func() (*customresourcedefinition.REST, error)
 
 	mu      sync.Mutex
 	clients map[string]*clientv3.Client // by server list
@@ -384,6 +388,7 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 	if err := s.Map.extend(ctx, c, all, readEtcd, cfg.Only); err != nil {
 		return err
 	}
+	s.schemalessCRDs = c.schemalessCRDs
 	in := newInstaller()
 	versions, err := s.installNeeded(in, cfg.Only)
 	if err != nil {

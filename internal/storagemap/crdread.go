@@ -43,9 +43,9 @@ func (c chain) readCRDs(ctx context.Context, crdVersions []servedVersion, pendin
 	if crdStore(crdVersions) == nil {
 		return nil, nil
 	}
-	store, err := customresourcedefinition.NewREST(apiextensionsapiserver.Scheme, schemalessGetter{c.extensionsGetter()})
+	store, err := c.schemalessCRDs()
 	if err != nil {
-		return nil, fmt.Errorf("creating the storage of customresourcedefinitions: %w", err)
+		return nil, err
 	}
 	defer store.Destroy()
 	// What a page leaves behind is garbage, megabytes of it: the start-up
@@ -104,6 +104,16 @@ func (c chain) readCRDs(ctx context.Context, crdVersions []servedVersion, pendin
 		}
 		opts.Continue = internal.Continue
 	}
+}
+
+// schemalessCRDs is a CRD store of the apiextensions server's that decodes
+// CRDs without their schemas (schemaless). Its caller destroys it.
+func (c chain) schemalessCRDs() (*customresourcedefinition.REST, error) {
+	store, err := customresourcedefinition.NewREST(apiextensionsapiserver.Scheme, schemalessGetter{c.extensionsGetter()})
+	if err != nil {
+		return nil, fmt.Errorf("creating the storage of customresourcedefinitions: %w", err)
+	}
+	return store, nil
 }
 
 // crdsOf names the CRDs of groups, from the keys of the CRD store: a CRD's

@@ -10,14 +10,21 @@ import (
 	"time"
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
-	apiextensionsinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions"
 	listers "k8s.io/apiextensions-apiserver/pkg/client/listers/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/controller/establish"
 	"k8s.io/apiextensions-apiserver/pkg/controller/status"
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
@@ -26,8 +33,9 @@ import (
 // controllers do for a CRD that was created or changed, where none runs (a
 // sandbox): the naming controller accepts its names (NamesAccepted) and the
 // establishing controller establishes it (Established), so that its custom
-// resources are served. It runs the server's own two controllers, on an
-// informer of the CRDs through the loopback client, until each CRD named
+// resources are served. It runs the server's own two controllers, writing
+// through the loopback client, on an informer that lists and watches the
+// CRD store without their schemas (crdListWatch), until each CRD named
 // is established, or its names are refused, or a request timeout passes
 // with none newly established: many CRDs take as long as they take, a
 // stuck one is said at once. A CRD gone in the meantime is passed over.
@@ -41,21 +49,22 @@ func (s *Session) EstablishCRDs(ctx context.Context, names []string) error {
 	if err != nil {
 		return err
 	}
-	// The controllers stop with ctx.
-	ctx, cancel := context.WithCancelCause(ctx)
-	factory := apiextensionsinformers.NewSharedInformerFactory(client, 0)
-	// The informer stops with ctx, which Shutdown waits for.
-	defer func() {
-		cancel(nil)
-		factory.Shutdown()
-	}()
-	informer := factory.Apiextensions().V1().CustomResourceDefinitions()
-	// The controllers read names and conditions, and write status, which
-	// the server writes over the spec it holds: the schemas, most of a
-	// CRD, need not be held for every CRD while they run.
-	if err := informer.Informer().SetTransform(withoutSchemasInformed); err != nil {
+	store, err := s.schemalessCRDs()
+	if err != nil {
 		return err
 	}
+	defer store.Destroy()
+	// The controllers stop with ctx, and so does the informer, which the
+	// deferred wait waits for.
+	ctx, cancel := context.WithCancelCause(ctx)
+	crds := crdListWatch{store}
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{ListWithContextFunc: crds.list, WatchFuncWithContext: crds.watch}, crds)
+	informer := crdInformer{cache.NewSharedIndexInformer(lw, &apiextensionsv1.CustomResourceDefinition{}, 0, cache.Indexers{})}
+	var running sync.WaitGroup
+	defer func() {
+		cancel(nil)
+		running.Wait()
+	}()
 	naming := status.NewNamingConditionController(klog.FromContext(ctx), informer, client.ApiextensionsV1())
 	establishing := establish.NewEstablishingController(informer, client.ApiextensionsV1())
 	// The server's CRD handler queues a CRD whose names were accepted for
@@ -75,7 +84,7 @@ func (s *Session) EstablishCRDs(ctx context.Context, names []string) error {
 	}); err != nil {
 		return err
 	}
-	factory.Start(ctx.Done())
+	running.Go(func() { informer.Informer().RunWithContext(ctx) })
 	go naming.RunWithContext(ctx)
 	go establishing.RunWithContext(ctx)
 
@@ -173,15 +182,67 @@ func notEstablished(lister listers.CustomResourceDefinitionLister, names []strin
 	return fmt.Errorf("establishing customresourcedefinitions %s: %w", strings.Join(names, ", "), err)
 }
 
-// withoutSchemasInformed is a CRD as the establishing informer holds it,
-// without the schemas of its versions.
-func withoutSchemasInformed(obj any) (any, error) {
-	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
-	if !ok {
-		return obj, nil
+// crdInformer is the CRD informer the apiextensions controllers take, on
+// an informer of regctl's.
+type crdInformer struct{ informer cache.SharedIndexInformer }
+
+func (i crdInformer) Informer() cache.SharedIndexInformer { return i.informer }
+
+func (i crdInformer) Lister() listers.CustomResourceDefinitionLister {
+	return listers.NewCustomResourceDefinitionLister(i.informer.GetIndexer())
+}
+
+// crdListWatch lists and watches the CRDs, in v1, through a CRD store that
+// decodes them without their schemas: the controllers read names and
+// conditions, and write status, which the server writes over the spec it
+// holds. A server's controllers read the same CRDs through its loopback
+// client, schemas and all, for every CRD and every write.
+type crdListWatch struct {
+	store *customresourcedefinition.REST
+}
+
+func (lw crdListWatch) list(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	internalOpts, err := internalListOptions(opts)
+	if err != nil {
+		return nil, err
 	}
-	for i := range crd.Spec.Versions {
-		crd.Spec.Versions[i].Schema = nil
+	list, err := lw.store.List(genericapirequest.WithNamespace(ctx, ""), internalOpts)
+	if err != nil {
+		return nil, err
 	}
-	return crd, nil
+	out := &apiextensionsv1.CustomResourceDefinitionList{}
+	return out, apiextensionsapiserver.Scheme.Convert(list, out, nil)
+}
+
+func (lw crdListWatch) watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	internalOpts, err := internalListOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	w, err := lw.store.Watch(genericapirequest.WithNamespace(ctx, ""), internalOpts)
+	if err != nil {
+		return nil, err
+	}
+	return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
+		if internal, ok := e.Object.(*apiextensions.CustomResourceDefinition); ok {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := apiextensionsapiserver.Scheme.Convert(internal, crd, nil); err != nil {
+				return watch.Event{Type: watch.Error, Object: &apierrors.NewInternalError(err).ErrStatus}, true
+			}
+			e.Object = crd
+		}
+		return e, true
+	}), nil
+}
+
+// IsWatchListSemanticsUnSupported tells the reflector to list, then watch:
+// the store has no watch cache to stream the initial list from.
+func (crdListWatch) IsWatchListSemanticsUnSupported() bool { return true }
+
+func internalListOptions(opts metav1.ListOptions) (*metainternalversion.ListOptions, error) {
+	out := &metainternalversion.ListOptions{}
+	if err := metainternalversion.Convert_v1_ListOptions_To_internalversion_ListOptions(&opts, out, nil); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
