@@ -376,12 +376,7 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 	if s.Map.mapper, s.Map.categories, err = newMapper(all); err != nil {
 		return err
 	}
-	readEtcd := cfg.Only == "" || !s.Map.resolvesAll(cfg.Only)
-	crdGroups := s.Map.crdGroupsOf(cfg.Only)
-	if cfg.Only == "" && cfg.Kinds != nil {
-		crdGroups = s.Map.crdGroupsOfKinds(cfg.Kinds)
-		readEtcd = len(crdGroups) > 0
-	}
+	readEtcd, crdGroups := s.Map.crdsNeeded(cfg)
 	s.models = &openAPIModels{}
 	c := chain{server: opts, etcd: etcd, transformers: enc.transformers, getter: getter, models: s.models,
 		fieldManagement: cfg.FieldManagement, crdGroups: crdGroups, client: s.Client}

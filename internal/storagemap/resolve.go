@@ -112,6 +112,17 @@ func (m *Map) resolvesAll(only string) bool {
 	return true
 }
 
+// crdsNeeded says, from the built-in map, whether a command on cfg.Only or
+// cfg.Kinds reads the CRDs and APIServices in etcd, and the groups whose
+// CRDs it reads (nil: all).
+func (m *Map) crdsNeeded(cfg Config) (read bool, groups []string) {
+	if cfg.Only == "" && cfg.Kinds != nil {
+		groups = m.crdGroupsOfKinds(cfg.Kinds)
+		return len(groups) > 0, groups
+	}
+	return cfg.Only == "" || !m.resolvesAll(cfg.Only), m.crdGroupsOf(cfg.Only)
+}
+
 // crdGroupsOf are the groups whose CRDs serve the resources named in only
 // (comma-separated) that are not built-in, when each such name names its
 // group, as kubectl reads resource.group, resource.version.group,
