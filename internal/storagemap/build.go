@@ -376,10 +376,10 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 	if s.Map.mapper, s.Map.categories, err = newMapper(all); err != nil {
 		return err
 	}
-	readEtcd, crdGroups := s.Map.crdsNeeded(cfg)
+	readEtcd, crdNames, crdGroups := s.Map.crdsNeeded(cfg)
 	s.models = &openAPIModels{}
 	c := chain{server: opts, etcd: etcd, transformers: enc.transformers, getter: getter, models: s.models,
-		fieldManagement: cfg.FieldManagement, crdGroups: crdGroups, client: s.Client}
+		fieldManagement: cfg.FieldManagement, crdNames: crdNames, crdGroups: crdGroups, client: s.Client}
 	if err := s.Map.extend(ctx, c, all, readEtcd, cfg.Only); err != nil {
 		return err
 	}
@@ -422,14 +422,19 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 }
 
 // extend adds to the built-in versions the rest of the server's chain
-// (chain.extend), and the names of all to its mapper. A name the CRDs of
-// the groups it names (c.crdGroups) do not serve is looked for among all
-// CRDs, for the whole map's error and suggestions.
+// (chain.extend), and the names of all to its mapper. A name the CRDs it
+// names (c.crdNames) do not serve is looked for among the CRDs of the
+// groups it names (c.crdGroups), then among all CRDs, for the whole map's
+// error and suggestions.
 func (m *Map) extend(ctx context.Context, c chain, builtIn []servedVersion, readEtcd bool, only string) error {
 	for {
 		m.notEstablished = map[schema.GroupVersionKind]string{}
 		c.notEstablished = m.notEstablished
 		all, proxied, crs, err := c.extend(ctx, builtIn, readEtcd)
+		if errors.Is(err, errUndecided) {
+			c.crdNames = nil
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -437,10 +442,16 @@ func (m *Map) extend(ctx context.Context, c chain, builtIn []servedVersion, read
 		if m.mapper, m.categories, err = newMapper(all); err != nil {
 			return err
 		}
-		if c.crdGroups == nil || only == "" || m.resolvesAll(only) {
+		switch {
+		case only == "" || m.resolvesAll(only):
+			return nil
+		case c.crdNames != nil:
+			c.crdNames = nil
+		case c.crdGroups != nil:
+			c.crdGroups = nil
+		default:
 			return nil
 		}
-		c.crdGroups = nil
 	}
 }
 

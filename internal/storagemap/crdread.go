@@ -37,8 +37,10 @@ const crdPage = 10
 // server's CRD store, page by page, but decoded without their schemas
 // (withoutSchemas): nearly all of a CRD's bytes, which only serving its
 // custom resources reads (readCRD). Nil when --runtime-config leaves the
-// CRDs out. With c.crdGroups set it reads the CRDs of those groups only,
-// found by their keys: a CRD's name is its plural and group.
+// CRDs out. With c.crdNames set it reads those CRDs only, and fails with
+// errUndecided unless each is established; else with c.crdGroups set it
+// reads the CRDs of those groups only, found by their keys: a CRD's name is
+// its plural and group.
 func (c chain) readCRDs(ctx context.Context, crdVersions []servedVersion, pending func(*apiextensionsv1.CustomResourceDefinition)) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	if crdStore(crdVersions) == nil {
 		return nil, nil
@@ -65,20 +67,45 @@ func (c chain) readCRDs(ctx context.Context, crdVersions []servedVersion, pendin
 		return nil
 	}
 	ctx = genericapirequest.WithNamespace(ctx, "")
+	get := func(name string) (*apiextensions.CustomResourceDefinition, error) {
+		obj, err := store.Get(ctx, name, &metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading customresourcedefinition %s: %w", name, err)
+		}
+		return obj.(*apiextensions.CustomResourceDefinition), nil
+	}
+	if c.crdNames != nil {
+		for _, name := range c.crdNames {
+			crd, err := get(name)
+			if err != nil {
+				return nil, err
+			}
+			if crd == nil || !apiextensions.IsCRDConditionTrue(crd, apiextensions.Established) {
+				return nil, errUndecided
+			}
+			if err := keep(crd); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
 	if c.crdGroups != nil {
 		names, err := c.crdsOf(ctx, store, c.crdGroups)
 		if err != nil {
 			return nil, err
 		}
 		for _, name := range names {
-			obj, err := store.Get(ctx, name, &metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
+			crd, err := get(name)
+			if err != nil {
+				return nil, err
+			}
+			if crd == nil {
 				continue // deleted since its key was read
 			}
-			if err != nil {
-				return nil, fmt.Errorf("reading customresourcedefinition %s: %w", name, err)
-			}
-			if err := keep(obj.(*apiextensions.CustomResourceDefinition)); err != nil {
+			if err := keep(crd); err != nil {
 				return nil, err
 			}
 		}
@@ -105,6 +132,10 @@ func (c chain) readCRDs(ctx context.Context, crdVersions []servedVersion, pendin
 		opts.Continue = internal.Continue
 	}
 }
+
+// errUndecided says that the CRDs a command names (chain.crdNames) do not
+// all exist established, so other CRDs of their groups may claim the names.
+var errUndecided = errors.New("the named customresourcedefinitions are not all established")
 
 // schemalessCRDs is a CRD store of the apiextensions server's that decodes
 // CRDs without their schemas (schemaless). Its caller destroys it.

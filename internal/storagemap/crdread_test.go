@@ -127,8 +127,8 @@ func TestWithoutSchemasLeavesWhatItCannotReadToTheCodec(t *testing.T) {
 	}
 }
 
-// manyCRDs are count CRDs of four groups g0.example.com...g3.example.com,
-// plurals thing0s... (thing7s.g3.example.com),
+// manyCRDs are count CRDs of four groups g0.example...g3.example,
+// plurals thing0s... (thing7s.g3.example),
 // the even ones with a status subresource, each with a schema that the
 // server compiles CEL rules of when it builds the CRD's storage.
 func manyCRDs(count int) []string {
@@ -139,9 +139,9 @@ func manyCRDs(count int) []string {
 			sub = "subresources: {status: {}}"
 		}
 		out = append(out, fmt.Sprintf(`
-metadata: {name: thing%[1]ds.g%[3]d.example.com}
+metadata: {name: thing%[1]ds.g%[3]d.example}
 spec:
-  group: g%[3]d.example.com
+  group: g%[3]d.example
   scope: Namespaced
   names: {plural: thing%[1]ds, singular: thing%[1]d, kind: Thing%[1]d, listKind: Thing%[1]dList, shortNames: [th%[1]d]}
   versions:
@@ -196,7 +196,7 @@ func TestCommandsBuildOnlyTheCRDsTheyTouch(t *testing.T) {
 		t.Errorf("the map has %d custom resource paths, want 60 (40 resources, 20 statuses)", got)
 	}
 	for _, h := range all.Map.Ordered() {
-		if strings.HasSuffix(h.Route.Group, ".example.com") && (h.Serve == nil || h.Route.KeyPrefix == "" || h.Route.StorageVersion != h.Route.Group+"/v1") {
+		if strings.HasSuffix(h.Route.Group, ".example") && (h.Serve == nil || h.Route.KeyPrefix == "" || h.Route.StorageVersion != h.Route.Group+"/v1") {
 			t.Errorf("%s: route %+v, serving deferred %v; want the route of the CRD, and serving deferred", h.Path, h.Route, h.Serve != nil)
 		}
 	}
@@ -204,9 +204,18 @@ func TestCommandsBuildOnlyTheCRDsTheyTouch(t *testing.T) {
 		t.Errorf("building every route built the storage of %v", built)
 	}
 
-	// A name that names its group reads that group's CRDs only, found
-	// by their keys; one no CRD of the group serves is looked for in all.
-	for only, want := range map[string]int{"thing7s.g3.example.com": 10, "th7.g3.example.com,thing8.v1.g0.example.com": 10 + 20, "nosuch.g3.example.com": 60} {
+	// A name RESOURCE.GROUP reads the CRD of that name only, when it is
+	// established; a name in another form, or one a version of another
+	// group may serve (thing8s.v1.g0.example), reads its groups' CRDs, found by
+	// their keys; one no CRD of the group serves is looked for in all.
+	for only, want := range map[string]int{
+		"thing7s.g3.example":                    1,
+		"thing8s.g0.example,thing7s.g3.example": 2 + 1,
+		"thing8s.g0.example,thing7.g3.example":  20 + 10,
+		"thing8s.v1.g0.example":                 20,
+		"th7.g3.example,thing8.v1.g0.example":   10 + 20,
+		"nosuch.g3.example":                     60,
+	} {
 		if got := len(open(only).Map.crds); got != want {
 			t.Errorf("a map for %s has %d custom resource paths, want %d", only, got, want)
 		}
@@ -215,7 +224,7 @@ func TestCommandsBuildOnlyTheCRDsTheyTouch(t *testing.T) {
 	// A manifest's objects are mapped by group and kind: writing them
 	// reads the CRDs of the groups no built-in resource serves, and none
 	// for built-in kinds.
-	for kinds, want := range map[string]int{"v1/ConfigMap,apps/v1/Deployment": 0, "g2.example.com/v1/Thing2,v1/Secret": 20} {
+	for kinds, want := range map[string]int{"v1/ConfigMap,apps/v1/Deployment": 0, "g2.example/v1/Thing2,v1/Secret": 20} {
 		cfg := Config{Options: NewOptions(), Timeout: 10 * time.Second}
 		cfg.Options.Server.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
 		for _, k := range strings.Split(kinds, ",") {
@@ -240,10 +249,10 @@ func TestCommandsBuildOnlyTheCRDsTheyTouch(t *testing.T) {
 	if _, err := one.Map.ResolveKind(h.GroupVersion().WithKind("Thing7")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := one.Map.Handle("thing8s.g0.example.com/status"); err != nil {
+	if _, err := one.Map.Handle("thing8s.g0.example/status"); err != nil {
 		t.Fatal(err)
 	}
-	if built := one.Map.BuiltCRDs(); !slices.Equal(built, []string{"thing7s.g3.example.com", "thing8s.g0.example.com"}) {
+	if built := one.Map.BuiltCRDs(); !slices.Equal(built, []string{"thing7s.g3.example", "thing8s.g0.example"}) {
 		t.Errorf("resolving thing7 twice and thing8's status built %v, want thing7s and thing8s once each", built)
 	}
 	if h.Serve != nil || h.Codec.Serializer == nil {
@@ -261,7 +270,7 @@ func TestCommandsBuildOnlyTheCRDsTheyTouch(t *testing.T) {
 	// without objects.
 	ctx := context.Background()
 	for _, plural := range []string{"thing3s", "thing17s", "thing30s"} {
-		group := map[string]string{"thing3s": "g3", "thing17s": "g1", "thing30s": "g2"}[plural] + ".example.com"
+		group := map[string]string{"thing3s": "g3", "thing17s": "g1", "thing30s": "g2"}[plural] + ".example"
 		key, err := all.Map.Handles[plural+"."+group].Key("default", "a")
 		if err != nil {
 			t.Fatal(err)
@@ -276,7 +285,7 @@ func TestCommandsBuildOnlyTheCRDsTheyTouch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if built := all.Map.BuiltCRDs(); !slices.Equal(built, []string{"thing17s.g1.example.com", "thing30s.g2.example.com", "thing3s.g3.example.com"}) {
+	if built := all.Map.BuiltCRDs(); !slices.Equal(built, []string{"thing17s.g1.example", "thing30s.g2.example", "thing3s.g3.example"}) {
 		t.Errorf("a scan built %v, want the CRDs with objects, once each, in key order", built)
 	}
 	unknown := 0

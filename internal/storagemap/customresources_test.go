@@ -83,6 +83,18 @@ func TestCustomResourcesFromTheCRDsInEtcd(t *testing.T) {
 	if got := full.Map.NotEstablished(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}); got != "" {
 		t.Errorf("NotEstablished(Widget) = %q, want none: it is established", got)
 	}
+	// The CRD a name RESOURCE.GROUP names is read first; as it is not
+	// established, its group's CRDs are, and the map says why.
+	opts := NewOptions()
+	opts.Server.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
+	pending, err := Open(context.Background(), Config{Options: opts, Timeout: 10 * time.Second, Only: "pendings.example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pending.Map.NotEstablished(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Pending"}); got != "pendings.example.com" {
+		t.Errorf("a map for pendings.example.com: NotEstablished(Pending) = %q, want the CRD not established", got)
+	}
+	pending.Close()
 	if after, err := etcdview.Revision(context.Background(), client); err != nil || after != before {
 		t.Errorf("building the map moved the etcd revision from %d to %d (%v)", before, after, err)
 	}
@@ -103,7 +115,7 @@ func TestCustomResourcesFromTheCRDsInEtcd(t *testing.T) {
 	}
 	// A command on pods reads no CRD: it builds no custom resource storage
 	// and knows no custom resource's name.
-	opts := NewOptions()
+	opts = NewOptions()
 	opts.Server.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
 	pods, err := Open(context.Background(), Config{Options: opts, Timeout: 5 * time.Second, Only: "pods"})
 	if err != nil {

@@ -54,8 +54,11 @@ type chain struct {
 	// fieldManagement asks for them for custom resources.
 	models          *openAPIModels
 	fieldManagement bool
-	// crdGroups, when set, are the only groups whose CRDs a command needs
-	// (crdGroupsOf); client is the etcd client their keys are read with.
+	// crdNames, when set, are the only CRDs a command needs, if each is
+	// established; else crdGroups, when set, are the only
+	// groups whose CRDs it needs (Map.crdsOf). client is the etcd client
+	// their keys are read with.
+	crdNames  []string
 	crdGroups []string
 	client    func(context.Context) (*clientv3.Client, error)
 }

@@ -113,44 +113,59 @@ func (m *Map) resolvesAll(only string) bool {
 }
 
 // crdsNeeded says, from the built-in map, whether a command on cfg.Only or
-// cfg.Kinds reads the CRDs and APIServices in etcd, and the groups whose
-// CRDs it reads (nil: all).
-func (m *Map) crdsNeeded(cfg Config) (read bool, groups []string) {
+// cfg.Kinds reads the CRDs and APIServices in etcd, the CRDs it reads if
+// they are established (nil: see groups), and the groups whose CRDs it
+// reads otherwise (nil: all).
+func (m *Map) crdsNeeded(cfg Config) (read bool, names, groups []string) {
 	if cfg.Only == "" && cfg.Kinds != nil {
 		groups = m.crdGroupsOfKinds(cfg.Kinds)
-		return len(groups) > 0, groups
+		return len(groups) > 0, nil, groups
 	}
-	return cfg.Only == "" || !m.resolvesAll(cfg.Only), m.crdGroupsOf(cfg.Only)
+	names, groups = m.crdsOf(cfg.Only)
+	return cfg.Only == "" || !m.resolvesAll(cfg.Only), names, groups
 }
 
-// crdGroupsOf are the groups whose CRDs serve the resources named in only
-// (comma-separated) that are not built-in, when each such name names its
-// group, as kubectl reads resource.group, resource.version.group,
-// shortname.group or kind.group: a group is what follows one of the name's
-// first two dots. Nil when every CRD is needed: a bare name, which any
-// CRD's names may match, a category, or no names at all.
-func (m *Map) crdGroupsOf(only string) []string {
+// crdsOf are the CRDs and the groups of CRDs that serve the resources
+// named in only (comma-separated) that are not built-in, when each such
+// name names its group, as kubectl reads resource.group,
+// resource.version.group, shortname.group or kind.group: a group is what
+// follows one of the name's first two dots. Groups are nil when every CRD
+// is needed: a bare name, which any CRD's names may match, a category, or
+// no names at all.
+//
+// The CRDs, RESOURCE.GROUP for each such name and group, are all a command
+// needs when each is established: the apiextensions naming controller
+// accepts no name of a CRD that another CRD of its group claims, so no
+// other CRD of GROUP can serve RESOURCE. A group without a dot holds no
+// CRD.
+func (m *Map) crdsOf(only string) (names, groups []string) {
 	if only == "" {
-		return nil
+		return nil, nil
 	}
-	groups := []string{}
+	groups = []string{}
 	for _, name := range strings.Split(only, ",") {
 		if _, category := m.expand(name); category {
-			return nil
+			return nil, nil
 		}
 		if _, err := m.resourceFor(name); err == nil {
 			continue
 		}
-		_, rest, ok := strings.Cut(name, ".")
+		resource, rest, ok := strings.Cut(name, ".")
 		if !ok {
-			return nil
+			return nil, nil
 		}
-		groups = append(groups, rest)
+		candidates := []string{rest}
 		if _, group, ok := strings.Cut(rest, "."); ok {
+			candidates = append(candidates, group)
+		}
+		for _, group := range candidates {
 			groups = append(groups, group)
+			if strings.Contains(group, ".") {
+				names = append(names, resource+"."+group)
+			}
 		}
 	}
-	return groups
+	return names, groups
 }
 
 // crdGroupsOfKinds are the groups of the kinds no built-in resource
