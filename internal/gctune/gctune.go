@@ -13,7 +13,9 @@ package gctune
 
 import (
 	"os"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 )
 
@@ -35,14 +37,63 @@ func Steady() {
 }
 
 // BoundHeap sets a soft limit on the Go heap for a command that lists many
-// objects: what is live then is two pages (and a table's cells), the rest is
-// garbage from decoding and encoding, which a limit well above two pages
-// collects before it piles up. GOMEMLIMIT, when set, wins.
+// objects: what it keeps beside the list (the storage map, with a thousand
+// CRDs tens of MiB; the stores of the CRDs a scan is at) and two pages (and a
+// table's cells) stay live; the rest is garbage from decoding and encoding,
+// which a limit of streamingLimit above what is live collects before it
+// piles up. The limit follows what each collection leaves live: a fixed one
+// below what is kept would run the collector without end. GOMEMLIMIT, when
+// set, wins.
 func BoundHeap() {
 	mu.Lock()
 	defer mu.Unlock()
-	bounded = true
+	if !bounded {
+		bounded = true
+		follow()
+	}
 	setLimit()
+}
+
+// follow sets the limit again after each collection, from what it left
+// live: a finalizer runs once the collection that found its object
+// unreachable is over.
+func follow() {
+	runtime.SetFinalizer(&sentinel{}, func(*sentinel) {
+		mu.Lock()
+		defer mu.Unlock()
+		setLimit()
+		follow()
+	})
+}
+
+// sentinel is large enough to have an allocation of its own, which a
+// finalizer needs.
+type sentinel struct{ _ [16]byte }
+
+// kept is the memory the Go runtime holds for what the last collection left
+// live, which the memory limit counts: heap objects, stacks and the
+// runtime's own.
+func kept() int64 {
+	samples := []metrics.Sample{
+		{Name: "/gc/heap/live:bytes"},
+		{Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"},
+		{Name: "/memory/classes/heap/objects:bytes"},
+	}
+	metrics.Read(samples)
+	var n int64
+	for i, s := range samples {
+		if s.Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		if i < 2 {
+			n += int64(s.Value.Uint64())
+		} else {
+			n -= int64(s.Value.Uint64())
+		}
+	}
+	return n
 }
 
 // Reserve adds n bytes to the bound, for memory the process keeps beside
@@ -67,8 +118,8 @@ var (
 
 func setLimit() {
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(streamingLimit + reserved)
+		debug.SetMemoryLimit(kept() + streamingLimit + reserved)
 	}
 }
 
-const streamingLimit = 64 << 20
+const streamingLimit = 32 << 20
