@@ -87,8 +87,11 @@ func PagesAt(ctx context.Context, c *clientv3.Client, prefix, start string, rev,
 // pageBytes is about how many bytes of values a page holds at most: keys
 // of one resource are alike in size, and a page of 2,500 CRDs of 100 KiB
 // each would hold a quarter of a GiB, twice over (the response, and its
-// decoding).
-const pageBytes = 8 << 20
+// decoding). Under 1 MiB a response fits the largest buffer gRPC pools and
+// reuses; each larger one gets a buffer of its own, which gRPC's pool then
+// holds until the collector runs twice (tens of MiB over a pass of 8 MiB
+// pages). A page is still hundreds of objects of common size.
+const pageBytes = 768 << 10
 
 // firstPage is how many values the first page of a pass reads.
 const firstPage = 64

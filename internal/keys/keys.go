@@ -80,7 +80,7 @@ func (o Options) NeedsEtcd(names []string) bool {
 func Usage(ctx context.Context, out io.Writer, main *clientv3.Client, etcdPrefix string, handles []*handle.Handle, o Options) error {
 	// Each page of values is garbage once counted: the start-up pacing
 	// would let several of them pile up.
-	gctune.Steady()
+	gctune.BoundHeap()
 	usage, err := stores.Usage(ctx, main, etcdPrefix, handles, o.ChunkSize)
 	if err != nil {
 		return err
