@@ -4,13 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
-	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"golang.org/x/term"
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/gctune"
@@ -77,12 +74,12 @@ func Scan(ctx context.Context, out, errOut io.Writer, main *clientv3.Client, etc
 	// What is live while scanning is a few pages; the rest is garbage.
 	gctune.BoundHeap()
 	opts := Options{Sections: SectionsFor(r.Only, r.FailOn), ByNamespace: r.By == "namespace", PageSize: r.ChunkSize, Revision: r.Revision}
-	p := newProgress(errOut)
+	p := render.NewProgress(errOut)
 	if p != nil {
-		opts.Progress = p.show
+		opts.Progress = func(s Progress) { p.Show(s.Elapsed, progressLine(s)) }
 	}
 	report, err := Run(ctx, main, etcdPrefix, handles, opts)
-	p.done()
+	p.Done()
 	if err != nil {
 		return err
 	}
@@ -95,44 +92,7 @@ func Scan(ctx context.Context, out, errOut io.Writer, main *clientv3.Client, etc
 	return nil
 }
 
-// progress shows a scan's progress on a terminal, once it has taken more
-// than a second, on one line rewritten in place.
-type progress struct {
-	w     io.Writer
-	shown bool
-}
-
-// newProgress is the progress shown on w, nil when w is no terminal.
-func newProgress(w io.Writer) *progress {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return nil
-	}
-	return &progress{w: w}
-}
-
-func (p *progress) show(s Progress) {
-	if s.Elapsed < time.Second {
-		return
-	}
-	p.shown = true
-	fmt.Fprintf(p.w, "\r\033[K%s", progressLine(s))
-}
-
-// done clears the line shown, if any; a nil progress showed none.
-func (p *progress) done() {
-	if p != nil && p.shown {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
-}
-
-// progressLine is "12000/150000 keys, 30.1 MiB, 8000 keys/s, 17s left".
+// progressLine is "12000/150000 keys, 30.1 MiB, 10000 keys/s, 17s left".
 func progressLine(s Progress) string {
-	rate := float64(s.Keys) / s.Elapsed.Seconds()
-	line := fmt.Sprintf("%d/%d keys, %.1f MiB, %.0f keys/s", s.Keys, s.Total, float64(s.Bytes)/(1<<20), rate)
-	if rate > 0 && s.Total > s.Keys {
-		left := time.Duration(float64(s.Total-s.Keys)/rate) * time.Second
-		line += fmt.Sprintf(", %s left", left.Round(time.Second))
-	}
-	return line
+	return fmt.Sprintf("%d/%d keys, %.1f MiB, %s", s.Keys, s.Total, float64(s.Bytes)/(1<<20), render.Rate(s.Keys, s.Total, s.Elapsed))
 }

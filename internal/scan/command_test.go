@@ -1,30 +1,16 @@
 package scan
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 	"time"
 )
 
-func TestScanProgress(t *testing.T) {
-	if p := newProgress(&bytes.Buffer{}); p != nil {
-		t.Error("progress is shown on a stream that is not a terminal")
+func TestScanProgressLine(t *testing.T) {
+	got := progressLine(Progress{Keys: 30000, Bytes: 30 << 20, Total: 150000, Elapsed: 3 * time.Second})
+	if want := "30000/150000 keys, 30.0 MiB, 10000/s, 12s left"; got != want {
+		t.Errorf("progress %q, want %q", got, want)
 	}
-	var out bytes.Buffer
-	p := &progress{w: &out}
-	p.show(Progress{Keys: 10, Total: 100, Elapsed: 500 * time.Millisecond})
-	if out.Len() != 0 {
-		t.Errorf("progress shown before a second: %q", out.String())
-	}
-	p.show(Progress{Keys: 30000, Bytes: 30 << 20, Total: 150000, Elapsed: 3 * time.Second})
-	p.done()
-	if want := "\r\033[K30000/150000 keys, 30.0 MiB, 10000 keys/s, 12s left\r\033[K"; out.String() != want {
-		t.Errorf("progress %q, want %q", out.String(), want)
-	}
-	// A scan on no terminal has no progress, and ends without a word.
-	var none *progress
-	none.done()
 }
 
 // TestRequestValidate checks scan's flags without an etcd.

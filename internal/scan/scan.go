@@ -42,6 +42,13 @@ type Options struct {
 	// Progress, when set, is called about five times a second while the
 	// scan runs.
 	Progress func(Progress)
+	// OnFinding, when set, is called with every finding, from one
+	// goroutine at a time: the report lists at most 100 per resource and
+	// reason.
+	OnFinding func(Finding)
+	// Under, when set, are the only key prefixes read: a resource's, or a
+	// namespace of it.
+	Under []string
 }
 
 // Progress is how far a scan is.
@@ -108,37 +115,76 @@ func Run(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles 
 	s.byLength = slices.Clone(s.targets)
 	sort.SliceStable(s.byLength, func(i, j int) bool { return len(s.byLength[i].prefix) > len(s.byLength[j].prefix) })
 
-	total, rev, err := etcdview.CountAt(ctx, main, s.root, opts.Revision)
-	if err != nil {
-		return nil, err
+	// What is read: every key under the prefix, or what opts.Under
+	// names, each on the etcd that stores it.
+	walks := []string{s.root}
+	if len(opts.Under) > 0 {
+		walks = opts.Under
 	}
-	clients := make([]*clientv3.Client, len(elsewhere))
-	for i, t := range elsewhere {
-		if clients[i], err = t.h.Client(ctx); err != nil {
-			return nil, err
-		}
-		n, _, err := etcdview.CountAt(ctx, clients[i], t.prefix, 0)
+	onMain := slices.DeleteFunc(slices.Clone(walks), func(w string) bool { return elsewhereOwns(elsewhere, w) })
+	var total int64
+	rev := opts.Revision
+	for _, w := range onMain {
+		n, r, err := etcdview.CountAt(ctx, main, w, rev)
 		if err != nil {
 			return nil, err
 		}
-		total += n
+		total, rev = total+n, r
+	}
+	if rev == 0 {
+		// Nothing to read on the main etcd; the report still says when.
+		_, r, err := etcdview.CountAt(ctx, main, s.root, 0)
+		if err != nil {
+			return nil, err
+		}
+		rev = r
+	}
+	clients := make([]*clientv3.Client, len(elsewhere))
+	under := make([][]string, len(elsewhere))
+	for i, t := range elsewhere {
+		for _, w := range walks {
+			switch {
+			case w == s.root:
+				under[i] = append(under[i], t.prefix)
+			case strings.HasPrefix(w, t.prefix):
+				under[i] = append(under[i], w)
+			}
+		}
+		if len(under[i]) == 0 {
+			continue
+		}
+		var err error
+		if clients[i], err = t.h.Client(ctx); err != nil {
+			return nil, err
+		}
+		for _, w := range under[i] {
+			n, _, err := etcdview.CountAt(ctx, clients[i], w, 0)
+			if err != nil {
+				return nil, err
+			}
+			total += n
+		}
 	}
 	s.total = total
 
 	stop := s.report(opts.Progress)
-	err = s.run(ctx, func(pages chan<- page) error {
-		err := etcdview.PagesAt(ctx, main, s.root, s.root, rev, s.pageSize(), false, func(kvs []*mvccpb.KeyValue) error {
-			return send(ctx, pages, page{kvs: kvs})
-		})
-		if err != nil {
-			return err
-		}
-		for i, t := range elsewhere {
-			err := etcdview.PagesAt(ctx, clients[i], t.prefix, t.prefix, 0, s.pageSize(), false, func(kvs []*mvccpb.KeyValue) error {
-				return send(ctx, pages, page{kvs: kvs, only: t})
+	err := s.run(ctx, func(pages chan<- page) error {
+		for _, w := range onMain {
+			err := etcdview.PagesAt(ctx, main, w, w, rev, s.pageSize(), false, func(kvs []*mvccpb.KeyValue) error {
+				return send(ctx, pages, page{kvs: kvs})
 			})
 			if err != nil {
 				return err
+			}
+		}
+		for i, t := range elsewhere {
+			for _, w := range under[i] {
+				err := etcdview.PagesAt(ctx, clients[i], w, w, 0, s.pageSize(), false, func(kvs []*mvccpb.KeyValue) error {
+					return send(ctx, pages, page{kvs: kvs, only: t})
+				})
+				if err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -152,6 +198,13 @@ func Run(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles 
 		return nil, err
 	}
 	return s.result(etcdPrefix, rev, sections, all), nil
+}
+
+// elsewhereOwns tells whether the keys under w are on another etcd than
+// the main one: under a resource's prefix that --etcd-servers-overrides
+// stores elsewhere.
+func elsewhereOwns(elsewhere []*target, w string) bool {
+	return slices.ContainsFunc(elsewhere, func(t *target) bool { return strings.HasPrefix(w, t.prefix) })
 }
 
 // chunk is how many keys a worker takes at a time: a range response is
@@ -213,8 +266,16 @@ func (s *scanner) run(ctx context.Context, read func(chan<- page) error) error {
 	s.served.keep = workers + 1
 	pages := make(chan page, workers)
 	var wg sync.WaitGroup
+	var mu sync.Mutex
 	for range workers {
 		t := newTally()
+		if fn := s.opts.OnFinding; fn != nil {
+			t.onFinding = func(f Finding) {
+				mu.Lock()
+				defer mu.Unlock()
+				fn(f)
+			}
+		}
 		s.tallies = append(s.tallies, t)
 		wg.Go(func() {
 			for p := range pages {
@@ -407,7 +468,7 @@ func (s *scanner) decoded(tl *tally, t *target, acc *resourceTally, key string, 
 		}
 		return
 	}
-	if !strict {
+	if !strict && s.sections[Corrupt] {
 		unknown = strictlyUnknown(s.served.of(t), data, mediaType, gvk)
 	}
 	if len(unknown) > 0 {

@@ -23,6 +23,8 @@ type tally struct {
 	// storedVersions are the CRDs' status.storedVersions, by the group
 	// and plural of their custom resources.
 	storedVersions map[schema.GroupResource][]string
+	// onFinding is Options.OnFinding.
+	onFinding func(Finding)
 }
 
 type resourceKey struct {
@@ -67,9 +69,13 @@ func (tl *tally) resource(t *target, namespace string) *resourceTally {
 // listed are its smallest.
 func (tl *tally) find(kind, reason string, t *target, key, detail string) {
 	tl.counts[kind]++
+	f := Finding{Kind: kind, Reason: reason, Resource: t.h.Path, Key: key, Detail: detail}
+	if tl.onFinding != nil {
+		tl.onFinding(f)
+	}
 	k := findingKey{kind, reason, t}
 	if len(tl.findings[k]) < maxListedPerResource {
-		tl.findings[k] = append(tl.findings[k], Finding{Kind: kind, Reason: reason, Resource: t.h.Path, Key: key, Detail: detail})
+		tl.findings[k] = append(tl.findings[k], f)
 	}
 }
 

@@ -1,0 +1,54 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"golang.org/x/term"
+)
+
+// Progress shows how far a long command is on a terminal, on one line
+// rewritten in place, once the command has taken more than a second.
+type Progress struct {
+	w     io.Writer
+	shown bool
+}
+
+// NewProgress is the progress shown on w, nil when w is no terminal: a
+// pipe or a file gets the report alone.
+func NewProgress(w io.Writer) *Progress {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return &Progress{w: w}
+}
+
+// Show shows line, once elapsed is over a second.
+func (p *Progress) Show(elapsed time.Duration, line string) {
+	if elapsed < time.Second {
+		return
+	}
+	p.shown = true
+	fmt.Fprintf(p.w, "\r\033[K%s", line)
+}
+
+// Done clears the line shown, if any; a nil progress showed none.
+func (p *Progress) Done() {
+	if p != nil && p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+// Rate is "480/s, 4s left" for done of total things in elapsed.
+func Rate(done, total int64, elapsed time.Duration) string {
+	rate := float64(done) / elapsed.Seconds()
+	line := fmt.Sprintf("%.0f/s", rate)
+	if rate > 0 && total > done {
+		left := time.Duration(float64(total-done)/rate) * time.Second
+		line += fmt.Sprintf(", %s left", left.Round(time.Second))
+	}
+	return line
+}
