@@ -235,7 +235,7 @@ func runExample(t *testing.T, sb *sandbox, ex example) {
 	var out, errOut bytes.Buffer
 	code := Run(ctx, IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}, args)
 	if code != 0 {
-		t.Errorf("example %q exited %d (run as regctl %s):\n%s", ex.line, code, strings.Join(args, " "), errOut.String())
+		t.Errorf("example %q exited %d (run as regctl %s):\n%s%s", ex.line, code, strings.Join(args, " "), errOut.String(), out.String())
 		return
 	}
 	if ex.stdout != "" {
@@ -308,6 +308,16 @@ func sandboxPod(name string, labels map[string]string) *api.Pod {
 // exampleFiles are the manifests examples name, as a user would have them
 // at hand; each command's examples run in a directory holding them.
 var exampleFiles = map[string]string{
+	"encryption.yaml": `apiVersion: apiserver.config.k8s.io/v1
+kind: EncryptionConfiguration
+resources:
+- resources: [secrets]
+  providers:
+  - aescbc:
+      keys:
+      - {name: key1, secret: MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=}
+  - identity: {}
+`,
 	"pods.yaml": `apiVersion: v1
 kind: Pod
 metadata: {name: api-0, namespace: shop}

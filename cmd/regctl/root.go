@@ -179,6 +179,7 @@ etcd, regctl builds the map on an ephemeral in-process etcd.`,
 		newReplaceCmd(g, nil),
 		newDeleteCmd(g, nil),
 		newScanCmd(g, nil),
+		newMigrateCmd(g, nil),
 	)
 	completion.RequireSubcommands(cmd)
 	cmd.SetUsageTemplate(withIgnoredFlagsLine(cmd.UsageTemplate()))

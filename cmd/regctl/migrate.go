@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/regctl/regctl/internal/completion"
+	"github.com/regctl/regctl/internal/migrate"
+	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/scan"
+	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/stores"
+)
+
+type migrateOptions struct {
+	*globalOptions
+	// Types are the resources to migrate (TYPE[,TYPE...]); all when empty.
+	Types []string
+	// Namespace limits namespaced resources to one; all when empty.
+	Namespace string
+	Output    render.Format
+	Migrate   migrate.Request
+}
+
+func newMigrateCmd(g *globalOptions, runF func(context.Context, *migrateOptions) error) *cobra.Command {
+	opts := &migrateOptions{globalOptions: g}
+	var output string
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "migrate [TYPE[,TYPE...]] [-n NAMESPACE | -A] [--encryption] [--versions] [--dry-run]",
+		Short: "Rewrite the values scan finds stale: re-encrypt with the first key, move to the storage version",
+		Long: `Choose the values a scan finds stale, at one etcd revision, and rewrite each through its
+store as kube-apiserver's storage version migration does: the object is read and updated
+unchanged, with its resourceVersion as precondition, so the store encodes it at the storage
+version and encrypts it with the first key of --encryption-provider-config. Nothing else in
+the object changes but its resourceVersion; watchers see one MODIFIED event for each.
+
+  --encryption  values written with a key the config no longer writes with (stale-key, and
+                KMS v2 values of a key ID the plugin no longer reports current), and plain
+                values of a resource the config encrypts (plaintext);
+  --versions    values stored at another version than the storage version (old-version).
+                Once every value of a custom resource is at the storage version, the other
+                versions are dropped from its CRD's status.storedVersions, as the server's
+                migration runner does, unless --keep-stored-versions.
+
+Both by default, over every resource and namespace; TYPE and -n narrow it. Beside a running
+kube-apiserver, an object written since it was chosen is read again and rewritten only if it
+is still stale, and a write that meets another fails on its resourceVersion and is read
+again: no update is lost. --qps bounds the rewrites a second.
+
+Values no configured key reads, or that the storage codec cannot decode, are never rewritten:
+they are listed by key with why, and the exit code is 1. A second run does what is left, as
+the values are chosen by what they are, not by a record of the first run. Ctrl-C stops
+between two objects and reports what was rewritten. --dry-run reports what would be
+rewritten and writes nothing. It works on --etcd-servers and --data-dir, not on --snapshot.`,
+		Example: `  # After putting a new key first in the encryption config and restarting the servers
+  regctl migrate secrets -n shop --encryption --encryption-provider-config=encryption.yaml
+
+  # What would be rewritten, and why (give the config whenever values are encrypted)
+  regctl migrate --dry-run -n shop --encryption-provider-config=encryption.yaml
+
+  # Move config maps to their storage version; for a custom resource, this also drops the
+  # versions left unused from its CRD's status.storedVersions
+  regctl migrate configmaps --versions
+
+  # For automation
+  regctl migrate -n shop -o json --encryption-provider-config=encryption.yaml > migration.json`,
+		ValidArgsFunction: completion.Resources(g.completionFlags),
+		Args:              cobra.MaximumNArgs(1),
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.Types = strings.Split(args[0], ",")
+			}
+			if all && cmd.Flags().Changed("namespace") {
+				return fmt.Errorf("`-n` and `-A` both given: name one namespace, or all")
+			}
+			f, err := render.ParseFormat(output, migrate.Formats...)
+			opts.Output = f
+			if err != nil {
+				return err
+			}
+			if !opts.Migrate.Encryption && !opts.Migrate.Versions {
+				opts.Migrate.Encryption, opts.Migrate.Versions = true, true
+			}
+			return opts.validate()
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runMigrate(cmd.Context(), opts)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVarP(&opts.Namespace, "namespace", "n", "", "Migrate namespaced resources in this namespace only")
+	fs.BoolVarP(&all, "all-namespaces", "A", false, "Migrate every namespace (the default)")
+	fs.BoolVar(&opts.Migrate.Encryption, "encryption", false, "Rewrite values written with a stale key, or in plain text where the config encrypts")
+	fs.BoolVar(&opts.Migrate.Versions, "versions", false, "Rewrite values stored at another version than the storage version, and drop the versions left unused from the CRDs' status.storedVersions")
+	fs.BoolVar(&opts.Migrate.KeepStoredVersions, "keep-stored-versions", false, "Leave the CRDs' status.storedVersions as they are")
+	fs.BoolVar(&opts.Migrate.DryRun, "dry-run", false, "Report what would be rewritten, and write nothing")
+	fs.Float64Var(&opts.Migrate.QPS, "qps", migrate.DefaultQPS, "Rewrites a second at most; 0 for no bound")
+	fs.Int64Var(&opts.Migrate.ChunkSize, "chunk-size", scan.DefaultPageSize, "Keys read per etcd range request while choosing the values")
+	fs.StringVarP(&output, "output", "o", string(render.Table), "Output format: table|yaml|json")
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(migrate.Formats...))
+	return cmd
+}
+
+func (o *migrateOptions) validate() error {
+	if o.Revision != 0 {
+		return stores.ErrWriteAtRevision
+	}
+	if o.Migrate.QPS < 0 {
+		return fmt.Errorf("--qps must not be negative, not %g", o.Migrate.QPS)
+	}
+	if o.Migrate.ChunkSize <= 0 {
+		return fmt.Errorf("--chunk-size must be positive, not %d", o.Migrate.ChunkSize)
+	}
+	return o.sessionConfig().Writable()
+}
+
+func runMigrate(ctx context.Context, o *migrateOptions) error {
+	cfg := o.sessionConfig()
+	if len(o.Types) > 0 {
+		// Namespaces are looked up for each update, and the CRDs' status
+		// path drops versions from status.storedVersions.
+		cfg.Only = strings.Join(append(slices.Clone(o.Types), "namespaces", "customresourcedefinitions.apiextensions.k8s.io"), ",")
+	}
+	w, main, err := storagemap.OpenAll(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	req := o.Migrate
+	if req.Prefixes, err = migratePrefixes(w.Map, o.Types, o.Namespace); err != nil {
+		return err
+	}
+	crdStatus, err := w.Map.Handle(crdStatusPath)
+	if err != nil {
+		crdStatus = nil // --runtime-config serves no CRDs
+	}
+	return migrate.Migrate(ctx, o.IO.Out, o.IO.ErrOut, main, w.Map.Table.EtcdPrefix, w.Map.Ordered(), crdStatus, req, o.Output)
+}
+
+const crdStatusPath = "customresourcedefinitions.apiextensions.k8s.io/status"
+
+// migratePrefixes are the key prefixes a migration of types in namespace
+// reads: nil for every key, a namespace of every namespaced resource, or
+// the types' (in namespace, for the namespaced ones).
+func migratePrefixes(m *storagemap.Map, types []string, namespace string) ([]string, error) {
+	handles := m.Ordered()
+	if len(types) > 0 {
+		handles = handles[:0:0]
+		for _, name := range types {
+			h, err := m.Resolve(name)
+			if err != nil {
+				return nil, err
+			}
+			if !h.Stored() {
+				return nil, fmt.Errorf("%s is not stored in etcd", h.Path)
+			}
+			handles = append(handles, h)
+		}
+	} else if namespace == "" {
+		return nil, nil
+	}
+	var prefixes []string
+	for _, h := range handles {
+		if !h.Stored() || (namespace != "" && len(types) == 0 && !h.Resource.Namespaced) {
+			continue
+		}
+		ns := ""
+		if h.Resource.Namespaced {
+			ns = namespace
+		}
+		p, err := h.KeyPrefix(ns)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(prefixes, p) {
+			prefixes = append(prefixes, p)
+		}
+	}
+	return prefixes, nil
+}

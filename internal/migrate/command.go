@@ -1,0 +1,63 @@
+package migrate
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/regctl/regctl/internal/gctune"
+	"github.com/regctl/regctl/internal/handle"
+	"github.com/regctl/regctl/internal/render"
+)
+
+// Formats are the output formats a migration's report prints in.
+var Formats = []render.Format{render.Table, render.YAML, render.JSON}
+
+// DefaultQPS is how many values a migration rewrites a second unless told
+// otherwise. Each rewrite is one read and one write of the object through
+// etcd, as one update through kube-apiserver is; kube-apiserver admits 200
+// mutating requests at once by default and a busy cluster writes a few
+// hundred objects a second. A migration at this rate adds about as much
+// again: 2 KiB Secrets make 1 MiB of values a second, far under what
+// etcd's hardware guidance sizes a cluster's disk for, and 20,000 of them
+// take 40 seconds.
+const DefaultQPS = 500
+
+// ErrNotDone is what a migration that left values to rewrite fails with,
+// once its report is printed.
+var ErrNotDone = fmt.Errorf("some values were not rewritten (see the report): fix or remove them, then run the migration again")
+
+// Migrate runs the migration req asks for (Run) on main, the client of
+// `--etcd-servers`, with the map's handles in route table order and the
+// CRD status path's; prints the report on out, interrupted or not; and
+// fails when values were left to rewrite. While it runs, progress goes to
+// errOut when that is a terminal.
+func Migrate(ctx context.Context, out, errOut io.Writer, main *clientv3.Client, etcdPrefix string, handles []*handle.Handle, crdStatus *handle.Handle, req Request, output render.Format) error {
+	// What is live while the values are chosen is a few pages.
+	gctune.BoundHeap()
+	p := render.NewProgress(errOut)
+	if p != nil {
+		req.Progress = func(s Progress) { p.Show(s.Elapsed, progressLine(s)) }
+	}
+	report, err := Run(ctx, main, etcdPrefix, handles, crdStatus, req)
+	p.Done()
+	if report != nil {
+		if perr := render.Print(out, output, report); perr != nil && err == nil {
+			err = perr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if report.NotDone() {
+		return ErrNotDone
+	}
+	return nil
+}
+
+// progressLine is "1200/3000 values rewritten, 480/s, 4s left".
+func progressLine(s Progress) string {
+	return fmt.Sprintf("%d/%d values rewritten, %s", s.Done, s.Total, render.Rate(s.Done, s.Total, s.Elapsed))
+}

@@ -1,0 +1,530 @@
+// Package migrate rewrites the values a scan finds stale: written with a
+// key the encryption config no longer writes with, in plain text where it
+// encrypts, or at another version than the storage version. Each is
+// rewritten through its store as the server's storage version migration
+// rewrites it: the object is read and updated unchanged, with its
+// resourceVersion as precondition, so the store encodes it at the storage
+// version and encrypts it with the config's first key. Once every value
+// of a custom resource is at the storage version, the other versions are
+// dropped from its CRD's status.storedVersions, as the migration runner
+// drops them.
+package migrate
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"golang.org/x/time/rate"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/regctl/regctl/internal/handle"
+	"github.com/regctl/regctl/internal/scan"
+	"github.com/regctl/regctl/internal/stores"
+)
+
+// What a migration fixes: the reasons of the scan findings it rewrites.
+var (
+	encryptionReasons = []string{scan.ReasonStaleKey, scan.ReasonPlaintext}
+	versionReasons    = []string{scan.ReasonOldVersion}
+	// unreadableReasons are values a rewrite cannot read, which are
+	// listed and never rewritten.
+	unreadableReasons = []string{scan.ReasonUndecryptable, scan.ReasonUndecodable}
+)
+
+// Request is one migration.
+type Request struct {
+	// Encryption and Versions are what to fix: stale keys and plain
+	// values, and values at another version than the storage version.
+	Encryption, Versions bool
+	// Prefixes, when set, limit the migration to the keys under them
+	// (the resources and namespace the command names).
+	Prefixes []string
+	// DryRun selects and reports, and writes nothing.
+	DryRun bool
+	// QPS bounds the rewrites a second (0: unbounded).
+	QPS float64
+	// ChunkSize is how many keys one etcd range request of the scan reads.
+	ChunkSize int64
+	// KeepStoredVersions leaves the CRDs' status.storedVersions alone.
+	KeepStoredVersions bool
+	// Progress, when set, is called about five times a second while
+	// values are rewritten.
+	Progress func(Progress)
+}
+
+// Progress is how far the rewrites are.
+type Progress struct {
+	Done, Total int64
+	Elapsed     time.Duration
+}
+
+// Report is what a migration chose and did.
+type Report struct {
+	// Revision is the etcd revision the values were chosen at.
+	Revision int64 `json:"revision"`
+	DryRun   bool  `json:"dryRun,omitempty"`
+	// Resources are the resources with values to rewrite, in the map's
+	// order.
+	Resources []Resource `json:"resources"`
+	// StoredVersions are the CRDs whose status.storedVersions the
+	// migration changed (or, dry, would change).
+	StoredVersions []StoredVersions `json:"storedVersions,omitempty"`
+	// Unreadable are the values no configured key reads or the storage
+	// codec cannot decode: never rewritten.
+	Unreadable []scan.Finding `json:"unreadable,omitempty"`
+	// Failed are the rewrites the store refused.
+	Failed []Failure `json:"failed,omitempty"`
+	// Interrupted is set when the migration was stopped before it was
+	// done: what it reports rewritten is all it rewrote.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// Resource is what a migration chose and did for one resource.
+type Resource struct {
+	Resource string `json:"resource"`
+	// Selected counts the values chosen, Reasons them by why (a value
+	// may have two reasons).
+	Selected int64            `json:"selected"`
+	Reasons  map[string]int64 `json:"reasons"`
+	// Rewritten are the values written again; Current those found
+	// rewritten (or deleted) since they were chosen; Failed those the
+	// store refused.
+	Rewritten int64 `json:"rewritten"`
+	Current   int64 `json:"current,omitempty"`
+	Failed    int64 `json:"failed,omitempty"`
+}
+
+// StoredVersions is a CRD's status.storedVersions before and after.
+type StoredVersions struct {
+	CRD    string   `json:"crd"`
+	Before []string `json:"before"`
+	After  []string `json:"after"`
+	// Kept says why they were left as they are, when they were.
+	Kept string `json:"kept,omitempty"`
+}
+
+// Failure is a value the store would not rewrite.
+type Failure struct {
+	Resource string `json:"resource"`
+	Key      string `json:"key"`
+	Error    string `json:"error"`
+}
+
+// NotDone tells whether some value that needs a rewrite is left as it was:
+// unreadable, refused, or not reached.
+func (r *Report) NotDone() bool {
+	return len(r.Unreadable) > 0 || len(r.Failed) > 0 || r.Interrupted
+}
+
+// chosen is one value a migration rewrites.
+type chosen struct {
+	key     string
+	reasons []string
+}
+
+// Run chooses the values to rewrite with a scan of every key on main (the
+// client of `--etcd-servers`) through handles (the map's, in route table
+// order), then rewrites them through their stores, and drops versions no
+// value is stored at any more from the CRDs' status.storedVersions
+// through crdStatus, the CRD status path. On an interrupt it stops
+// between two objects and returns what it did with the context's cause.
+func Run(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles []*handle.Handle, crdStatus *handle.Handle, req Request) (*Report, error) {
+	wanted := reasons(req)
+	selected := map[string][]chosen{}
+	report := &Report{DryRun: req.DryRun, Resources: []Resource{}}
+	var keys []string
+	scanned, err := scan.Run(ctx, main, etcdPrefix, handles, scan.Options{
+		Sections: []string{scan.Encryption, scan.Versions},
+		PageSize: req.ChunkSize,
+		Under:    req.Prefixes,
+		OnFinding: func(f scan.Finding) {
+			if slices.Contains(unreadableReasons, f.Reason) {
+				report.Unreadable = append(report.Unreadable, f)
+				return
+			}
+			if !slices.Contains(wanted, f.Reason) {
+				return
+			}
+			values := selected[f.Resource]
+			if i := len(values) - 1; i >= 0 && values[i].key == f.Key {
+				values[i].reasons = append(values[i].reasons, f.Reason)
+				return
+			}
+			selected[f.Resource] = append(values, chosen{key: f.Key, reasons: []string{f.Reason}})
+			keys = append(keys, f.Key)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	report.Revision = scanned.Revision
+	sort.Slice(report.Unreadable, func(i, j int) bool { return report.Unreadable[i].Key < report.Unreadable[j].Key })
+
+	byPath := map[string]*handle.Handle{}
+	for _, h := range handles {
+		if _, ok := byPath[h.Path]; !ok {
+			byPath[h.Path] = h
+		}
+	}
+	m := &migration{req: req, report: report, total: int64(len(keys)), start: time.Now()}
+	// An update in a namespace that is gone is refused, as the server's
+	// NamespaceLifecycle admission refuses it.
+	if h := byPath["namespaces"]; h != nil {
+		m.namespaces = stores.NewNamespaceCache(h)
+	}
+	if req.QPS > 0 {
+		m.limit = rate.NewLimiter(rate.Limit(req.QPS), max(1, int(req.QPS/10)))
+	}
+	stop := m.showProgress()
+	defer stop()
+	for _, r := range scanned.Resources {
+		values := selected[r.Resource]
+		if len(values) == 0 {
+			continue
+		}
+		// A worker's findings come in key order, the workers' interleaved.
+		sort.Slice(values, func(i, j int) bool { return values[i].key < values[j].key })
+		res := Resource{Resource: r.Resource, Reasons: map[string]int64{}}
+		for _, v := range values {
+			res.Selected++
+			for _, reason := range v.reasons {
+				res.Reasons[reason]++
+			}
+		}
+		report.Resources = append(report.Resources, res)
+		if req.DryRun {
+			continue
+		}
+		if err := m.resource(ctx, byPath[r.Resource], values, &report.Resources[len(report.Resources)-1]); err != nil {
+			if ctx.Err() != nil {
+				report.Interrupted = true
+				return report, context.Cause(ctx)
+			}
+			return report, err
+		}
+	}
+	if !req.Versions || req.KeepStoredVersions {
+		return report, nil
+	}
+	for _, r := range scanned.Resources {
+		if err := m.storedVersions(ctx, r, byPath[r.Resource], crdStatus); err != nil {
+			if ctx.Err() != nil {
+				report.Interrupted = true
+				return report, context.Cause(ctx)
+			}
+			return report, err
+		}
+	}
+	return report, nil
+}
+
+// reasons are the findings req rewrites.
+func reasons(req Request) []string {
+	var out []string
+	if req.Encryption {
+		out = append(out, encryptionReasons...)
+	}
+	if req.Versions {
+		out = append(out, versionReasons...)
+	}
+	return out
+}
+
+type migration struct {
+	req        Request
+	report     *Report
+	limit      *rate.Limiter
+	namespaces *stores.NamespaceCache
+	// done counts the values dealt with, for progress.
+	mu          sync.Mutex
+	done, total int64
+	start       time.Time
+}
+
+// writers is how many rewrites are in flight at once: each waits for
+// etcd to commit it, and etcd commits concurrent writes together.
+const writers = 8
+
+// resource rewrites the chosen values of h's resource, writers at a time,
+// in key order.
+func (m *migration) resource(ctx context.Context, h *handle.Handle, values []chosen, res *Resource) error {
+	if h == nil {
+		return fmt.Errorf("no path of the map stores %s", res.Resource)
+	}
+	serving, err := h.Serving()
+	if err != nil {
+		return fmt.Errorf("building the storage of %s: %w", h.Path, err)
+	}
+	client, err := h.Client(ctx)
+	if err != nil {
+		return err
+	}
+	prefix, err := h.KeyPrefix("")
+	if err != nil {
+		return err
+	}
+	work := make(chan chosen)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	// A rewrite begun is finished, so that an interrupt leaves each value
+	// written or not, and the report says which; each request is bounded
+	// by the request timeout still.
+	writing := context.WithoutCancel(ctx)
+	for range writers {
+		wg.Go(func() {
+			for v := range work {
+				outcome, err := m.rewrite(writing, serving, client, prefix, v.key)
+				mu.Lock()
+				switch {
+				case err != nil:
+					res.Failed++
+					m.report.Failed = append(m.report.Failed, Failure{Resource: h.Path, Key: v.key, Error: err.Error()})
+				case outcome == rewritten:
+					res.Rewritten++
+				default:
+					res.Current++
+				}
+				mu.Unlock()
+				m.mu.Lock()
+				m.done++
+				m.mu.Unlock()
+			}
+		})
+	}
+	var stopped error
+	for _, v := range values {
+		if m.limit != nil {
+			if err := m.limit.Wait(ctx); err != nil {
+				stopped = err
+				break
+			}
+		}
+		if ctx.Err() != nil {
+			stopped = context.Cause(ctx)
+			break
+		}
+		work <- v
+	}
+	close(work)
+	wg.Wait()
+	sort.Slice(m.report.Failed, func(i, j int) bool { return m.report.Failed[i].Key < m.report.Failed[j].Key })
+	return stopped
+}
+
+type outcome int
+
+const (
+	rewritten outcome = iota
+	// current: rewritten or deleted since it was chosen.
+	current
+)
+
+// attempts is how often a rewrite reads an object again after another
+// writer changed it, while it still needs the rewrite.
+const attempts = 5
+
+// rewrite writes the object at key again through its store, unchanged,
+// with the resourceVersion it read as precondition. An object written
+// since the scan chose it is read again, and rewritten only if it still
+// needs it: a write of the server's has rewritten it already, and a
+// write of a server on another config has not.
+func (mig *migration) rewrite(ctx context.Context, h *handle.Handle, client *clientv3.Client, prefix, key string) (outcome, error) {
+	namespace, name := "", strings.TrimPrefix(key, prefix)
+	if h.Resource.Namespaced {
+		namespace, name, _ = strings.Cut(name, "/")
+	}
+	if want, err := h.Key(namespace, name); err != nil || want != key {
+		return 0, fmt.Errorf("the key names no object of %s", h.Path)
+	}
+	t := stores.Target{Handle: h, Namespace: namespace}
+	var last error
+	for range attempts {
+		obj, err := stores.GetInternal(ctx, t, name)
+		if apierrors.IsNotFound(err) {
+			return current, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("reading it: %w", err)
+		}
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return 0, err
+		}
+		rv, err := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("reading its resourceVersion: %w", err)
+		}
+		if rv > mig.report.Revision {
+			still, err := mig.stillNeeds(ctx, h, client, key)
+			if err != nil || !still {
+				return current, err
+			}
+		}
+		_, err = stores.Update(ctx, t, obj, stores.WriteOptions{Namespaces: mig.namespaces})
+		last = err
+		if apierrors.IsConflict(err) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		return rewritten, nil
+	}
+	return 0, fmt.Errorf("rewriting it: changed by another writer %d times: %w", attempts, last)
+}
+
+// stillNeeds reads the value at key again and tells whether it still
+// needs a rewrite.
+func (m *migration) stillNeeds(ctx context.Context, h *handle.Handle, client *clientv3.Client, key string) (bool, error) {
+	resp, err := client.Get(ctx, key)
+	if err != nil {
+		return false, fmt.Errorf("reading %s: %w", key, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return false, nil
+	}
+	found, err := scan.Check(ctx, h, key, resp.Kvs[0].Value, scan.Encryption, scan.Versions)
+	if err != nil {
+		return false, err
+	}
+	wanted := reasons(m.req)
+	for _, f := range found {
+		if slices.Contains(wanted, f.Reason) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// storedVersions drops from a custom resource's CRD's
+// status.storedVersions the versions no value is stored at any more, as
+// the migration runner does once a migration succeeded: the storage
+// version is left, read from the CRD with its resourceVersion as
+// precondition, so a CRD changed meanwhile is left alone.
+func (m *migration) storedVersions(ctx context.Context, r scan.Resource, h, crdStatus *handle.Handle) error {
+	// A custom resource's handle defers its serving storage to the CRD
+	// handler (Serve); a built-in resource has no CRD.
+	if r.Versions == nil || h == nil || h.Serve == nil || crdStatus == nil {
+		return nil
+	}
+	t := stores.Target{Handle: crdStatus}
+	// A CRD's name is its plural and group.
+	name := h.Route.Resource + "." + h.Resource.Group
+	obj, err := stores.GetInternal(ctx, t, name)
+	if err != nil {
+		return fmt.Errorf("reading customresourcedefinition %s: %w", name, err)
+	}
+	crd, ok := obj.(*apiextensions.CustomResourceDefinition)
+	if !ok {
+		return fmt.Errorf("reading customresourcedefinition %s: got a %T", name, obj)
+	}
+	storage := storageVersion(crd)
+	before := crd.Status.StoredVersions
+	if slices.Equal(before, []string{storage}) {
+		return nil
+	}
+	change := StoredVersions{CRD: name, Before: before, After: []string{storage}}
+	why := m.unfinished(r)
+	whole, err := h.KeyPrefix("")
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(m.req.Prefixes) > 0 && !slices.Contains(m.req.Prefixes, whole):
+		why = "only some of its namespaces were migrated: migrate them all (no -n) to drop versions"
+	case r.Versions.Writes != crd.Spec.Group+"/"+storage:
+		why = fmt.Sprintf("the CRD's storage version is now %s: run the migration again", storage)
+	}
+	if why != "" {
+		change.After, change.Kept = before, why
+	}
+	m.report.StoredVersions = append(m.report.StoredVersions, change)
+	if why != "" || m.req.DryRun {
+		return nil
+	}
+	crd.Status.StoredVersions = change.After
+	if _, err := stores.Update(ctx, t, crd, stores.WriteOptions{}); err != nil {
+		if apierrors.IsConflict(err) {
+			last := &m.report.StoredVersions[len(m.report.StoredVersions)-1]
+			last.After, last.Kept = before, "the CRD changed while its objects were rewritten: run the migration again"
+			return nil
+		}
+		return fmt.Errorf("writing the status of customresourcedefinition %s: %w", name, err)
+	}
+	return nil
+}
+
+// unfinished says why a resource's values may still be stored at another
+// version than storage once the migration is done: one it could not read,
+// did not choose (outside the resources and namespace it migrates) or did
+// not rewrite. Empty when none is.
+func (m *migration) unfinished(r scan.Resource) string {
+	for _, f := range m.report.Unreadable {
+		if f.Resource == r.Resource {
+			return "some of its objects cannot be read"
+		}
+	}
+	var old int64
+	for version, n := range r.Versions.Counts {
+		if version != r.Versions.Writes {
+			old += n
+		}
+	}
+	var res Resource
+	for _, each := range m.report.Resources {
+		if each.Resource == r.Resource {
+			res = each
+		}
+	}
+	switch {
+	case res.Reasons[scan.ReasonOldVersion] < old:
+		return "some of its objects are still stored at another version"
+	case res.Failed > 0:
+		return "some of its objects were not rewritten"
+	}
+	return ""
+}
+
+// storageVersion is the CRD's version marked storage.
+func storageVersion(crd *apiextensions.CustomResourceDefinition) string {
+	for _, v := range crd.Spec.Versions {
+		if v.Storage {
+			return v.Name
+		}
+	}
+	return ""
+}
+
+// showProgress calls req.Progress until the returned stop.
+func (m *migration) showProgress() (stop func()) {
+	if m.req.Progress == nil || m.req.DryRun {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				m.mu.Lock()
+				p := Progress{Done: m.done, Total: m.total, Elapsed: time.Since(m.start)}
+				m.mu.Unlock()
+				m.req.Progress(p)
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
