@@ -181,9 +181,9 @@ func measureKubectl(t *table, dir, apiserverTest, kubectl, etcdURL string, n, po
 
 // startAPIServer runs TestServeKubeAPIServer and waits for the kubeconfig it
 // writes. stop closes its stdin, on which it shuts down, and waits for it.
-func startAPIServer(testBin, etcdURL, kubeconfig string) (stop func(), err error) {
+func startAPIServer(testBin, etcdURL, kubeconfig string, flags ...string) (stop func(), err error) {
 	cmd := exec.Command(testBin, "-test.run=^TestServeKubeAPIServer$", "-test.timeout=0")
-	cmd.Env = append(os.Environ(), "REGCTL_BENCH=1", "REGCTL_BENCH_ETCD="+etcdURL, "REGCTL_BENCH_KUBECONFIG="+kubeconfig)
+	cmd.Env = append(os.Environ(), "REGCTL_BENCH=1", "REGCTL_BENCH_ETCD="+etcdURL, "REGCTL_BENCH_KUBECONFIG="+kubeconfig, "REGCTL_BENCH_APISERVER_FLAGS="+strings.Join(flags, "\n"))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	stdin, err := cmd.StdinPipe()

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"io"
 	"os"
+	"strings"
 	"testing"
 
 	"k8s.io/apiserver/pkg/storage/storagebackend"
@@ -16,7 +17,8 @@ import (
 // $REGCTL_BENCH_ETCD, for `go run ./bench reads` to measure kubectl against:
 // it writes a kubeconfig for the server to $REGCTL_BENCH_KUBECONFIG and
 // serves until its standard input closes. It runs only with REGCTL_BENCH=1;
-// upstream's test server is what needs it to be a test.
+// upstream's test server is what needs it to be a test. Flags for the
+// server, one a line, may come in $REGCTL_BENCH_APISERVER_FLAGS.
 func TestServeKubeAPIServer(t *testing.T) {
 	if os.Getenv("REGCTL_BENCH") != "1" {
 		t.Skip("run by `go run ./bench reads`; set REGCTL_BENCH=1 to run it")
@@ -29,7 +31,11 @@ func TestServeKubeAPIServer(t *testing.T) {
 	storageConfig.Transport.ServerList = []string{etcdURL}
 	// No controller creates the service accounts that admission plugin
 	// requires; the benchmark only reads.
-	server := kubeapiservertesting.StartTestServerOrDie(t, nil, []string{"--disable-admission-plugins=ServiceAccount"}, storageConfig)
+	flags := []string{"--disable-admission-plugins=ServiceAccount"}
+	if more := os.Getenv("REGCTL_BENCH_APISERVER_FLAGS"); more != "" {
+		flags = append(flags, strings.Split(more, "\n")...)
+	}
+	server := kubeapiservertesting.StartTestServerOrDie(t, nil, flags, storageConfig)
 	t.Cleanup(server.TearDownFn)
 	if err := writeKubeconfig(kubeconfig, server.ClientConfig); err != nil {
 		t.Fatal(err)

@@ -16,14 +16,16 @@ import (
 var Formats = []render.Format{render.Table, render.YAML, render.JSON}
 
 // DefaultQPS is how many values a migration rewrites a second unless told
-// otherwise. Each rewrite is one read and one write of the object through
-// etcd, as one update through kube-apiserver is; kube-apiserver admits 200
-// mutating requests at once by default and a busy cluster writes a few
-// hundred objects a second. A migration at this rate adds about as much
-// again: 2 KiB Secrets make 1 MiB of values a second, far under what
-// etcd's hardware guidance sizes a cluster's disk for, and 20,000 of them
-// take 40 seconds.
-const DefaultQPS = 500
+// otherwise. Each rewrite is one read and one conditional write of the
+// object in etcd. The documented rotation through the server, kubectl get
+// | kubectl replace, writes as fast as one client gets through
+// kube-apiserver: a few hundred objects a second (`go run ./bench
+// migrate`). regctl needs no server, so only this bound keeps it from
+// writing as fast as etcd commits. At 2,000 a second a rotation of 20,000
+// Secrets of 2 KiB takes 10 seconds and writes about 4 MiB of values a
+// second, which etcd commits in batches well within what its hardware
+// guidance sizes a disk for, leaving room for the cluster's own writes.
+const DefaultQPS = 2000
 
 // ErrNotDone is what a migration that left values to rewrite fails with,
 // once its report is printed.
