@@ -59,7 +59,8 @@ func Migrate(ctx context.Context, out, errOut io.Writer, main *clientv3.Client, 
 	return nil
 }
 
-// progressLine is "1200/3000 values rewritten, 480/s, 4s left".
+// progressLine is "secrets 1200/3000, 1200/3050 values in all, 480/s, 4s
+// left".
 func progressLine(s Progress) string {
-	return fmt.Sprintf("%d/%d values rewritten, %s", s.Done, s.Total, render.Rate(s.Done, s.Total, s.Elapsed))
+	return fmt.Sprintf("%s %d/%d, %d/%d values in all, %s", s.Resource, s.ResourceDone, s.ResourceAll, s.Done, s.Total, render.Rate(s.Done, s.Total, s.Elapsed))
 }

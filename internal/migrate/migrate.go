@@ -61,10 +61,13 @@ type Request struct {
 	Progress func(Progress)
 }
 
-// Progress is how far the rewrites are.
+// Progress is how far the rewrites are: of the resource being rewritten,
+// and of all.
 type Progress struct {
-	Done, Total int64
-	Elapsed     time.Duration
+	Resource                  string
+	ResourceDone, ResourceAll int64
+	Done, Total               int64
+	Elapsed                   time.Duration
 }
 
 // Report is what a migration chose and did.
@@ -204,7 +207,7 @@ func Run(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles 
 		if req.DryRun {
 			continue
 		}
-		if err := m.resource(ctx, byPath[r.Resource], values, &report.Resources[len(report.Resources)-1]); err != nil {
+		if err := m.rewriteAll(ctx, byPath[r.Resource], values, &report.Resources[len(report.Resources)-1]); err != nil {
 			if ctx.Err() != nil {
 				report.Interrupted = true
 				return report, context.Cause(ctx)
@@ -244,19 +247,22 @@ type migration struct {
 	report     *Report
 	limit      *rate.Limiter
 	namespaces *stores.NamespaceCache
-	// done counts the values dealt with, for progress.
-	mu          sync.Mutex
-	done, total int64
-	start       time.Time
+	// What progress shows: the values dealt with, of the resource being
+	// rewritten and of all.
+	mu                        sync.Mutex
+	current                   string
+	resourceDone, resourceAll int64
+	done, total               int64
+	start                     time.Time
 }
 
 // writers is how many rewrites are in flight at once: each waits for
 // etcd to commit it, and etcd commits concurrent writes together.
 const writers = 8
 
-// resource rewrites the chosen values of h's resource, writers at a time,
+// rewriteAll rewrites the chosen values of h's resource, writers at a time,
 // in key order.
-func (m *migration) resource(ctx context.Context, h *handle.Handle, values []chosen, res *Resource) error {
+func (m *migration) rewriteAll(ctx context.Context, h *handle.Handle, values []chosen, res *Resource) error {
 	if h == nil {
 		return fmt.Errorf("no path of the map stores %s", res.Resource)
 	}
@@ -272,6 +278,9 @@ func (m *migration) resource(ctx context.Context, h *handle.Handle, values []cho
 	if err != nil {
 		return err
 	}
+	m.mu.Lock()
+	m.current, m.resourceDone, m.resourceAll = h.Path, 0, int64(len(values))
+	m.mu.Unlock()
 	work := make(chan chosen)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -296,6 +305,7 @@ func (m *migration) resource(ctx context.Context, h *handle.Handle, values []cho
 				mu.Unlock()
 				m.mu.Lock()
 				m.done++
+				m.resourceDone++
 				m.mu.Unlock()
 			}
 		})
@@ -520,7 +530,7 @@ func (m *migration) showProgress() (stop func()) {
 				return
 			case <-tick.C:
 				m.mu.Lock()
-				p := Progress{Done: m.done, Total: m.total, Elapsed: time.Since(m.start)}
+				p := Progress{Resource: m.current, ResourceDone: m.resourceDone, ResourceAll: m.resourceAll, Done: m.done, Total: m.total, Elapsed: time.Since(m.start)}
 				m.mu.Unlock()
 				m.req.Progress(p)
 			}

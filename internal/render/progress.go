@@ -47,7 +47,7 @@ func Rate(done, total int64, elapsed time.Duration) string {
 	rate := float64(done) / elapsed.Seconds()
 	line := fmt.Sprintf("%.0f/s", rate)
 	if rate > 0 && total > done {
-		left := time.Duration(float64(total-done)/rate) * time.Second
+		left := time.Duration(float64(total-done) / rate * float64(time.Second))
 		line += fmt.Sprintf(", %s left", left.Round(time.Second))
 	}
 	return line
