@@ -426,3 +426,24 @@ func TestMigrateRewritesKMSv2ValuesOfAnOldKeyID(t *testing.T) {
 		}
 	}
 }
+
+// TestMigrateRefusesWhatItCannotWrite: a snapshot is read-only, and a
+// rewrite at a past revision means nothing; both are refused before
+// anything is read.
+func TestMigrateRefusesWhatItCannotWrite(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--snapshot", "backup.db"}, "backup.db is an etcd snapshot, which regctl only reads"},
+		{[]string{"--revision", "5", "--etcd-servers", "http://127.0.0.1:1"}, "--revision"},
+		{[]string{"--qps=-1", "--etcd-servers", "http://127.0.0.1:1"}, "--qps must not be negative"},
+		{[]string{"-n", "shop", "-A", "--etcd-servers", "http://127.0.0.1:1"}, "`-n` and `-A` both given"},
+	} {
+		_, stderr, code := run(t, append([]string{"migrate"}, c.args...)...)
+		if code != 1 || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("migrate %v: exit %d, %q; want one line saying %q", c.args, code, stderr, c.want)
+		}
+	}
+}
