@@ -326,7 +326,7 @@ func TestMigrateMovesACustomResourceToItsStorageVersion(t *testing.T) {
 	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		name := fmt.Sprintf("d%d", time.Now().UnixNano())
 		create(name)
-		atV1 := bytes.Contains(e.rawValue(t, "/registry/example.com/gadgets/default/"+name), []byte(`"apiVersion":"example.com/v1",`))
+		atV1 := bytes.HasPrefix(e.rawValue(t, "/registry/example.com/gadgets/default/"+name), []byte(`{"apiVersion":"example.com/v1",`))
 		if !atV1 {
 			old++
 		}
@@ -357,15 +357,24 @@ func TestMigrateMovesACustomResourceToItsStorageVersion(t *testing.T) {
 		t.Errorf("dry run: exit %d, %+v; want the %d gadgets at v1beta1 chosen, storedVersions to become [v1], nothing written", code, dry, old)
 	}
 
-	report, code := migrateReport(t, "gadgets.example.com", "--versions", e.flag())
-	if res := resourceReport(report, "gadgets.example.com"); code != 0 || res.Rewritten != old {
-		t.Fatalf("migrate: exit %d, %+v; want the %d gadgets rewritten", code, report, old)
+	report, code := migrateReport(t, "gadgets.example.com", "--versions", "--keep-stored-versions", e.flag())
+	if res := resourceReport(report, "gadgets.example.com"); code != 0 || res.Rewritten != old || len(report.StoredVersions) != 0 {
+		t.Fatalf("migrate: exit %d, %+v; want the %d gadgets rewritten, and storedVersions kept", code, report, old)
+	}
+	if got := storedVersions(); !slices.Equal(got, []string{"v1beta1", "v1"}) {
+		t.Errorf("status.storedVersions %v after a migration that keeps them, want [v1beta1 v1]", got)
+	}
+	// With every gadget at v1 already, a migration has nothing to rewrite,
+	// and drops v1beta1.
+	report, code = migrateReport(t, "gadgets.example.com", "--versions", e.flag())
+	if code != 0 || len(report.Resources) != 0 || len(report.StoredVersions) != 1 || report.StoredVersions[0].Kept != "" {
+		t.Errorf("migrate again: exit %d, %+v; want nothing rewritten and v1beta1 dropped", code, report)
 	}
 	if got := storedVersions(); !slices.Equal(got, []string{"v1"}) {
 		t.Errorf("status.storedVersions %v after the migration, want [v1]", got)
 	}
 	for _, name := range []string{"a", "bb", "ccc"} {
-		if raw := e.rawValue(t, "/registry/example.com/gadgets/default/"+name); !bytes.Contains(raw, []byte(`"apiVersion":"example.com/v1",`)) {
+		if raw := e.rawValue(t, "/registry/example.com/gadgets/default/"+name); !bytes.HasPrefix(raw, []byte(`{"apiVersion":"example.com/v1",`)) {
 			t.Errorf("%s is stored as %s, want example.com/v1", name, raw)
 		}
 	}
@@ -380,6 +389,24 @@ func TestMigrateMovesACustomResourceToItsStorageVersion(t *testing.T) {
 		}
 	}
 	mustRun(t, "scan", "--only", "versions", "--fail-on", "versions", e.flag())
+}
+
+// TestMigrateInASandbox encrypts what a sandbox holds in plain text once
+// an encryption config is given, with no server and no etcd but regctl's.
+func TestMigrateInASandbox(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	manifest := "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: shop}\nstringData: {password: hunter2}\n"
+	mustRun(t, "create", "-f", manifestFile(t, manifest), "--data-dir", dir)
+	enc := encryptionFlag(t, "enc.yaml", map[string]string{"secrets": aescbc("key1") + identityProvider})
+	report, code := migrateReport(t, "--data-dir", dir, enc)
+	if res := resourceReport(report, "secrets"); code != 0 || res.Reasons["plaintext"] != 1 || res.Rewritten != 1 {
+		t.Fatalf("migrate: exit %d, %+v; want the plain secret rewritten", code, report)
+	}
+	mustRun(t, "scan", "--only", "encryption", "--fail-on", "encryption", "--data-dir", dir, enc)
+	if got := mustRun(t, "get", "secret", "db", "-n", "shop", "-o", "jsonpath={.data.password}", "--data-dir", dir, enc); got != "aHVudGVyMg==" {
+		t.Errorf("the secret reads %q after the migration", got)
+	}
 }
 
 // TestMigrateRewritesKMSv2ValuesOfAnOldKeyID rotates a KMS v2 plugin's key:
