@@ -180,6 +180,7 @@ etcd, regctl builds the map on an ephemeral in-process etcd.`,
 		newDeleteCmd(g, nil),
 		newScanCmd(g, nil),
 		newMigrateCmd(g, nil),
+		newDiffCmd(g, nil),
 	)
 	completion.RequireSubcommands(cmd)
 	cmd.SetUsageTemplate(withIgnoredFlagsLine(cmd.UsageTemplate()))

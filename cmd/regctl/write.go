@@ -104,6 +104,19 @@ func (o *writeOptions) writeManifest(ctx context.Context, filenames []string, su
 	return apply.Run(ctx, m)
 }
 
+// diffManifest diffs the manifest in filenames (apply.Diff) on the map of
+// the user's etcd, built once the manifest is read.
+func (o *writeOptions) diffManifest(ctx context.Context, filenames []string, d apply.DiffOptions) error {
+	live := &liveMap{o: o}
+	defer live.close()
+	return apply.Diff(ctx, apply.Manifest{
+		Filenames: filenames, In: o.IO.In, Out: o.IO.Out, ErrOut: o.IO.ErrOut,
+		Scope:      apply.Scope{Namespace: o.Namespace, Explicit: o.NamespaceSet},
+		Validation: string(o.Validation),
+		Open:       live.open,
+	}, d)
+}
+
 // liveMap is the map a manifest is written on: built once the manifest is
 // read, built again once the CRDs written in a sandbox are established;
 // close closes the last one built.

@@ -1,0 +1,249 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/resource"
+	kubectldiff "k8s.io/kubectl/pkg/cmd/diff"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	utilexec "k8s.io/utils/exec"
+	"sigs.k8s.io/yaml"
+
+	"github.com/regctl/regctl/test/apiserver"
+)
+
+// diffed is what a diff wrote to its two directories, file by file, and
+// its exit status; files are nil when no diff ran.
+type diffed struct {
+	live, merged map[string]string
+	code         int
+}
+
+// readDir is the files of dir by name.
+func readDir(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = string(data)
+	}
+	return out
+}
+
+// capturingExec runs the diff program as kubectl would, after reading
+// the two directories it is given.
+type capturingExec struct {
+	utilexec.Interface
+	t   *testing.T
+	got *diffed
+}
+
+func (c capturingExec) Command(cmd string, args ...string) utilexec.Cmd {
+	n := len(args)
+	c.got.live, c.got.merged = readDir(c.t, args[n-2]), readDir(c.t, args[n-1])
+	return c.Interface.Command(cmd, args...)
+}
+
+// kubectlDiff runs kubectl's own diff, in-process, on the manifest through
+// the server, with its flags, and exits as kubectl diff exits.
+func kubectlDiff(t *testing.T, k *kubectl, manifest string, flags ...string) diffed {
+	t.Helper()
+	config := genericclioptions.NewConfigFlags(true)
+	config.KubeConfig = &k.kubeconfig
+	config.CacheDir = &k.cache
+	f := cmdutil.NewFactory(cmdutil.NewMatchVersionFlags(config))
+	var out, errOut bytes.Buffer
+	streams := genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}
+	cmd := kubectldiff.NewCmdDiff(f, streams)
+	if err := cmd.ParseFlags(flags); err != nil {
+		t.Fatal(err)
+	}
+	got := diffed{}
+	o := kubectldiff.NewDiffOptions(streams)
+	o.Diff.Exec = capturingExec{Interface: utilexec.New(), t: t, got: &got}
+	o.FilenameOptions = resource.FilenameOptions{Filenames: []string{manifest}}
+	if err := o.Complete(f, cmd, nil); err != nil {
+		t.Fatal(err)
+	}
+	var exit utilexec.ExitError
+	switch err := o.Run(); {
+	case err == nil:
+	case errors.As(err, &exit) && exit.ExitStatus() <= 1:
+		got.code = exit.ExitStatus()
+	default:
+		got.code = 2 // cmdutil.CheckDiffErr
+	}
+	return got
+}
+
+// regctlDiff runs the regctl binary's diff with an external diff program
+// that keeps the two directories.
+func regctlDiff(t *testing.T, args ...string) diffed {
+	t.Helper()
+	keep := t.TempDir()
+	script := filepath.Join(t.TempDir(), "keep-diff")
+	body := "#!/bin/sh\ncp -r \"$1\" " + keep + "/live && cp -r \"$2\" " + keep + "/merged && exec diff -u -N \"$1\" \"$2\"\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(regctlBinary(t), append([]string{"diff"}, args...)...)
+	cmd.Env = append(os.Environ(), "KUBECTL_EXTERNAL_DIFF="+script)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	got := diffed{code: cmd.ProcessState.ExitCode()}
+	if _, err := os.Stat(filepath.Join(keep, "live")); err == nil {
+		got.live, got.merged = readDir(t, filepath.Join(keep, "live")), readDir(t, filepath.Join(keep, "merged"))
+	}
+	if got.code > 1 && stderr.Len() == 0 {
+		t.Errorf("regctl diff %v exited %d and said nothing", args, got.code)
+	}
+	return got
+}
+
+// volatile are the fields a create sets anew each time.
+var volatile = regexp.MustCompile(`(?m)^  (uid|creationTimestamp): .*$`)
+
+// sameDiff compares two diffs' directories and exit statuses; the objects
+// a diff would create differ only in their uid and creation time.
+func sameDiff(t *testing.T, what string, regctl, kubectl diffed) {
+	t.Helper()
+	if regctl.code != kubectl.code {
+		t.Errorf("%s: regctl diff exits %d, kubectl diff %d", what, regctl.code, kubectl.code)
+	}
+	for _, side := range []struct {
+		name        string
+		ours, their map[string]string
+	}{{"LIVE", regctl.live, kubectl.live}, {"MERGED", regctl.merged, kubectl.merged}} {
+		names := func(m map[string]string) []string {
+			var out []string
+			for k := range m {
+				out = append(out, k)
+			}
+			slices.Sort(out)
+			return out
+		}
+		if !slices.Equal(names(side.ours), names(side.their)) {
+			t.Errorf("%s: %s holds %v for regctl, %v for kubectl", what, side.name, names(side.ours), names(side.their))
+			continue
+		}
+		for name, ours := range side.ours {
+			their := side.their[name]
+			if regctl.live[name] == "" { // created: kubectl writes an empty LIVE file
+				ours, their = volatile.ReplaceAllString(ours, "  $1: X"), volatile.ReplaceAllString(their, "  $1: X")
+			}
+			if ours != their {
+				t.Errorf("%s: %s/%s differs\nregctl:\n%s\nkubectl:\n%s", what, side.name, name, ours, their)
+			}
+		}
+	}
+}
+
+// TestDiffAgreesWithKubectlDiff diffs manifests against objects a
+// kube-apiserver holds, with regctl on its etcd and with kubectl's own
+// diff through the server (server-side, as the objects were applied): an
+// update, a create, an unchanged object and an invalid one write the same
+// files to the same directories, and exit the same.
+func TestDiffAgreesWithKubectlDiff(t *testing.T) {
+	t.Parallel()
+	s := apiserver.Start(t)
+	k := newKubectl(t, s)
+	etcdFlag := "--etcd-servers=" + s.EtcdURL
+	ctx := context.Background()
+	createNamespace(t, s, "shop")
+	applied := map[string]string{
+		"configmaps":  `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"same","namespace":"shop","labels":{"app":"web"}},"data":{"mode":"live"}}`,
+		"configmaps2": `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"changed","namespace":"shop"},"data":{"mode":"live"}}`,
+		"deployments": `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},"spec":{"replicas":1,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"web","image":"nginx:1.27"}]}}}}`,
+	}
+	for key, obj := range applied {
+		gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+		if key == "deployments" {
+			gvr = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+		}
+		var meta struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+		}
+		if err := yaml.Unmarshal([]byte(obj), &meta); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Dynamic.Resource(gvr).Namespace("shop").Patch(ctx, meta.Metadata.Name, types.ApplyPatchType, []byte(obj), metav1.PatchOptions{FieldManager: "kubectl"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	changes := manifestFile(t, `apiVersion: v1
+kind: ConfigMap
+metadata: {name: same, namespace: shop, labels: {app: web}}
+data: {mode: live}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: changed, namespace: shop, labels: {tier: cache}}
+data: {mode: legacy, extra: "1"}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: "nginx:1.28"}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: fresh, namespace: shop}
+data: {mode: new}
+`)
+	ours, theirs := regctlDiff(t, "-f", changes, etcdFlag), kubectlDiff(t, k, changes, "--server-side")
+	if ours.code != 1 || len(ours.merged) != 4 || ours.live["v1.ConfigMap.shop.fresh"] != "" || ours.live["v1.ConfigMap.shop.same"] != ours.merged["v1.ConfigMap.shop.same"] {
+		t.Errorf("regctl diff of changes: exit %d, live %v, merged %v; want 1, and 4 objects: one new, one the same", ours.code, ours.live, ours.merged)
+	}
+	sameDiff(t, "an update, a create and an unchanged object", ours, theirs)
+
+	unchanged := manifestFile(t, applied["configmaps"])
+	ours, theirs = regctlDiff(t, "-f", unchanged, etcdFlag), kubectlDiff(t, k, unchanged, "--server-side")
+	if ours.code != 0 {
+		t.Errorf("regctl diff of an unchanged object exits %d, want 0", ours.code)
+	}
+	sameDiff(t, "an unchanged object", ours, theirs)
+
+	invalid := manifestFile(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Not_A_Name, namespace: shop}\n")
+	ours, theirs = regctlDiff(t, "-f", invalid, etcdFlag), kubectlDiff(t, k, invalid, "--server-side")
+	if ours.code != 2 || ours.live != nil {
+		t.Errorf("regctl diff of an invalid object: exit %d, diffed %v; want 2 and no diff", ours.code, ours.live != nil)
+	}
+	sameDiff(t, "an invalid object", ours, theirs)
+
+	if _, stderr, code := run(t, "diff", etcdFlag); code != 2 || !strings.Contains(stderr, "`-f`") {
+		t.Errorf("regctl diff without -f: exit %d, %q; want 2 and a line about -f", code, stderr)
+	}
+}
