@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/exec"
 
 	"github.com/regctl/regctl/internal/apply"
+	"github.com/regctl/regctl/internal/changes"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/render"
 )
@@ -17,14 +18,21 @@ type diffOptions struct {
 	writeOptions
 	Filenames []string
 	Diff      apply.DiffOptions
+	// From and To are the two points in time of a diff without -f.
+	From, To string
+	Args     []string
+	Selector string
+	Patch    bool
+	Output   render.Format
 }
 
 func newDiffCmd(g *globalOptions, runF func(context.Context, *diffOptions) error) *cobra.Command {
 	opts := &diffOptions{writeOptions: writeOptions{globalOptions: g}}
+	var output string
 	cmd := &cobra.Command{
-		Use:   "diff -f FILE|- [-n NAMESPACE]",
-		Short: "Diff what is stored against what writing a manifest would store, as kubectl diff does",
-		Long: `Diff the objects stored now against the objects a write of the manifest would store,
+		Use:   "diff -f FILE|- [-n NAMESPACE] | diff --from SOURCE [--to SOURCE] [TYPE[,TYPE...]] [-n NAMESPACE] [-l SELECTOR] [-o table|yaml|json] [--patch]",
+		Short: "Diff what a manifest would change, or what changed between two points in time",
+		Long: `With -f, diff the objects stored now against the objects a write of the manifest would store,
 as kubectl diff does, without a running kube-apiserver: on a sandbox (--data-dir), a
 restored backup, or a cluster whose apiserver is down.
 
@@ -40,28 +48,44 @@ unless --show-managed-fields, and a Secret's data is masked unless --show-secret
 A replace writes the manifest's object whole: fields it leaves out are dropped, as with
 kubectl diff --server-side on objects the manifest's own manager wrote. Nothing is written.
 
-Exit status, as kubectl diff's: 0 when nothing would change, 1 when something would, more
-than 1 on error (an object that cannot be read or written: nothing is then diffed).`,
+With --from, compare what etcd held at two points in time: every object added, removed,
+recreated (deleted and created again, another uid) or changed, each read through its store
+at its own point, as the server would have served it there. A source is live (the etcd the
+flags name, as it is now; the default for --to), rev:N (that etcd at revision N, until it
+is compacted) or an etcd snapshot file. For each changed object the report names the fields
+that changed (as inspect --history names them) and, from metadata.managedFields on the --to
+side, the manager that owns each and when it last wrote. A resource stored only on one side
+(its CRD added or removed) or at another storage version is said so. Every stored resource
+is compared unless TYPE names some, in every namespace unless -n names one. Both sides are
+read in key order, a page at a time, and merged as they come. --patch prints a unified diff
+of each object that differs instead of the report.
+
+Exit status, as kubectl diff's: 0 when nothing would change (or changed), 1 when something
+would (or did), more than 1 on error (with -f, an object that cannot be read or written:
+nothing is then diffed).`,
 		Example: `  # What writing the manifest would change: exit 0 when nothing would, 1 when something
   # would, and the diff
   regctl diff -f pods.yaml
 
   # With another diff program, as kubectl diff takes it
-  KUBECTL_EXTERNAL_DIFF="diff -u -i" regctl diff -f pods.yaml`,
-		Args: cobra.NoArgs,
+  KUBECTL_EXTERNAL_DIFF="diff -u -i" regctl diff -f pods.yaml
+
+  # What changed in the shop namespace since revision 2, and who changed it
+  regctl diff --from rev:2 -n shop   # exits 1 when anything did
+
+  # Config maps only, as a patch (--from backup.db compares a snapshot file)
+  regctl diff --from rev:2 configmaps -n shop --patch   # exits 1 when anything changed`,
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			opts.NamespaceSet = cmd.Flags().Changed("namespace")
-			if len(opts.Filenames) == 0 {
-				return exitTrouble(errors.New("`-f` names no manifest: give a file, or - for standard input"))
-			}
-			if err := opts.checkFlags(""); err != nil {
-				return exitTrouble(err)
-			}
-			return nil
+			opts.Args = args
+			return exitTroubleOf(opts.validate(output))
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(cmd.Context(), opts)
+			}
+			if opts.From != "" {
+				return runDiffOverTime(cmd.Context(), opts)
 			}
 			return runDiff(cmd.Context(), opts)
 		},
@@ -72,8 +96,42 @@ than 1 on error (an object that cannot be read or written: nothing is then diffe
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace for objects that do not name one")
 	fs.BoolVar(&opts.Diff.ShowManagedFields, "show-managed-fields", false, "Include metadata.managedFields in the diff")
 	fs.BoolVar(&opts.Diff.ShowSecrets, "show-secrets", false, "Do not mask the values of Secrets")
+	fs.StringVar(&opts.From, "from", "", "Compare what etcd held at this point (live, rev:N or a snapshot file) ...")
+	fs.StringVar(&opts.To, "to", "live", "... with what it held at this one")
+	fs.StringVarP(&opts.Selector, "selector", "l", "", "With --from: compare only the objects with these labels")
+	fs.BoolVar(&opts.Patch, "patch", false, "With --from: print a unified diff of each object that differs instead of the report")
+	fs.StringVarP(&output, "output", "o", string(render.Table), "With --from: the report's format, table|yaml|json")
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
 	return cmd
+}
+
+// exitTroubleOf is err as trouble (exit 2), nil as nil.
+func exitTroubleOf(err error) error {
+	if err != nil {
+		return exitTrouble(err)
+	}
+	return nil
+}
+
+func (o *diffOptions) validate(output string) error {
+	f, err := render.ParseFormat(output, changes.Formats...)
+	if err != nil {
+		return err
+	}
+	o.Output = f
+	switch {
+	case o.From == "" && len(o.Filenames) == 0:
+		return errors.New("`-f` names no manifest, and `--from` no point in time: give one of them")
+	case o.From != "" && len(o.Filenames) > 0:
+		return errors.New("`-f` and `--from` both given: diff a manifest, or two points in time")
+	case o.From == "" && len(o.Args) > 0:
+		return errors.New("TYPE arguments go with `--from`; a manifest names its own objects")
+	case o.From != "" && o.Revision != 0:
+		return errors.New("`--revision` and `--from`: name the revisions with rev:N")
+	case o.From != "":
+		return nil
+	}
+	return o.checkFlags("")
 }
 
 func runDiff(ctx context.Context, opts *diffOptions) error {

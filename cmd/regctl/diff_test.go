@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -23,6 +26,7 @@ import (
 	utilexec "k8s.io/utils/exec"
 	"sigs.k8s.io/yaml"
 
+	"github.com/regctl/regctl/internal/changes"
 	"github.com/regctl/regctl/test/apiserver"
 )
 
@@ -245,5 +249,88 @@ data: {mode: new}
 
 	if _, stderr, code := run(t, "diff", etcdFlag); code != 2 || !strings.Contains(stderr, "`-f`") {
 		t.Errorf("regctl diff without -f: exit %d, %q; want 2 and a line about -f", code, stderr)
+	}
+}
+
+// changesReport runs regctl diff --from ... -o json and returns its
+// report and exit code.
+func changesReport(t *testing.T, args ...string) (*changes.Report, int) {
+	t.Helper()
+	stdout, stderr, code := run(t, append([]string{"diff", "-o", "json"}, args...)...)
+	r := &changes.Report{}
+	if err := json.Unmarshal([]byte(stdout), r); err != nil {
+		t.Fatalf("diff %v: %v (exit %d): %s%s", args, err, code, stdout, stderr)
+	}
+	return r, code
+}
+
+// TestDiffBetweenTwoPointsInTime creates, updates (data, labels, status),
+// deletes and recreates objects between two revisions, with named field
+// managers, and compares the revisions on the live etcd and two snapshots
+// taken at them: both report exactly those changes, with the managers
+// that made them.
+func TestDiffBetweenTwoPointsInTime(t *testing.T) {
+	t.Parallel()
+	e := newLiveEtcd(t)
+	cm := func(name, data, labels string) string {
+		return "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", namespace: shop, labels: {" + labels + "}}\ndata: {mode: " + data + "}\n"
+	}
+	deployment := "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: web, image: nginx}]}\n"
+	mustRun(t, "create", "-f", manifestFile(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n"+cm("edited", "live", "")+cm("labelled", "live", "")+cm("gone", "live", "")+cm("again", "live", "")+cm("kept", "live", "")+deployment), e.flag())
+	from := e.revision(t)
+	fromSnapshot := saveSnapshot(t, e.client)
+
+	replace := func(manager, manifest string, flags ...string) {
+		mustRun(t, append([]string{"replace", "--force", "--field-manager", manager, "-f", manifestFile(t, manifest), e.flag()}, flags...)...)
+	}
+	replace("editor", cm("edited", "maintenance", ""))
+	replace("labeller", cm("labelled", "live", "tier: cache"))
+	mustRun(t, "delete", "configmaps/gone", "configmaps/again", "-n", "shop", e.flag())
+	mustRun(t, "create", "-f", manifestFile(t, cm("again", "live", "")+cm("new", "live", "")), e.flag())
+	status := deployment + "status: {replicas: 2, readyReplicas: 1}\n"
+	replace("kube-controller-manager", status, "--subresource", "status")
+	to := e.revision(t)
+	toSnapshot := saveSnapshot(t, e.client)
+	mustRun(t, "delete", "configmaps/kept", "-n", "shop", e.flag()) // after: not in the comparison
+
+	type change struct{ name, change, fields string }
+	want := []change{
+		{"again", changes.Recreated, ""},
+		{"edited", changes.Changed, "data.mode (editor)"},
+		{"gone", changes.Removed, ""},
+		{"labelled", changes.Changed, "metadata.labels (labeller)"},
+		{"new", changes.Added, ""},
+		{"web", changes.Changed, "status.readyReplicas (kube-controller-manager), status.replicas (kube-controller-manager)"},
+	}
+	check := func(what string, r *changes.Report, code int) {
+		t.Helper()
+		var got []change
+		for _, o := range r.Objects {
+			var fields []string
+			for _, f := range o.Fields {
+				fields = append(fields, f.Path+" ("+f.Manager+")")
+			}
+			got = append(got, change{o.Name, o.Change, strings.Join(fields, ", ")})
+		}
+		if code != 1 || !slices.Equal(got, want) {
+			t.Errorf("%s: exit %d, changes\n%v\nwant\n%v", what, code, got, want)
+		}
+		if r.From.Revision != from || r.To.Revision != to {
+			t.Errorf("%s: revisions %d to %d, want %d to %d", what, r.From.Revision, r.To.Revision, from, to)
+		}
+	}
+	byRevision, code := changesReport(t, "--from", "rev:"+strconv.FormatInt(from, 10), "--to", "rev:"+strconv.FormatInt(to, 10), "-n", "shop", e.flag())
+	check("two revisions", byRevision, code)
+	bySnapshot, code := changesReport(t, "--from", fromSnapshot, "--to", toSnapshot, "-n", "shop")
+	check("two snapshots", bySnapshot, code)
+	if !reflect.DeepEqual(byRevision.Objects, bySnapshot.Objects) || !reflect.DeepEqual(byRevision.Resources, bySnapshot.Resources) {
+		t.Errorf("the snapshots compare otherwise than their revisions:\n%+v\n%+v", bySnapshot, byRevision)
+	}
+	if same, code := changesReport(t, "--from", fromSnapshot, "--to", "rev:"+strconv.FormatInt(from, 10), e.flag()); code != 0 || len(same.Objects) != 0 {
+		t.Errorf("a snapshot against its own revision: exit %d, %+v; want nothing", code, same.Objects)
+	}
+	patch, _, code := run(t, "diff", "--from", "rev:"+strconv.FormatInt(from, 10), "--to", "rev:"+strconv.FormatInt(to, 10), "configmaps/edited", "-n", "shop", "--patch", e.flag())
+	if code != 1 || !strings.Contains(patch, "-  mode: live\n+  mode: maintenance\n") || strings.Count(patch, "diff -u -N") != 1 {
+		t.Errorf("--patch: exit %d:\n%s", code, patch)
 	}
 }

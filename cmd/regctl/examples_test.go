@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -99,7 +101,12 @@ type example struct {
 	line   string   // as written, continuation lines joined
 	args   []string // the words after "regctl"
 	stdout string   // file to write stdout to, from `> file`
+	// code is the exit status the example is run for: 1 for a diff that
+	// shows a difference, as its trailing comment says (# exits 1 ...).
+	code int
 }
+
+var exitsOne = regexp.MustCompile(`\s#\s*exits 1\b`)
 
 // parseExamples reads the `regctl ...` lines of an Example. Comment lines
 // and lines for other programs are not run. A line may continue on the next
@@ -125,6 +132,9 @@ func parseExamples(text string) ([]example, error) {
 			return nil, err
 		}
 		ex := example{line: line}
+		if exitsOne.MatchString(line) {
+			ex.code = 1
+		}
 		for i := 1; i < len(words); i++ {
 			w := words[i]
 			switch {
@@ -234,7 +244,7 @@ func runExample(t *testing.T, sb *sandbox, ex example) {
 	defer cancel()
 	var out, errOut bytes.Buffer
 	code := Run(ctx, IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}, args)
-	if code != 0 {
+	if code != ex.code {
 		t.Errorf("example %q exited %d (run as regctl %s):\n%s%s", ex.line, code, strings.Join(args, " "), errOut.String(), out.String())
 		return
 	}
@@ -379,6 +389,7 @@ func TestParseExamples(t *testing.T) {
   regctl routes --watch-cache-sizes='secrets#0' \
     -o "yaml" | grep keyPrefix
   regctl routes -o yaml > routes.yaml # keep it
+  regctl diff --from rev:2   # exits 1 when anything changed
   source <(regctl completion bash)`)
 	if err != nil {
 		t.Fatal(err)
@@ -387,9 +398,10 @@ func TestParseExamples(t *testing.T) {
 		{line: "regctl routes -o wide", args: []string{"routes", "-o", "wide"}},
 		{line: `regctl routes --watch-cache-sizes='secrets#0' -o "yaml" | grep keyPrefix`, args: []string{"routes", "--watch-cache-sizes=secrets#0", "-o", "yaml"}},
 		{line: "regctl routes -o yaml > routes.yaml # keep it", args: []string{"routes", "-o", "yaml"}, stdout: "routes.yaml"},
+		{line: "regctl diff --from rev:2   # exits 1 when anything changed", args: []string{"diff", "--from", "rev:2"}, code: 1},
 	}
-	if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
-		t.Errorf("got %q\nwant %q", got, want)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
 	}
 
 	for _, bad := range []string{"regctl get pods $NAME", "regctl get pods; regctl keys pods", "regctl get 'pods"} {

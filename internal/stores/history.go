@@ -88,7 +88,7 @@ func ObjectHistory(ctx context.Context, t Target, name string) (*History, error)
 			}
 		}
 		if entry.Event == EventUpdated && previous != nil && current != nil {
-			entry.Changed = changedPaths("", previous, current)
+			entry.Changed = ChangedPaths(previous, current)
 		}
 		previous = current
 		h.Revisions = append(h.Revisions, entry)
@@ -112,6 +112,13 @@ func servedAt(ctx context.Context, t Target, name string, rev int64) (map[string
 
 // noise are the fields every write changes whatever was written.
 var noise = []string{"metadata.resourceVersion", "metadata.managedFields"}
+
+// ChangedPaths lists the paths of the fields where two served objects, as
+// plain data, differ, metadata.resourceVersion and metadata.managedFields
+// aside (see changedPaths).
+func ChangedPaths(a, b map[string]any) []string {
+	return changedPaths("", a, b)
+}
 
 // changedPaths lists the paths under path where a and b differ, sorted:
 // a field added, removed or changed; a list of another length is one
@@ -159,9 +166,11 @@ func unionKeys(a, b map[string]any) []string {
 	return keys
 }
 
-// join names field under path; a field whose name holds a dot (a label
-// such as app.kubernetes.io/name) is quoted in brackets, so that the path
-// says which field it is.
+// JoinPath names field under path as ChangedPaths does: a field whose
+// name holds a dot (a label such as app.kubernetes.io/name) is quoted in
+// brackets, so that the path says which field it is.
+func JoinPath(path, field string) string { return join(path, field) }
+
 func join(path, field string) string {
 	switch {
 	case strings.ContainsAny(field, ".[]"):

@@ -1,0 +1,356 @@
+// Package changes compares what etcd held at two points in time (two
+// revisions, two snapshots, a snapshot and now), object by object, each
+// read through its store at its own point, as the server would have served
+// it: what was added, removed, recreated or changed, which fields changed,
+// and who changed them, from metadata.managedFields. Both sides are read
+// in key order, a page at a time, and merged as they come: memory stays
+// flat in the number of objects.
+package changes
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/regctl/regctl/internal/handle"
+	"github.com/regctl/regctl/internal/stores"
+)
+
+// Side is one point in time: a name for reports, and the revision the
+// stores read at (0: now).
+type Side struct {
+	Name     string `json:"name"`
+	Revision int64  `json:"revision"`
+}
+
+// Pair is one resource on both sides: its target in each side's map, nil
+// on a side that does not store it (a CRD added or removed between).
+type Pair struct {
+	Resource string
+	From, To *handle.Target
+	// Names, when set, are the only objects compared.
+	Names []string
+}
+
+// Request is one comparison.
+type Request struct {
+	From, To Side
+	Pairs    []Pair
+	// LabelSelector selects the objects compared on both sides.
+	LabelSelector string
+	// ChunkSize is how many objects one read of a side takes.
+	ChunkSize int64
+	// Changed, when set, is given each object that differs, as served on
+	// each side (nil where there is none), in key order: --patch writes
+	// them out.
+	Changed func(name string, from, to runtime.Object) error
+}
+
+// Change kinds.
+const (
+	Added     = "added"
+	Removed   = "removed"
+	Changed   = "changed"
+	Recreated = "recreated" // deleted and created again: another uid
+)
+
+// Report is what changed between two sides.
+type Report struct {
+	From      Side       `json:"from"`
+	To        Side       `json:"to"`
+	Resources []Resource `json:"resources"`
+	// Objects are the objects that differ, resource by resource, in key
+	// order.
+	Objects []Object `json:"objects"`
+	// Unreadable are the values a side's store could not read.
+	Unreadable []Unreadable `json:"unreadable,omitempty"`
+}
+
+// Resource counts the changes of one resource.
+type Resource struct {
+	Resource  string `json:"resource"`
+	Added     int64  `json:"added"`
+	Removed   int64  `json:"removed"`
+	Changed   int64  `json:"changed"`
+	Recreated int64  `json:"recreated"`
+	Unchanged int64  `json:"unchanged"`
+	// Storage says how the two sides store the resource differently: one
+	// of them not at all (its CRD added or removed), or at another
+	// version. The objects are compared as each side serves them.
+	Storage string `json:"storage,omitempty"`
+}
+
+// Object is one object that differs.
+type Object struct {
+	Resource  string `json:"resource"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	Change    string `json:"change"`
+	// Fields are the fields changed, with who last wrote each on the to
+	// side; none for an object added or removed.
+	Fields []Field `json:"fields,omitempty"`
+}
+
+// Field is one changed field and its writer.
+type Field struct {
+	Path string `json:"path"`
+	// Manager, Operation and Time are the metadata.managedFields entry of
+	// the to side that owns the field, or one under it: the manager that
+	// wrote it, how (Apply or Update), and when that manager last wrote.
+	// Empty for a field removed, which no manager owns any more.
+	Manager   string `json:"manager,omitempty"`
+	Operation string `json:"operation,omitempty"`
+	Time      string `json:"time,omitempty"`
+}
+
+// Unreadable is a value a side could not read.
+type Unreadable struct {
+	Side  string `json:"side"`
+	Key   string `json:"key"`
+	Error string `json:"error"`
+}
+
+// Differ tells whether anything differs.
+func (r *Report) Differ() bool {
+	for _, res := range r.Resources {
+		if res.Added+res.Removed+res.Changed+res.Recreated > 0 || res.Storage != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Compare compares every pair of req, resource by resource.
+func Compare(ctx context.Context, req Request) (*Report, error) {
+	r := &Report{From: req.From, To: req.To, Resources: []Resource{}, Objects: []Object{}}
+	for _, p := range req.Pairs {
+		res, err := compareResource(ctx, req, p, r)
+		if err != nil {
+			return nil, err
+		}
+		// A resource with no object on either side says nothing.
+		if res.Added+res.Removed+res.Changed+res.Recreated+res.Unchanged > 0 || res.Storage != "" {
+			r.Resources = append(r.Resources, res)
+		}
+	}
+	return r, nil
+}
+
+// served is one object of a side, as the server would serve it.
+type served struct {
+	name string
+	key  string // namespace/name, or name: the order of etcd's keys
+	obj  runtime.Object
+	data map[string]any
+}
+
+// compareResource merges the two sides' objects of p in key order.
+func compareResource(ctx context.Context, req Request, p Pair, r *Report) (Resource, error) {
+	res := Resource{Resource: p.Resource, Storage: storageChange(p)}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var mu sync.Mutex
+	unreadable := func(side string) func(key string, err error) {
+		return func(key string, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			r.Unreadable = append(r.Unreadable, Unreadable{Side: side, Key: key, Error: err.Error()})
+		}
+	}
+	from := stream(ctx, p.From, p.Names, req, req.From.Revision, unreadable(req.From.Name))
+	to := stream(ctx, p.To, p.Names, req, req.To.Revision, unreadable(req.To.Name))
+	a, aok := <-from.items
+	b, bok := <-to.items
+	for aok || bok {
+		switch {
+		case bok && (!aok || b.key < a.key):
+			res.Added++
+			if err := r.differs(req, p, &res, nil, b, Added); err != nil {
+				return res, err
+			}
+			b, bok = <-to.items
+		case aok && (!bok || a.key < b.key):
+			res.Removed++
+			if err := r.differs(req, p, &res, a, nil, Removed); err != nil {
+				return res, err
+			}
+			a, aok = <-from.items
+		default:
+			if err := r.compareObject(req, p, &res, a, b); err != nil {
+				return res, err
+			}
+			a, aok = <-from.items
+			b, bok = <-to.items
+		}
+	}
+	if err := from.wait(); err != nil {
+		return res, err
+	}
+	return res, to.wait()
+}
+
+// compareObject compares one object both sides hold.
+func (r *Report) compareObject(req Request, p Pair, res *Resource, a, b *served) error {
+	am, _ := meta.Accessor(a.obj)
+	bm, _ := meta.Accessor(b.obj)
+	if am.GetUID() != bm.GetUID() {
+		res.Recreated++
+		return r.differs(req, p, res, a, b, Recreated)
+	}
+	paths := stores.ChangedPaths(a.data, b.data)
+	if p.From != nil && p.To != nil && p.From.GroupVersion() != p.To.GroupVersion() {
+		paths = without(paths, "apiVersion")
+	}
+	if len(paths) == 0 {
+		res.Unchanged++
+		return nil
+	}
+	res.Changed++
+	return r.differs(req, p, res, a, b, Changed, paths...)
+}
+
+// differs records one object that differs, and hands it to req.Changed.
+func (r *Report) differs(req Request, p Pair, res *Resource, a, b *served, change string, paths ...string) error {
+	either := b
+	if either == nil {
+		either = a
+	}
+	m, err := meta.Accessor(either.obj)
+	if err != nil {
+		return err
+	}
+	o := Object{Resource: res.Resource, Namespace: m.GetNamespace(), Name: m.GetName(), Change: change}
+	if len(paths) > 0 {
+		owners := managers(b.obj)
+		for _, path := range paths {
+			o.Fields = append(o.Fields, owners.of(path))
+		}
+	}
+	r.Objects = append(r.Objects, o)
+	if req.Changed == nil {
+		return nil
+	}
+	var from, to runtime.Object
+	if a != nil {
+		from = a.obj
+	}
+	if b != nil {
+		to = b.obj
+	}
+	return req.Changed(objectName(p, o), from, to)
+}
+
+// objectName is the name kubectl's diff gives an object's file:
+// [group.]version.Kind.namespace.name.
+func objectName(p Pair, o Object) string {
+	t := p.To
+	if t == nil {
+		t = p.From
+	}
+	gv := t.GroupVersion()
+	group := ""
+	if gv.Group != "" {
+		group = gv.Group + "."
+	}
+	return fmt.Sprintf("%s%s.%s.%s.%s", group, gv.Version, t.Route.Kind, o.Namespace, o.Name)
+}
+
+// storageChange says how the two sides store p differently, if they do.
+func storageChange(p Pair) string {
+	switch {
+	case p.From == nil:
+		return "stored only on the to side (its CRD or API added)"
+	case p.To == nil:
+		return "stored only on the from side (its CRD or API removed)"
+	case p.From.Route.StorageVersion != p.To.Route.StorageVersion:
+		return fmt.Sprintf("storage version %s, then %s", p.From.Route.StorageVersion, p.To.Route.StorageVersion)
+	}
+	return ""
+}
+
+func without(paths []string, drop string) []string {
+	out := paths[:0]
+	for _, p := range paths {
+		if p != drop {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// sideStream is one side's objects of a resource, in key order.
+type sideStream struct {
+	items <-chan *served
+	wait  func() error
+}
+
+// stream lists t's objects at rev, page by page, converted to the served
+// version, in key order. A nil target has none.
+func stream(ctx context.Context, t *handle.Target, names []string, req Request, rev int64, onError func(string, error)) sideStream {
+	items := make(chan *served, 2*max(req.ChunkSize, 1))
+	if t == nil {
+		close(items)
+		return sideStream{items: items, wait: func() error { return nil }}
+	}
+	done := make(chan error, 1)
+	go func() {
+		defer close(items)
+		// A custom resource's storage is built when it is read, as the
+		// CRD handler builds it on the first request.
+		h, err := t.Serving()
+		if err != nil {
+			done <- fmt.Errorf("building the storage of %s: %w", t.Path, err)
+			return
+		}
+		served := handle.Target{Handle: h, Namespace: t.Namespace}
+		opts := stores.ListOptions{LabelSelector: req.LabelSelector, ChunkSize: req.ChunkSize, Revision: rev, OnError: onError}
+		done <- stores.List(ctx, served, opts, func(page stores.Page) error {
+			for _, item := range page.Items {
+				s, err := serve(served, item)
+				if err != nil {
+					return err
+				}
+				if len(names) > 0 && !slices.Contains(names, s.name) {
+					continue
+				}
+				select {
+				case items <- s:
+				case <-ctx.Done():
+					return context.Cause(ctx)
+				}
+			}
+			return nil
+		})
+	}()
+	return sideStream{items: items, wait: func() error {
+		// What is left unread is drained, so the lister ends.
+		for range items {
+		}
+		return <-done
+	}}
+}
+
+// serve is item as the server serves it, keyed as etcd orders it.
+func serve(t handle.Target, item runtime.Object) (*served, error) {
+	ext, err := stores.ToExternal(t, item)
+	if err != nil {
+		return nil, err
+	}
+	data, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ext)
+	if err != nil {
+		return nil, err
+	}
+	m, err := meta.Accessor(ext)
+	if err != nil {
+		return nil, err
+	}
+	key := m.GetName()
+	if m.GetNamespace() != "" {
+		key = m.GetNamespace() + "/" + key
+	}
+	return &served{name: m.GetName(), key: key, obj: ext, data: data}, nil
+}
