@@ -9,6 +9,7 @@
 //	go run ./bench [-n 5] [-pods 10000] plaintext
 //	go run ./bench [-n 3] [-pods 10000] [-crds 1000] crds
 //	go run ./bench [-n 3] [-pods 20000] migrate
+//	go run ./bench [-n 3] [-pods 100000] diffs
 //
 // With -profile DIR, each regctl command is also run n times from a build of
 // regctl that writes CPU and allocation profiles into DIR.
@@ -25,7 +26,8 @@
 // commands on a sandbox of pods and on the same sandbox with a thousand
 // CRDs made from real projects' CRDs (see crds.go). migrate re-encrypts
 // secrets after a key rotation next to kubectl's get | replace through a
-// kube-apiserver (see migrate.go).
+// kube-apiserver (see migrate.go). diffs compares two points in time of
+// pods, 1% of them changed, next to etcdctl's read of both (see diffs.go).
 package main
 
 import (
@@ -42,18 +44,18 @@ import (
 
 func main() {
 	n := flag.Int("n", 20, "runs per command")
-	pods := flag.Int("pods", 10000, "reads, writes, snapshots, scans, crds: pods to write before measuring; plaintext, migrate: secrets")
+	pods := flag.Int("pods", 10000, "reads, writes, snapshots, scans, crds, diffs: pods to write before measuring; plaintext, migrate: secrets")
 	crdCount := flag.Int("crds", 1000, "crds: CRDs to create, from the real ones of bench/testdata/crds")
 	profile := flag.String("profile", "", "also write CPU and allocation profiles of each regctl command to this directory")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: go run ./bench [-n runs] [-pods N] [-profile DIR] routes|reads|writes|snapshots|scans|plaintext|crds|migrate")
+		fmt.Fprintln(os.Stderr, "usage: go run ./bench [-n runs] [-pods N] [-profile DIR] routes|reads|writes|snapshots|scans|plaintext|crds|migrate|diffs")
 		os.Exit(2)
 	}
 	switch flag.Arg(0) {
-	case "routes", "reads", "writes", "snapshots", "scans", "plaintext", "crds", "migrate":
+	case "routes", "reads", "writes", "snapshots", "scans", "plaintext", "crds", "migrate", "diffs":
 	default:
-		fmt.Fprintf(os.Stderr, "unknown benchmark %q: want routes, reads, writes, snapshots, scans, plaintext, crds or migrate\n", flag.Arg(0))
+		fmt.Fprintf(os.Stderr, "unknown benchmark %q: want routes, reads, writes, snapshots, scans, plaintext, crds, migrate or diffs\n", flag.Arg(0))
 		os.Exit(2)
 	}
 	if err := run(flag.Arg(0), *n, *pods, *crdCount, *profile); err != nil {
@@ -103,6 +105,8 @@ func run(benchmark string, n, pods, crdCount int, profileDir string) error {
 		return crds(dir, launcher, bin, n, pods, crdCount)
 	case "migrate":
 		return migrateBench(dir, launcher, bin, n, pods)
+	case "diffs":
+		return diffs(dir, launcher, bin, n, pods)
 	}
 	t := newTable(launcher, 40, false)
 	cmds := []command{

@@ -329,6 +329,12 @@ func TestDiffBetweenTwoPointsInTime(t *testing.T) {
 	if same, code := changesReport(t, "--from", fromSnapshot, "--to", "rev:"+strconv.FormatInt(from, 10), e.flag()); code != 0 || len(same.Objects) != 0 {
 		t.Errorf("a snapshot against its own revision: exit %d, %+v; want nothing", code, same.Objects)
 	}
+	// A label selector selects on each side: the object labelled between
+	// is new to the selection.
+	selected, code := changesReport(t, "--from", "rev:"+strconv.FormatInt(from, 10), "--to", "rev:"+strconv.FormatInt(to, 10), "-n", "shop", "-l", "tier=cache", e.flag())
+	if code != 1 || len(selected.Objects) != 1 || selected.Objects[0].Name != "labelled" || selected.Objects[0].Change != changes.Added {
+		t.Errorf("-l tier=cache: exit %d, %+v; want labelled added to the selection", code, selected.Objects)
+	}
 	patch, _, code := run(t, "diff", "--from", "rev:"+strconv.FormatInt(from, 10), "--to", "rev:"+strconv.FormatInt(to, 10), "configmaps/edited", "-n", "shop", "--patch", e.flag())
 	if code != 1 || !strings.Contains(patch, "-  mode: live\n+  mode: maintenance\n") || strings.Count(patch, "diff -u -N") != 1 {
 		t.Errorf("--patch: exit %d:\n%s", code, patch)

@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -140,12 +141,44 @@ func Compare(ctx context.Context, req Request) (*Report, error) {
 	return r, nil
 }
 
-// served is one object of a side, as the server would serve it.
+// served is one object of a side, as its store holds it; what the server
+// would serve (ext, data) is made only for an object that differs.
 type served struct {
 	name string
-	key  string // namespace/name, or name: the order of etcd's keys
-	obj  runtime.Object
+	// uid and version tell one value from another: the object's uid and
+	// resourceVersion, or its key's create and mod revisions.
+	uid, version string
+	key          string // namespace/name, or name: the order of etcd's keys
+	internal     runtime.Object
+	// load reads internal through the store, when it was not listed.
+	load func() (runtime.Object, error)
+	t    handle.Target
+	ext  runtime.Object
 	data map[string]any
+}
+
+// external is the object as the server would serve it, and as plain data.
+func (s *served) external() error {
+	if s.ext != nil {
+		return nil
+	}
+	if s.internal == nil {
+		obj, err := s.load()
+		if err != nil {
+			return fmt.Errorf("reading %s %s: %w", s.t.Path, s.key, err)
+		}
+		s.internal = obj
+	}
+	ext, err := stores.ToExternal(s.t, s.internal)
+	if err != nil {
+		return err
+	}
+	data, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ext)
+	if err != nil {
+		return err
+	}
+	s.ext, s.data = ext, data
+	return nil
 }
 
 // compareResource merges the two sides' objects of p in key order.
@@ -161,8 +194,8 @@ func compareResource(ctx context.Context, req Request, p Pair, r *Report) (Resou
 			r.Unreadable = append(r.Unreadable, Unreadable{Side: side, Key: key, Error: err.Error()})
 		}
 	}
-	from := stream(ctx, p.From, p.Names, req, req.From.Revision, unreadable(req.From.Name))
-	to := stream(ctx, p.To, p.Names, req, req.To.Revision, unreadable(req.To.Name))
+	from := streamOf(ctx, p.From, p.Names, req, req.From.Revision, unreadable(req.From.Name))
+	to := streamOf(ctx, p.To, p.Names, req, req.To.Revision, unreadable(req.To.Name))
 	a, aok := <-from.items
 	b, bok := <-to.items
 	for aok || bok {
@@ -193,13 +226,23 @@ func compareResource(ctx context.Context, req Request, p Pair, r *Report) (Resou
 	return res, to.wait()
 }
 
-// compareObject compares one object both sides hold.
+// compareObject compares one object both sides hold. One that has the
+// same uid and resourceVersion on both is the same value: etcd writes a
+// key once at a revision. Most objects are, and are not decoded further.
 func (r *Report) compareObject(req Request, p Pair, res *Resource, a, b *served) error {
-	am, _ := meta.Accessor(a.obj)
-	bm, _ := meta.Accessor(b.obj)
-	if am.GetUID() != bm.GetUID() {
+	if a.uid != b.uid {
 		res.Recreated++
 		return r.differs(req, p, res, a, b, Recreated)
+	}
+	if a.version == b.version {
+		res.Unchanged++
+		return nil
+	}
+	if err := a.external(); err != nil {
+		return err
+	}
+	if err := b.external(); err != nil {
+		return err
 	}
 	paths := stores.ChangedPaths(a.data, b.data)
 	if p.From != nil && p.To != nil && p.From.GroupVersion() != p.To.GroupVersion() {
@@ -215,17 +258,29 @@ func (r *Report) compareObject(req Request, p Pair, res *Resource, a, b *served)
 
 // differs records one object that differs, and hands it to req.Changed.
 func (r *Report) differs(req Request, p Pair, res *Resource, a, b *served, change string, paths ...string) error {
+	// An object added or removed is served only for a patch.
+	var from, to runtime.Object
+	for _, s := range []*served{a, b} {
+		if s == nil || len(paths) == 0 && req.Changed == nil {
+			continue
+		}
+		if err := s.external(); err != nil {
+			return err
+		}
+	}
+	if a != nil {
+		from = a.ext
+	}
+	if b != nil {
+		to = b.ext
+	}
 	either := b
 	if either == nil {
 		either = a
 	}
-	m, err := meta.Accessor(either.obj)
-	if err != nil {
-		return err
-	}
-	o := Object{Resource: res.Resource, Namespace: m.GetNamespace(), Name: m.GetName(), Change: change}
+	o := Object{Resource: res.Resource, Namespace: either.namespace(), Name: either.name, Change: change}
 	if len(paths) > 0 {
-		owners := managers(b.obj)
+		owners := managers(to)
 		for _, path := range paths {
 			o.Fields = append(o.Fields, owners.of(path))
 		}
@@ -234,14 +289,15 @@ func (r *Report) differs(req Request, p Pair, res *Resource, a, b *served, chang
 	if req.Changed == nil {
 		return nil
 	}
-	var from, to runtime.Object
-	if a != nil {
-		from = a.obj
-	}
-	if b != nil {
-		to = b.obj
-	}
 	return req.Changed(objectName(p, o), from, to)
+}
+
+func (s *served) namespace() string {
+	ns, _, _ := strings.Cut(s.key, "/")
+	if ns == s.key {
+		return ""
+	}
+	return ns
 }
 
 // objectName is the name kubectl's diff gives an object's file:
@@ -280,6 +336,16 @@ func without(paths []string, drop string) []string {
 		}
 	}
 	return out
+}
+
+// streamOf is one side's objects of t: its keys and their revisions,
+// objects read through the store only when they differ; with a label
+// selector, every object listed through the store, which selects them.
+func streamOf(ctx context.Context, t *handle.Target, names []string, req Request, rev int64, onError func(string, error)) sideStream {
+	if req.LabelSelector != "" {
+		return stream(ctx, t, names, req, rev, onError)
+	}
+	return streamKeys(ctx, t, names, req, rev)
 }
 
 // sideStream is one side's objects of a resource, in key order.
@@ -334,17 +400,9 @@ func stream(ctx context.Context, t *handle.Target, names []string, req Request, 
 	}}
 }
 
-// serve is item as the server serves it, keyed as etcd orders it.
+// serve is item as its store holds it, keyed as etcd orders it.
 func serve(t handle.Target, item runtime.Object) (*served, error) {
-	ext, err := stores.ToExternal(t, item)
-	if err != nil {
-		return nil, err
-	}
-	data, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ext)
-	if err != nil {
-		return nil, err
-	}
-	m, err := meta.Accessor(ext)
+	m, err := meta.Accessor(item)
 	if err != nil {
 		return nil, err
 	}
@@ -352,5 +410,5 @@ func serve(t handle.Target, item runtime.Object) (*served, error) {
 	if m.GetNamespace() != "" {
 		key = m.GetNamespace() + "/" + key
 	}
-	return &served{name: m.GetName(), key: key, obj: ext, data: data}, nil
+	return &served{name: m.GetName(), uid: string(m.GetUID()), version: m.GetResourceVersion(), key: key, internal: item, t: t}, nil
 }
