@@ -99,6 +99,7 @@ nothing is then diffed).`,
 	fs.StringVar(&opts.From, "from", "", "Compare what etcd held at this point (live, rev:N or a snapshot file) ...")
 	fs.StringVar(&opts.To, "to", "live", "... with what it held at this one")
 	fs.StringVarP(&opts.Selector, "selector", "l", "", "With --from: compare only the objects with these labels")
+	fs.BoolVarP(&opts.AllNamespaces, "all-namespaces", "A", false, "With --from: compare every namespace (the default unless -n)")
 	fs.BoolVar(&opts.Patch, "patch", false, "With --from: print a unified diff of each object that differs instead of the report")
 	fs.StringVarP(&output, "output", "o", string(render.Table), "With --from: the report's format, table|yaml|json")
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
@@ -128,6 +129,8 @@ func (o *diffOptions) validate(output string) error {
 		return errors.New("TYPE arguments go with `--from`; a manifest names its own objects")
 	case o.From != "" && o.Revision != 0:
 		return errors.New("`--revision` and `--from`: name the revisions with rev:N")
+	case o.AllNamespaces && o.NamespaceSet:
+		return errors.New("`-n` and `-A` both given: name one namespace, or all")
 	case o.From != "":
 		return nil
 	}
