@@ -329,6 +329,9 @@ func TestDiffBetweenTwoPointsInTime(t *testing.T) {
 	if same, code := changesReport(t, "--from", fromSnapshot, "--to", "rev:"+strconv.FormatInt(from, 10), e.flag()); code != 0 || len(same.Objects) != 0 {
 		t.Errorf("a snapshot against its own revision: exit %d, %+v; want nothing", code, same.Objects)
 	}
+	if _, stderr, code := run(t, "diff", "--from", "rev:"+strconv.FormatInt(to+1000, 10), e.flag()); code != 2 || !strings.Contains(stderr, "is in the future") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("a future revision: exit %d, %q; want 2 and one line", code, stderr)
+	}
 	// A label selector selects on each side: the object labelled between
 	// is new to the selection.
 	selected, code := changesReport(t, "--from", "rev:"+strconv.FormatInt(from, 10), "--to", "rev:"+strconv.FormatInt(to, 10), "-n", "shop", "-l", "tier=cache", e.flag())

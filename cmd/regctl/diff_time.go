@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	kubectldiff "k8s.io/kubectl/pkg/cmd/diff"
 	"k8s.io/utils/exec"
 
@@ -68,14 +69,19 @@ func (d *diffSides) open(ctx context.Context, name string) (changes.Side, []hand
 		return changes.Side{}, nil, err
 	}
 	side := changes.Side{Name: src.Name, Revision: src.Revision}
+	client, err := s.Client(ctx)
+	if err != nil {
+		return side, nil, err
+	}
 	if side.Revision == 0 {
-		client, err := s.Client(ctx)
-		if err != nil {
-			return side, nil, err
-		}
-		if side.Revision, err = etcdview.Revision(ctx, client); err != nil {
-			return side, nil, err
-		}
+		side.Revision, err = etcdview.Revision(ctx, client)
+	} else {
+		// A compacted or future revision is one line naming the oldest
+		// or the current one.
+		err = etcdview.CheckRevisionOn(ctx, func(context.Context) (*clientv3.Client, error) { return client, nil }, side.Revision)
+	}
+	if err != nil {
+		return side, nil, err
 	}
 	targets, err := d.targets(s.Map)
 	return side, targets, err
