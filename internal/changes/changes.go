@@ -354,10 +354,10 @@ type sideStream struct {
 	wait  func() error
 }
 
-// stream lists t's objects at rev, page by page, converted to the served
-// version, in key order. A nil target has none.
-func stream(ctx context.Context, t *handle.Target, names []string, req Request, rev int64, onError func(string, error)) sideStream {
-	items := make(chan *served, 2*max(req.ChunkSize, 1))
+// newStream runs produce on a goroutine of its own, handing what it sends
+// to the stream's reader; a nil target sends nothing.
+func newStream(ctx context.Context, t *handle.Target, size int64, produce func(send func(*served) error) error) sideStream {
+	items := make(chan *served, 2*max(size, 1))
 	if t == nil {
 		close(items)
 		return sideStream{items: items, wait: func() error { return nil }}
@@ -365,16 +365,35 @@ func stream(ctx context.Context, t *handle.Target, names []string, req Request, 
 	done := make(chan error, 1)
 	go func() {
 		defer close(items)
+		done <- produce(func(s *served) error {
+			select {
+			case items <- s:
+				return nil
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		})
+	}()
+	return sideStream{items: items, wait: func() error {
+		// What is left unread is drained, so the producer ends.
+		for range items {
+		}
+		return <-done
+	}}
+}
+
+// stream lists t's objects at rev, page by page, in key order.
+func stream(ctx context.Context, t *handle.Target, names []string, req Request, rev int64, onError func(string, error)) sideStream {
+	return newStream(ctx, t, req.ChunkSize, func(send func(*served) error) error {
 		// A custom resource's storage is built when it is read, as the
 		// CRD handler builds it on the first request.
 		h, err := t.Serving()
 		if err != nil {
-			done <- fmt.Errorf("building the storage of %s: %w", t.Path, err)
-			return
+			return fmt.Errorf("building the storage of %s: %w", t.Path, err)
 		}
 		served := handle.Target{Handle: h, Namespace: t.Namespace}
 		opts := stores.ListOptions{LabelSelector: req.LabelSelector, ChunkSize: req.ChunkSize, Revision: rev, OnError: onError}
-		done <- stores.List(ctx, served, opts, func(page stores.Page) error {
+		return stores.List(ctx, served, opts, func(page stores.Page) error {
 			for _, item := range page.Items {
 				s, err := serve(served, item)
 				if err != nil {
@@ -383,21 +402,13 @@ func stream(ctx context.Context, t *handle.Target, names []string, req Request, 
 				if len(names) > 0 && !slices.Contains(names, s.name) {
 					continue
 				}
-				select {
-				case items <- s:
-				case <-ctx.Done():
-					return context.Cause(ctx)
+				if err := send(s); err != nil {
+					return err
 				}
 			}
 			return nil
 		})
-	}()
-	return sideStream{items: items, wait: func() error {
-		// What is left unread is drained, so the lister ends.
-		for range items {
-		}
-		return <-done
-	}}
+	})
 }
 
 // serve is item as its store holds it, keyed as etcd orders it.

@@ -21,31 +21,12 @@ import (
 // value there, and only the others are read, through the store, at their
 // side's revision.
 func streamKeys(ctx context.Context, t *handle.Target, names []string, req Request, rev int64) sideStream {
-	items := make(chan *served, 2*max(req.ChunkSize, 1))
-	if t == nil {
-		close(items)
-		return sideStream{items: items, wait: func() error { return nil }}
-	}
-	done := make(chan error, 1)
-	go func() {
-		defer close(items)
+	return newStream(ctx, t, req.ChunkSize, func(send func(*served) error) error {
 		// A key without its value is small: a page holds ten times the
 		// objects a page of values does, and etcd, which counts what is
 		// left of the range at each request, visits fewer keys.
-		done <- keysOf(ctx, *t, names, 10*req.ChunkSize, rev, func(s *served) error {
-			select {
-			case items <- s:
-				return nil
-			case <-ctx.Done():
-				return context.Cause(ctx)
-			}
-		})
-	}()
-	return sideStream{items: items, wait: func() error {
-		for range items {
-		}
-		return <-done
-	}}
+		return keysOf(ctx, *t, names, 10*req.ChunkSize, rev, send)
+	})
 }
 
 // keysOf hands each key of t at rev to fn, as an object to read later.
