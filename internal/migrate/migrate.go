@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/regctl/regctl/internal/handle"
+	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/scan"
 	"github.com/regctl/regctl/internal/stores"
 )
@@ -178,7 +179,7 @@ func Run(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles 
 			byPath[h.Path] = h
 		}
 	}
-	m := &migration{req: req, report: report, total: int64(len(keys)), start: time.Now()}
+	m := &migration{req: req, report: report, total: int64(len(keys))}
 	// An update in a namespace that is gone is refused, as the server's
 	// NamespaceLifecycle admission refuses it.
 	if h := byPath["namespaces"]; h != nil {
@@ -253,7 +254,6 @@ type migration struct {
 	current                   string
 	resourceDone, resourceAll int64
 	done, total               int64
-	start                     time.Time
 }
 
 // writers is how many rewrites are in flight at once: each waits for
@@ -519,22 +519,10 @@ func (m *migration) showProgress() (stop func()) {
 	if m.req.Progress == nil || m.req.DryRun {
 		return func() {}
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(200 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				m.mu.Lock()
-				p := Progress{Resource: m.current, ResourceDone: m.resourceDone, ResourceAll: m.resourceAll, Done: m.done, Total: m.total, Elapsed: time.Since(m.start)}
-				m.mu.Unlock()
-				m.req.Progress(p)
-			}
-		}
+	return render.Ticking(func(elapsed time.Duration) {
+		m.mu.Lock()
+		p := Progress{Resource: m.current, ResourceDone: m.resourceDone, ResourceAll: m.resourceAll, Done: m.done, Total: m.total, Elapsed: elapsed}
+		m.mu.Unlock()
+		m.req.Progress(p)
 	})
-	return func() { close(done); wg.Wait() }
 }

@@ -52,3 +52,26 @@ func Rate(done, total int64, elapsed time.Duration) string {
 	}
 	return line
 }
+
+// Ticking calls fn with the time elapsed five times a second, on a
+// goroutine of its own, until the returned stop, which waits for the last
+// call to end.
+func Ticking(fn func(elapsed time.Duration)) (stop func()) {
+	start := time.Now()
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				fn(time.Since(start))
+			}
+		}
+	}()
+	return func() { close(done); <-ended }
+}

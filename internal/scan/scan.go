@@ -26,6 +26,7 @@ import (
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/handle"
+	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/routetable"
 )
 
@@ -296,24 +297,9 @@ func (s *scanner) report(fn func(Progress)) (stop func()) {
 	if fn == nil {
 		return func() {}
 	}
-	start := time.Now()
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(200 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				fn(Progress{Keys: s.keys.Load(), Bytes: s.bytes.Load(), Total: s.total, Elapsed: time.Since(start)})
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
+	return render.Ticking(func(elapsed time.Duration) {
+		fn(Progress{Keys: s.keys.Load(), Bytes: s.bytes.Load(), Total: s.total, Elapsed: elapsed})
+	})
 }
 
 // owner is the target whose prefix key is under, nil for an orphan.
