@@ -312,6 +312,7 @@ func TestMigrateMovesACustomResourceToItsStorageVersion(t *testing.T) {
 	for _, name := range []string{"a", "bb", "ccc"} {
 		create(name)
 	}
+	beforeSnapshot := saveSnapshot(t, client)
 	crd.Spec.Versions[0].Storage, crd.Spec.Versions[1].Storage = false, true
 	crds, err := apiextensionsclient.NewForConfig(s.Config)
 	if err != nil {
@@ -389,6 +390,14 @@ func TestMigrateMovesACustomResourceToItsStorageVersion(t *testing.T) {
 		}
 	}
 	mustRun(t, "scan", "--only", "versions", "--fail-on", "versions", e.flag())
+
+	// A diff of snapshots from before and after says the storage version
+	// changed, and finds the rewritten gadgets the same as served.
+	afterSnapshot := saveSnapshot(t, client)
+	diff, _ := changesReport(t, "--from", beforeSnapshot, "--to", afterSnapshot, "gadgets.example.com")
+	if len(diff.Resources) != 1 || diff.Resources[0].Storage != "storage version example.com/v1beta1, then example.com/v1" || diff.Resources[0].Unchanged != 3 || diff.Resources[0].Added != old-3+1 {
+		t.Errorf("diff across the storage version change: %+v; want it said, the 3 gadgets unchanged and the %d created since added", diff.Resources, old-3+1)
+	}
 }
 
 // TestMigrateInASandbox encrypts what a sandbox holds in plain text once
