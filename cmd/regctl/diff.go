@@ -55,9 +55,8 @@ flags name, as it is now; the default for --to), rev:N (that etcd at revision N,
 is compacted) or an etcd snapshot file. For each changed object the report names the fields
 that changed (as inspect --history names them) and, from metadata.managedFields on the --to
 side, the manager that owns each and when it last wrote. A resource stored only on one side
-(its CRD added or removed) or at another storage version is said so. Each snapshot is read
-through a map of its own CRDs; live and rev:N share the map of the CRDs as they are now, so
-the custom resources of a CRD deleted since rev:N are not compared: compare snapshots then. Every stored resource
+(its CRD added or removed) or at another storage version is said so: each side's custom
+resources are read through the CRDs it holds (at rev:N, the CRDs as they were then). Every stored resource
 is compared unless TYPE names some, in every namespace unless -n names one. Both sides are
 read in key order, a page at a time, and merged as they come. --patch prints a unified diff
 of each object that differs instead of the report.

@@ -14,10 +14,16 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/resource"
@@ -341,5 +347,55 @@ func TestDiffBetweenTwoPointsInTime(t *testing.T) {
 	patch, _, code := run(t, "diff", "--from", "rev:"+strconv.FormatInt(from, 10), "--to", "rev:"+strconv.FormatInt(to, 10), "configmaps/edited", "-n", "shop", "--patch", e.flag())
 	if code != 1 || !strings.Contains(patch, "-  mode: live\n+  mode: maintenance\n") || strings.Count(patch, "diff -u -N") != 1 {
 		t.Errorf("--patch: exit %d:\n%s", code, patch)
+	}
+}
+
+// TestDiffAcrossADeletedCRD deletes a CRD, and so its custom resources,
+// through a kube-apiserver: a comparison with a revision from before reads
+// that side through the CRDs it held then, and reports the custom
+// resources removed with their resource stored on that side only.
+func TestDiffAcrossADeletedCRD(t *testing.T) {
+	t.Parallel()
+	s := apiserver.Start(t)
+	etcdFlag := "--etcd-servers=" + s.EtcdURL
+	ctx := context.Background()
+	apiserver.CreateCRD(t, s, gadgetsCRD)
+	gadgets := s.Dynamic.Resource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "gadgets"}).Namespace("default")
+	for _, name := range []string{"a", "b"} {
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": map[string]any{"name": name}}}
+		if _, err := gadgets.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	client, err := clientv3.New(clientv3.Config{Endpoints: []string{s.EtcdURL}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	e := &liveEtcd{url: s.EtcdURL, client: client}
+	before := e.revision(t)
+	crds, err := apiextensionsclient.NewForConfig(s.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := crds.ApiextensionsV1().CustomResourceDefinitions().Delete(ctx, "gadgets.example.com", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := crds.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, "gadgets.example.com", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for the CRD to go: %v", err)
+	}
+	r, code := changesReport(t, "--from", "rev:"+strconv.FormatInt(before, 10), "-A", etcdFlag)
+	var gadgetsRes *changes.Resource
+	for i := range r.Resources {
+		if r.Resources[i].Resource == "gadgets.example.com" {
+			gadgetsRes = &r.Resources[i]
+		}
+	}
+	if code != 1 || gadgetsRes == nil || gadgetsRes.Removed != 2 || !strings.HasPrefix(gadgetsRes.Storage, "stored only on the from side") {
+		t.Errorf("exit %d, gadgets %+v; want both gadgets removed, the resource stored on the from side only", code, gadgetsRes)
 	}
 }

@@ -17,7 +17,7 @@ import (
 )
 
 func runDiffOverTime(ctx context.Context, o *diffOptions) error {
-	sides := &diffSides{o: o, sessions: map[string]*storagemap.Session{}, names: map[string][]string{}}
+	sides := &diffSides{o: o, sessions: map[changes.Source]*storagemap.Session{}, names: map[string][]string{}}
 	defer sides.close()
 	req := changes.Request{LabelSelector: o.Selector, ChunkSize: 500}
 	var from, to []handle.Target
@@ -47,12 +47,15 @@ func ignore(err, target error) error {
 	return err
 }
 
-// diffSides opens the sessions the sources of a diff over time read:
-// one on the data the flags name, for live and rev:N, and one per
-// snapshot file.
+// diffSides opens the sessions the sources of a diff over time read: one
+// on the data the flags name for live, one on it with the CRDs at N for
+// rev:N, and one per snapshot file.
 type diffSides struct {
 	o        *diffOptions
-	sessions map[string]*storagemap.Session // by snapshot, "" for the flags' data
+	sessions map[changes.Source]*storagemap.Session
+	// opened are the sessions in the order they were opened: the first
+	// on the flags' data may run the etcd the others read.
+	opened []*storagemap.Session
 	// names are the objects named of each path (TYPE/NAME, TYPE NAME).
 	names map[string][]string
 }
@@ -64,7 +67,7 @@ func (d *diffSides) open(ctx context.Context, name string) (changes.Side, []hand
 	if err != nil {
 		return changes.Side{}, nil, err
 	}
-	s, err := d.session(ctx, src.Snapshot)
+	s, err := d.session(ctx, src)
 	if err != nil {
 		return changes.Side{}, nil, err
 	}
@@ -87,21 +90,38 @@ func (d *diffSides) open(ctx context.Context, name string) (changes.Side, []hand
 	return side, targets, err
 }
 
-func (d *diffSides) session(ctx context.Context, snapshot string) (*storagemap.Session, error) {
-	if s, ok := d.sessions[snapshot]; ok {
+// session is the session src is read through: its custom resources are
+// those of the CRDs as they were at src.
+func (d *diffSides) session(ctx context.Context, src changes.Source) (*storagemap.Session, error) {
+	if s, ok := d.sessions[src]; ok {
 		return s, nil
 	}
 	cfg := d.o.sessionConfig()
 	cfg.Only = strings.Join(d.o.Args, ",")
-	if snapshot != "" {
-		cfg.Snapshot, cfg.DataDir = snapshot, ""
+	cfg.CRDRevision = src.Revision
+	open := storagemap.OpenData
+	if src.Snapshot != "" {
+		cfg.Snapshot, cfg.DataDir = src.Snapshot, ""
+	} else if base := d.onData(); base != nil {
+		open = base.Beside
 	}
-	s, err := storagemap.OpenData(ctx, cfg)
+	s, err := open(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	d.sessions[snapshot] = s
+	d.sessions[src] = s
+	d.opened = append(d.opened, s)
 	return s, nil
+}
+
+// onData is the session open on the flags' data, if any.
+func (d *diffSides) onData() *storagemap.Session {
+	for src, s := range d.sessions {
+		if src.Snapshot == "" {
+			return s
+		}
+	}
+	return nil
 }
 
 // targets are what the diff compares in m: the types named, or every
@@ -129,8 +149,9 @@ func (d *diffSides) targets(m *storagemap.Map) ([]handle.Target, error) {
 	return out, err
 }
 
+// close closes the sessions, the last opened first.
 func (d *diffSides) close() {
-	for _, s := range d.sessions {
-		s.Close()
+	for i := len(d.opened) - 1; i >= 0; i-- {
+		d.opened[i].Close()
 	}
 }

@@ -60,6 +60,10 @@ type Config struct {
 	// that no built-in resource serves, as a manifest's objects are mapped
 	// by group and kind.
 	Kinds []schema.GroupVersionKind
+	// CRDRevision, when set, builds the custom resources' paths from the
+	// CRDs as etcd held them at that revision, not as it holds them now:
+	// what a comparison with that revision reads its objects through.
+	CRDRevision int64
 	// MapOnly says that a command needs only the map, not data, so that
 	// OpenTargets builds it on an ephemeral etcd when none is named: keys
 	// prints where objects would be stored.
@@ -68,6 +72,9 @@ type Config struct {
 	// embedded is the sandbox's etcd, already running, that Reopen hands
 	// from one map to the next.
 	embedded *etcdview.Embedded
+	// beside is an etcd another session runs in this process, which this
+	// one reads without holding it (Beside).
+	beside *etcdview.Embedded
 }
 
 // Map is the storage map as a command uses it, read-only once built: the
@@ -295,6 +302,9 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 		// The snapshot is served in this process, in plain text.
 		etcd.StorageConfig.Transport = storagebackend.TransportConfig{ServerList: []string{snap.ClientURL}}
 	}
+	if cfg.beside != nil {
+		etcd.StorageConfig.Transport.ServerList = []string{cfg.beside.ClientURL}
+	}
 	if len(etcd.StorageConfig.Transport.ServerList) == 0 {
 		if s.Embedded == nil {
 			e, err := startEmbedded(cfg)
@@ -377,9 +387,18 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 		return err
 	}
 	readEtcd, crdNames, crdGroups := s.Map.crdsNeeded(cfg)
+	if cfg.CRDRevision > 0 {
+		// A compacted or future revision is one line naming the oldest
+		// or the current one. Which CRDs a name names is known of the
+		// CRDs now only.
+		if err := etcdview.CheckRevisionOn(ctx, s.Client, cfg.CRDRevision); err != nil {
+			return err
+		}
+		crdNames, crdGroups = nil, nil
+	}
 	s.models = &openAPIModels{}
 	c := chain{server: opts, etcd: etcd, transformers: enc.transformers, getter: getter, models: s.models,
-		fieldManagement: cfg.FieldManagement, crdNames: crdNames, crdGroups: crdGroups, client: s.Client}
+		fieldManagement: cfg.FieldManagement, crdNames: crdNames, crdGroups: crdGroups, crdRevision: cfg.CRDRevision, client: s.Client}
 	if err := s.Map.extend(ctx, c, all, readEtcd, cfg.Only); err != nil {
 		return err
 	}
@@ -496,6 +515,18 @@ func (s *Session) Reopen(ctx context.Context, cfg Config) (*Session, error) {
 	s.mu.Unlock()
 	s.Close()
 	cfg.embedded = e
+	return Open(ctx, cfg)
+}
+
+// Beside opens another session, with cfg, on the data s reads: on the
+// etcd s runs in this process (a sandbox's, which only one session can
+// start), without taking it over; s must then be closed last. A command
+// that reads the same data through two maps (a comparison with the CRDs
+// of another revision) opens the second this way.
+func (s *Session) Beside(ctx context.Context, cfg Config) (*Session, error) {
+	if s.Embedded != nil {
+		cfg.DataDir, cfg.beside = "", s.Embedded
+	}
 	return Open(ctx, cfg)
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -17,9 +18,11 @@ import (
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -113,6 +116,9 @@ func (c chain) readCRDs(ctx context.Context, crdVersions []servedVersion, pendin
 		return out, nil
 	}
 	opts := &metainternalversion.ListOptions{Limit: crdPage}
+	if c.crdRevision > 0 {
+		opts.ResourceVersion, opts.ResourceVersionMatch = strconv.FormatInt(c.crdRevision, 10), metav1.ResourceVersionMatchExact
+	}
 	for {
 		list, err := store.List(ctx, opts)
 		if err != nil {
@@ -177,12 +183,21 @@ const crdKeysPage = 1000
 
 // readCRD reads the CRD name whole, through the CRD store of crdVersions,
 // for serving its custom resources.
-func readCRD(ctx context.Context, crdVersions []servedVersion, name string) (*apiextensionsv1.CustomResourceDefinition, error) {
+func readCRD(ctx context.Context, crdVersions []servedVersion, name string, rev int64) (*apiextensionsv1.CustomResourceDefinition, error) {
 	store := crdStore(crdVersions)
 	if store == nil {
 		return nil, fmt.Errorf("reading customresourcedefinition %s: `--runtime-config` leaves customresourcedefinitions out", name)
 	}
-	obj, err := store.Get(genericapirequest.WithNamespace(ctx, ""), name, &metav1.GetOptions{})
+	ctx = genericapirequest.WithNamespace(ctx, "")
+	var obj runtime.Object
+	var err error
+	if rev == 0 {
+		obj, err = store.Get(ctx, name, &metav1.GetOptions{})
+	} else if lister, ok := store.(rest.Lister); ok {
+		obj, err = crdAt(ctx, lister, name, rev)
+	} else {
+		err = errors.New("its store lists nothing")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading customresourcedefinition %s: %w", name, err)
 	}
@@ -191,6 +206,27 @@ func readCRD(ctx context.Context, crdVersions []servedVersion, name string) (*ap
 		return nil, fmt.Errorf("reading customresourcedefinition %s: got a %T", name, obj)
 	}
 	return toV1(internal)
+}
+
+// crdAt reads the CRD name as etcd held it at rev: a Get reads it now, a
+// List of that one name reads it at a revision.
+func crdAt(ctx context.Context, store rest.Lister, name string, rev int64) (runtime.Object, error) {
+	list, err := store.List(ctx, &metainternalversion.ListOptions{
+		FieldSelector:        fields.OneTermEqualSelector("metadata.name", name),
+		ResourceVersion:      strconv.FormatInt(rev, 10),
+		ResourceVersionMatch: metav1.ResourceVersionMatchExact,
+	})
+	if err != nil {
+		return nil, err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return nil, apierrors.NewNotFound(apiextensions.Resource("customresourcedefinitions"), name)
+	}
+	return items[0], nil
 }
 
 // crdStore is the CRD store of crdVersions, nil when --runtime-config

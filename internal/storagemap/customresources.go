@@ -80,7 +80,7 @@ func (c chain) customResources(ctx context.Context, crdVersions []servedVersion)
 		return u, gv.String(), true
 	}
 	serving := &crServing{getter: getter, read: func(name string) (*apiextensionsv1.CustomResourceDefinition, error) {
-		return readCRD(context.Background(), crdVersions, name)
+		return readCRD(context.Background(), crdVersions, name, c.crdRevision)
 	}, static: sync.OnceValues(func() (map[string]*spec.Schema, error) {
 		if !c.fieldManagement {
 			return nil, nil

@@ -60,6 +60,8 @@ type chain struct {
 	// their keys are read with.
 	crdNames  []string
 	crdGroups []string
+	// crdRevision, when set, is the revision the CRDs are read at.
+	crdRevision int64
 	client    func(context.Context) (*clientv3.Client, error)
 }
 
