@@ -62,7 +62,7 @@ type chain struct {
 	crdGroups []string
 	// crdRevision, when set, is the revision the CRDs are read at.
 	crdRevision int64
-	client    func(context.Context) (*clientv3.Client, error)
+	client      func(context.Context) (*clientv3.Client, error)
 }
 
 // restOptionsGetter is EtcdOptions.ApplyTo's getter on etcd (one storage
