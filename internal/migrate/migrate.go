@@ -145,7 +145,7 @@ func Run(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles 
 	wanted := reasons(req)
 	selected := map[string][]chosen{}
 	report := &Report{DryRun: req.DryRun, Resources: []Resource{}}
-	var keys []string
+	var chosenCount int64
 	scanned, err := scan.Run(ctx, main, etcdPrefix, handles, scan.Options{
 		Sections: []string{scan.Encryption, scan.Versions},
 		PageSize: req.ChunkSize,
@@ -164,7 +164,7 @@ func Run(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles 
 				return
 			}
 			selected[f.Resource] = append(values, chosen{key: f.Key, reasons: []string{f.Reason}})
-			keys = append(keys, f.Key)
+			chosenCount++
 		},
 	})
 	if err != nil {
@@ -179,7 +179,7 @@ func Run(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles 
 			byPath[h.Path] = h
 		}
 	}
-	m := &migration{req: req, report: report, total: int64(len(keys))}
+	m := &migration{req: req, report: report, total: chosenCount}
 	// An update in a namespace that is gone is refused, as the server's
 	// NamespaceLifecycle admission refuses it.
 	if h := byPath["namespaces"]; h != nil {
