@@ -56,7 +56,9 @@ is compacted) or an etcd snapshot file. For each changed object the report names
 that changed (as inspect --history names them) and, from metadata.managedFields on the --to
 side, the manager that owns each and when it last wrote. A resource stored only on one side
 (its CRD added or removed) or at another storage version is said so: each side's custom
-resources are read through the CRDs it holds (at rev:N, the CRDs as they were then). Every stored resource
+resources are read through the CRDs it holds (at rev:N, the CRDs as they were then). rev:N
+is a revision of --etcd-servers: a resource kept on another etcd (--etcd-servers-overrides)
+is compared only when both sides are live, and is said not compared otherwise. Every stored resource
 is compared unless TYPE names some, in every namespace unless -n names one. Both sides are
 read in key order, a page at a time, and merged as they come. --patch prints a unified diff
 of each object that differs instead of the report.

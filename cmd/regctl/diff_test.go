@@ -399,3 +399,38 @@ func TestDiffAcrossADeletedCRD(t *testing.T) {
 		t.Errorf("exit %d, gadgets %+v; want both gadgets removed, the resource stored on the from side only", code, gadgetsRes)
 	}
 }
+
+// TestDiffOfAResourceOnAnotherEtcd keeps secrets on a second etcd
+// (--etcd-servers-overrides): a revision names a point of the main etcd
+// only, so between two revisions secrets are said not compared; between
+// now and now, both etcds are read as they are.
+func TestDiffOfAResourceOnAnotherEtcd(t *testing.T) {
+	t.Parallel()
+	main, other := newLiveEtcd(t), newLiveEtcd(t)
+	flags := []string{main.flag(), "--etcd-servers-overrides=/secrets#" + other.url}
+	before := main.revision(t)
+	manifest := "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: shop}\nstringData: {password: hunter2}\n"
+	mustRun(t, append([]string{"create", "--allow-plaintext", "-f", manifestFile(t, manifest)}, flags...)...)
+	r, code := changesReport(t, append([]string{"--from", "rev:" + strconv.FormatInt(before, 10)}, flags...)...)
+	var secrets, namespaces *changes.Resource
+	for i := range r.Resources {
+		switch r.Resources[i].Resource {
+		case "secrets":
+			secrets = &r.Resources[i]
+		case "namespaces":
+			namespaces = &r.Resources[i]
+		}
+	}
+	if code != 1 || secrets == nil || secrets.Skipped == "" || secrets.Added != 0 || namespaces == nil || namespaces.Added != 1 {
+		t.Errorf("exit %d, secrets %+v, namespaces %+v; want secrets not compared and the namespace added", code, secrets, namespaces)
+	}
+	now, code := changesReport(t, append([]string{"--from", "live"}, flags...)...)
+	if code != 0 || len(now.Objects) != 0 {
+		t.Errorf("live against live: exit %d, %+v; want nothing", code, now.Objects)
+	}
+	for _, res := range now.Resources {
+		if res.Resource == "secrets" && (res.Skipped != "" || res.Unchanged != 1) {
+			t.Errorf("live against live: secrets %+v; want the one secret compared, the same", res)
+		}
+	}
+}

@@ -71,7 +71,7 @@ func (d *diffSides) open(ctx context.Context, name string) (changes.Side, []hand
 	if err != nil {
 		return changes.Side{}, nil, err
 	}
-	side := changes.Side{Name: src.Name, Revision: src.Revision}
+	side := changes.Side{Name: src.Name, Revision: src.Revision, Now: src.Revision == 0 && src.Snapshot == ""}
 	client, err := s.Client(ctx)
 	if err != nil {
 		return side, nil, err

@@ -26,6 +26,10 @@ import (
 type Side struct {
 	Name     string `json:"name"`
 	Revision int64  `json:"revision"`
+	// Now is set for the etcd as it is now (live): a resource kept on
+	// another etcd (--etcd-servers-overrides) is read there as it is now
+	// too; a revision names a point of the main etcd only.
+	Now bool `json:"now,omitempty"`
 }
 
 // Pair is one resource on both sides: its target in each side's map, nil
@@ -83,6 +87,8 @@ type Resource struct {
 	// of them not at all (its CRD added or removed), or at another
 	// version. The objects are compared as each side serves them.
 	Storage string `json:"storage,omitempty"`
+	// Skipped says why the resource was not compared.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // Object is one object that differs.
@@ -134,7 +140,7 @@ func Compare(ctx context.Context, req Request) (*Report, error) {
 			return nil, err
 		}
 		// A resource with no object on either side says nothing.
-		if res.Added+res.Removed+res.Changed+res.Recreated+res.Unchanged > 0 || res.Storage != "" {
+		if res.Added+res.Removed+res.Changed+res.Recreated+res.Unchanged > 0 || res.Storage != "" || res.Skipped != "" {
 			r.Resources = append(r.Resources, res)
 		}
 	}
@@ -184,6 +190,12 @@ func (s *served) external() error {
 // compareResource merges the two sides' objects of p in key order.
 func compareResource(ctx context.Context, req Request, p Pair, r *Report) (Resource, error) {
 	res := Resource{Resource: p.Resource, Storage: storageChange(p)}
+	fromRev, fromOK := revisionOf(p.From, req.From)
+	toRev, toOK := revisionOf(p.To, req.To)
+	if !fromOK || !toOK {
+		res.Skipped = "kept on another etcd (--etcd-servers-overrides), where a revision of --etcd-servers names no point in time"
+		return res, nil
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var mu sync.Mutex
@@ -194,8 +206,8 @@ func compareResource(ctx context.Context, req Request, p Pair, r *Report) (Resou
 			r.Unreadable = append(r.Unreadable, Unreadable{Side: side, Key: key, Error: err.Error()})
 		}
 	}
-	from := streamOf(ctx, p.From, p.Names, req, req.From.Revision, unreadable(req.From.Name))
-	to := streamOf(ctx, p.To, p.Names, req, req.To.Revision, unreadable(req.To.Name))
+	from := streamOf(ctx, p.From, p.Names, req, fromRev, unreadable(req.From.Name))
+	to := streamOf(ctx, p.To, p.Names, req, toRev, unreadable(req.To.Name))
 	a, aok := <-from.items
 	b, bok := <-to.items
 	for aok || bok {
@@ -313,6 +325,17 @@ func objectName(p Pair, o Object) string {
 		group = gv.Group + "."
 	}
 	return fmt.Sprintf("%s%s.%s.%s.%s", group, gv.Version, t.Route.Kind, o.Namespace, o.Name)
+}
+
+// revisionOf is the revision t is read at on side: the side's, or for a
+// resource kept on another etcd, now (0) when the side is now; ok is false
+// when the side names a revision of the main etcd, which is no point in
+// time on the other.
+func revisionOf(t *handle.Target, side Side) (rev int64, ok bool) {
+	if t == nil || len(t.Route.EtcdServers) == 0 {
+		return side.Revision, true
+	}
+	return 0, side.Now
 }
 
 // storageChange says how the two sides store p differently, if they do.

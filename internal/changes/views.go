@@ -16,11 +16,15 @@ var Formats = []render.Format{render.Table, render.YAML, render.JSON}
 func (r *Report) Sections(wide bool) []render.Section {
 	var counts [][]string
 	for _, res := range r.Resources {
-		if res.Added+res.Removed+res.Changed+res.Recreated == 0 && res.Storage == "" {
+		if res.Added+res.Removed+res.Changed+res.Recreated == 0 && res.Storage == "" && res.Skipped == "" {
 			continue
 		}
 		n := func(v int64) string { return strconv.FormatInt(v, 10) }
-		counts = append(counts, []string{res.Resource, n(res.Added), n(res.Removed), n(res.Changed), n(res.Recreated), n(res.Unchanged), orNone(res.Storage)})
+		note := res.Storage
+		if res.Skipped != "" {
+			note = "not compared: " + res.Skipped
+		}
+		counts = append(counts, []string{res.Resource, n(res.Added), n(res.Removed), n(res.Changed), n(res.Recreated), n(res.Unchanged), orNone(note)})
 	}
 	var objects [][]string
 	for _, o := range r.Objects {
