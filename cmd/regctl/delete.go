@@ -45,7 +45,11 @@ ignoreStoreReadErrorWithClusterBreakingPotential (KEP-3926), and only as the ser
 --feature-gates=AllowUnsafeMalformedObjectDeletion=true (without it the server drops the
 option), for named objects, and not with --dry-run or --grace-period. Preconditions,
 finalizers, graceful deletion and the store's after-delete steps are skipped; an object that
-can be read is refused. What depended on the object may break.`,
+can be read is refused. What depended on the object may break.
+
+A delete that leaves the object in place, marked for deletion (a grace period, finalizers),
+writes it back: over a stored value with fields this release does not know, that is refused
+unless --drop-unknown-fields, as replace refuses it.`,
 		Example: `  # Delete one config map
   regctl delete configmaps/old-config -n shop
 
@@ -82,6 +86,7 @@ can be read is refused. What depended on the object may break.`,
 	fs.Int64Var(&opts.Delete.GracePeriod, "grace-period", -1, "Seconds to give the object to terminate; -1 uses the object's own, 0 removes it at once")
 	fs.BoolVar(&opts.Delete.IgnoreStoreReadError, "ignore-store-read-error-with-cluster-breaking-potential", false, "Delete named objects whose stored value cannot be read, unread and without finalizers or preconditions (needs --feature-gates=AllowUnsafeMalformedObjectDeletion=true)")
 	addWriteFlags(fs, &opts.writeOptions, &output)
+	addDropUnknownFieldsFlag(fs, &opts.Delete.DropUnknownFields)
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(writeFormats...))
 	return cmd

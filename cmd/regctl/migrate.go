@@ -53,7 +53,11 @@ is still stale, and a write that meets another fails on its resourceVersion and 
 again: no update is lost. --qps bounds the rewrites a second.
 
 Values no configured key reads, or that the storage codec cannot decode, are never rewritten:
-they are listed by key with why, and the exit code is 1. A second run does what is left, as
+they are listed by key with why, and the exit code is 1. Nor are values a rewrite by this
+release would lose part of: fields a newer kube-apiserver wrote that this release's types do
+not declare, or a storage version newer than the one it writes (a value at a more mature
+version is never an old-version value). They are listed apart as kept;
+--drop-unknown-fields rewrites the first kind, dropping the fields. A second run does what is left, as
 the values are chosen by what they are, not by a record of the first run. Ctrl-C stops
 between two objects and reports what was rewritten. --dry-run reports what would be
 rewritten and writes nothing. It works on --etcd-servers and --data-dir, not on --snapshot.`,
@@ -105,6 +109,7 @@ rewritten and writes nothing. It works on --etcd-servers and --data-dir, not on 
 	fs.Float64Var(&opts.Migrate.QPS, "qps", migrate.DefaultQPS, "Rewrites a second at most; 0 for no bound")
 	fs.Int64Var(&opts.Migrate.ChunkSize, "chunk-size", scan.DefaultPageSize, "Keys read per etcd range request while choosing the values")
 	fs.StringVarP(&output, "output", "o", string(render.Table), "Output format: table|yaml|json")
+	addDropUnknownFieldsFlag(fs, &opts.Migrate.DropUnknownFields)
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(migrate.Formats...))
 	return cmd

@@ -39,7 +39,14 @@ PUT .../status would: only the fields that subresource owns change.
 Every object is checked first with a dry-run update through its store (which reads the
 stored object and writes nothing): a manifest with an object that would fail writes nothing.
 A resource whose stored values are encrypted is not written in plain text: pass the
-apiserver's --encryption-provider-config, or --allow-plaintext to write it anyway.`,
+apiserver's --encryption-provider-config, or --allow-plaintext to write it anyway.
+
+A stored value this release cannot write back whole is never written over: one that holds
+fields its types do not declare (a newer kube-apiserver wrote them; this release's decoder
+skips them, and a write would drop them) or that is stored at a newer version than this
+release writes. The write is refused, naming the key and the fields (by number where no name
+is known). --drop-unknown-fields writes over the first kind anyway, dropping the fields as
+this release's kube-apiserver would; use the regctl built for the cluster's release instead.`,
 		Example: `  # Write back an (edited) config map; its resourceVersion is the precondition
   regctl get configmaps/app-config -n shop -o yaml > cm.yaml
   regctl replace -f cm.yaml
@@ -66,6 +73,7 @@ apiserver's --encryption-provider-config, or --allow-plaintext to write it anywa
 	fs.BoolVar(&opts.Force, "force", false, "Replace objects that carry no resourceVersion: read the current one first")
 	addWriteFlags(fs, &opts.writeOptions, &output)
 	addManifestFlags(cmd, &opts.writeOptions)
+	addDropUnknownFieldsFlag(fs, &opts.DropUnknownFields)
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(writeFormats...))
 	return cmd
@@ -73,5 +81,5 @@ apiserver's --encryption-provider-config, or --allow-plaintext to write it anywa
 
 func runReplace(ctx context.Context, opts *replaceOptions) error {
 	ctx = render.WithWarnings(ctx, opts.IO.ErrOut)
-	return opts.writeManifest(ctx, opts.Filenames, opts.Subresource, apply.Replace(stores.WriteOptions{DryRun: opts.DryRun, CurrentVersion: opts.Force, FieldManager: opts.FieldManager}))
+	return opts.writeManifest(ctx, opts.Filenames, opts.Subresource, apply.Replace(stores.WriteOptions{DryRun: opts.DryRun, CurrentVersion: opts.Force, FieldManager: opts.FieldManager, DropUnknownFields: opts.DropUnknownFields}))
 }

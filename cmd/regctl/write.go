@@ -33,6 +33,9 @@ type writeOptions struct {
 	// FieldManager is kubectl's --field-manager (create and replace): the
 	// manager managedFields records the write as.
 	FieldManager string
+	// DropUnknownFields writes over stored values with fields this
+	// release does not know (replace).
+	DropUnknownFields bool
 }
 
 var writeFormats = []render.Format{render.YAML, render.JSON, render.Name}
@@ -51,6 +54,12 @@ func addManifestFlags(cmd *cobra.Command, o *writeOptions) {
 	o.Validation = metav1.FieldValidationStrict
 	f := fs.VarPF(&o.Validation, "validate", "", "Field validation, as kubectl's: strict (unknown or duplicate fields are errors), warn (they are warnings) or ignore; a custom resource's unknown fields are pruned unless strict")
 	f.NoOptDefVal = "strict"
+}
+
+// addDropUnknownFieldsFlag is `--drop-unknown-fields`, for the commands
+// that write over stored values.
+func addDropUnknownFieldsFlag(fs *pflag.FlagSet, drop *bool) {
+	fs.BoolVar(drop, "drop-unknown-fields", false, "Write over stored values that hold fields this release does not know (written by a newer kube-apiserver), dropping them as this release's kube-apiserver would; without it such a write is refused")
 }
 
 // addPlaintextFlag is `--allow-plaintext`, for the commands that write

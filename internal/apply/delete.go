@@ -40,6 +40,9 @@ type DeleteOptions struct {
 	// IgnoreStoreReadError deletes named objects that cannot be read,
 	// unread: the server's ignoreStoreReadErrorWithClusterBreakingPotential.
 	IgnoreStoreReadError bool
+	// DropUnknownFields marks objects for deletion over stored values
+	// that hold fields this release does not know, dropping them.
+	DropUnknownFields bool
 }
 
 // Check tells whether refs (what the user named, as target.ParseRefs
@@ -138,7 +141,7 @@ func unsafeDeleteWarning() string {
 // deleteEach deletes the victims of each type, in the order named, saying
 // what became of each.
 func (o DeleteOptions) deleteEach(ctx context.Context, doomed []doomedOf, total int) error {
-	do := stores.DeleteOptions{WriteOptions: stores.WriteOptions{DryRun: o.DryRun}, IgnoreStoreReadError: o.IgnoreStoreReadError}
+	do := stores.DeleteOptions{WriteOptions: stores.WriteOptions{DryRun: o.DryRun, DropUnknownFields: o.DropUnknownFields}, IgnoreStoreReadError: o.IgnoreStoreReadError}
 	if o.GracePeriod >= 0 {
 		do.GracePeriod = &o.GracePeriod
 	}

@@ -10,7 +10,7 @@ import (
 // writes, scans or prints takes them without linking the assembly.
 func TestOperationsDoNotLinkTheAssembly(t *testing.T) {
 	const assembly = "github.com/regctl/regctl/internal/storagemap"
-	for _, pkg := range []string{"../handle", "../stores", "../scan", "../render", "../etcdview", "../manifest", "../apply", "../target", "../get", "../routes", "../keys", "../inspect", "../migrate", "../changes"} {
+	for _, pkg := range []string{"../handle", "../storedvalue", "../stores", "../scan", "../render", "../etcdview", "../manifest", "../apply", "../target", "../get", "../routes", "../keys", "../inspect", "../migrate", "../changes"} {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v", pkg, err)

@@ -2,8 +2,10 @@ package migrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -28,8 +30,23 @@ var Formats = []render.Format{render.Table, render.YAML, render.JSON}
 const DefaultQPS = 2000
 
 // ErrNotDone is what a migration that left values to rewrite fails with,
-// once its report is printed.
-var ErrNotDone = fmt.Errorf("some values were not rewritten (see the report): fix or remove them, then run the migration again")
+// once its report is printed; the error says what to do about each kind.
+var ErrNotDone = errors.New("some values were not rewritten (see the report)")
+
+// notDone is ErrNotDone, with what to do about the values left.
+func (r *Report) notDone() error {
+	var todo []string
+	if len(r.Unreadable) > 0 {
+		todo = append(todo, "fix or remove the values it cannot read")
+	}
+	if len(r.Kept) > 0 {
+		todo = append(todo, "rewrite the values a newer kube-apiserver wrote with the regctl built for its release")
+	}
+	if len(r.Failed) > 0 {
+		todo = append(todo, "see why the store refused the rest")
+	}
+	return fmt.Errorf("%w: %s, then run the migration again", ErrNotDone, strings.Join(todo, "; "))
+}
 
 // Migrate runs the migration req asks for (Run) on main, the client of
 // `--etcd-servers`, with the map's handles in route table order and the
@@ -54,7 +71,7 @@ func Migrate(ctx context.Context, out, errOut io.Writer, main *clientv3.Client, 
 		return err
 	}
 	if report.NotDone() {
-		return ErrNotDone
+		return report.notDone()
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ package migrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -41,6 +42,28 @@ var (
 	unreadableReasons = []string{scan.ReasonUndecryptable, scan.ReasonUndecodable}
 )
 
+// lossFinding is a loss the store refused a rewrite for as a scan would
+// have found it.
+func lossFinding(resource, key string, loss *stores.LossError) scan.Finding {
+	f := scan.Finding{Kind: scan.Corrupt, Reason: scan.ReasonUnknownFields, Resource: resource, Key: key, Detail: loss.Loss.Error()}
+	if loss.StoredAt != "" {
+		f.Kind, f.Reason = scan.Versions, scan.ReasonNewerVersion
+	}
+	return f
+}
+
+// lossReason is why a rewrite by this release would lose part of a value,
+// "" when it would not: the value is then kept as it is, and listed.
+func lossReason(f scan.Finding, req Request) string {
+	switch {
+	case f.Reason == scan.ReasonNewerVersion:
+		return f.Reason
+	case f.Reason == scan.ReasonUnknownFields && !req.DropUnknownFields:
+		return f.Reason
+	}
+	return ""
+}
+
 // Request is one migration.
 type Request struct {
 	// Encryption and Versions are what to fix: stale keys and plain
@@ -57,6 +80,11 @@ type Request struct {
 	ChunkSize int64
 	// KeepStoredVersions leaves the CRDs' status.storedVersions alone.
 	KeepStoredVersions bool
+	// DropUnknownFields rewrites values that hold fields this release
+	// does not know, dropping them; without it they are kept as they
+	// are and listed (Report.Kept). Values stored at a newer version are
+	// kept either way.
+	DropUnknownFields bool
 	// Progress, when set, is called about five times a second while
 	// values are rewritten.
 	Progress func(Progress)
@@ -85,6 +113,10 @@ type Report struct {
 	// Unreadable are the values no configured key reads or the storage
 	// codec cannot decode: never rewritten.
 	Unreadable []scan.Finding `json:"unreadable,omitempty"`
+	// Kept are the values chosen that a rewrite by this release would
+	// lose part of (fields it does not know, a newer storage version):
+	// never rewritten.
+	Kept []scan.Finding `json:"kept,omitempty"`
 	// Failed are the rewrites the store refused.
 	Failed []Failure `json:"failed,omitempty"`
 	// Interrupted is set when the migration was stopped before it was
@@ -100,10 +132,11 @@ type Resource struct {
 	Selected int64            `json:"selected"`
 	Reasons  map[string]int64 `json:"reasons"`
 	// Rewritten are the values written again; Current those found
-	// rewritten (or deleted) since they were chosen; Failed those the
-	// store refused.
+	// rewritten (or deleted) since they were chosen; Kept those a
+	// rewrite would lose part of; Failed those the store refused.
 	Rewritten int64 `json:"rewritten"`
 	Current   int64 `json:"current,omitempty"`
+	Kept      int64 `json:"kept,omitempty"`
 	Failed    int64 `json:"failed,omitempty"`
 }
 
@@ -126,7 +159,7 @@ type Failure struct {
 // NotDone tells whether some value that needs a rewrite is left as it was:
 // unreadable, refused, or not reached.
 func (r *Report) NotDone() bool {
-	return len(r.Unreadable) > 0 || len(r.Failed) > 0 || r.Interrupted
+	return len(r.Unreadable) > 0 || len(r.Kept) > 0 || len(r.Failed) > 0 || r.Interrupted
 }
 
 // chosen is one value a migration rewrites.
@@ -144,15 +177,24 @@ type chosen struct {
 func Run(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles []*handle.Handle, crdStatus *handle.Handle, req Request) (*Report, error) {
 	wanted := reasons(req)
 	selected := map[string][]chosen{}
+	// lost are the values a rewrite would lose part of, by key: only
+	// those chosen are kept apart and listed.
+	lost := map[string]scan.Finding{}
 	report := &Report{DryRun: req.DryRun, Resources: []Resource{}}
-	var chosenCount int64
 	scanned, err := scan.Run(ctx, main, etcdPrefix, handles, scan.Options{
 		Sections: []string{scan.Encryption, scan.Versions},
 		PageSize: req.ChunkSize,
 		Under:    req.Prefixes,
+		Losses:   true,
 		OnFinding: func(f scan.Finding) {
 			if slices.Contains(unreadableReasons, f.Reason) {
 				report.Unreadable = append(report.Unreadable, f)
+				return
+			}
+			if lossReason(f, req) != "" {
+				if _, ok := lost[f.Key]; !ok {
+					lost[f.Key] = f
+				}
 				return
 			}
 			if !slices.Contains(wanted, f.Reason) {
@@ -164,7 +206,6 @@ func Run(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles 
 				return
 			}
 			selected[f.Resource] = append(values, chosen{key: f.Key, reasons: []string{f.Reason}})
-			chosenCount++
 		},
 	})
 	if err != nil {
@@ -172,6 +213,21 @@ func Run(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles 
 	}
 	report.Revision = scanned.Revision
 	sort.Slice(report.Unreadable, func(i, j int) bool { return report.Unreadable[i].Key < report.Unreadable[j].Key })
+	kept := map[string]int64{}
+	var chosenCount int64
+	for resource, values := range selected {
+		values = slices.DeleteFunc(values, func(v chosen) bool {
+			f, ok := lost[v.key]
+			if ok {
+				report.Kept = append(report.Kept, f)
+				kept[resource]++
+			}
+			return ok
+		})
+		selected[resource] = values
+		chosenCount += int64(len(values))
+	}
+	sort.Slice(report.Kept, func(i, j int) bool { return report.Kept[i].Key < report.Kept[j].Key })
 
 	byPath := map[string]*handle.Handle{}
 	for _, h := range handles {
@@ -192,12 +248,12 @@ func Run(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles 
 	defer stop()
 	for _, r := range scanned.Resources {
 		values := selected[r.Resource]
-		if len(values) == 0 {
+		if len(values) == 0 && kept[r.Resource] == 0 {
 			continue
 		}
 		// A worker's findings come in key order, the workers' interleaved.
 		sort.Slice(values, func(i, j int) bool { return values[i].key < values[j].key })
-		res := Resource{Resource: r.Resource, Reasons: map[string]int64{}}
+		res := Resource{Resource: r.Resource, Reasons: map[string]int64{}, Kept: kept[r.Resource]}
 		for _, v := range values {
 			res.Selected++
 			for _, reason := range v.reasons {
@@ -205,7 +261,7 @@ func Run(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles 
 			}
 		}
 		report.Resources = append(report.Resources, res)
-		if req.DryRun {
+		if req.DryRun || len(values) == 0 {
 			continue
 		}
 		if err := m.rewriteAll(ctx, byPath[r.Resource], values, &report.Resources[len(report.Resources)-1]); err != nil {
@@ -292,8 +348,13 @@ func (m *migration) rewriteAll(ctx context.Context, h *handle.Handle, values []c
 		wg.Go(func() {
 			for v := range work {
 				outcome, err := m.rewrite(writing, serving, client, prefix, v.key)
+				var loss *stores.LossError
 				mu.Lock()
 				switch {
+				case errors.As(err, &loss):
+					// Written since it was chosen, by a newer server.
+					res.Kept++
+					m.report.Kept = append(m.report.Kept, lossFinding(h.Path, v.key, loss))
 				case err != nil:
 					res.Failed++
 					m.report.Failed = append(m.report.Failed, Failure{Resource: h.Path, Key: v.key, Error: err.Error()})
@@ -327,6 +388,7 @@ func (m *migration) rewriteAll(ctx context.Context, h *handle.Handle, values []c
 	close(work)
 	wg.Wait()
 	sort.Slice(m.report.Failed, func(i, j int) bool { return m.report.Failed[i].Key < m.report.Failed[j].Key })
+	sort.Slice(m.report.Kept, func(i, j int) bool { return m.report.Kept[i].Key < m.report.Kept[j].Key })
 	return stopped
 }
 
@@ -379,7 +441,7 @@ func (mig *migration) rewrite(ctx context.Context, h *handle.Handle, client *cli
 				return current, err
 			}
 		}
-		_, err = stores.Update(ctx, t, obj, stores.WriteOptions{Namespaces: mig.namespaces})
+		_, err = stores.Update(ctx, t, obj, stores.WriteOptions{Namespaces: mig.namespaces, DropUnknownFields: mig.req.DropUnknownFields})
 		last = err
 		if apierrors.IsConflict(err) {
 			continue

@@ -15,12 +15,21 @@ import (
 // were, and a last line.
 func (r *Report) Sections(wide bool) []render.Section {
 	header := []string{"RESOURCE", "CHOSEN", "WHY"}
+	// Values kept as they are, which this release would lose part of,
+	// are rare: a column of their own only when there are some.
+	withKept := len(r.Kept) > 0
+	if withKept {
+		header = append(header, "KEPT")
+	}
 	if !r.DryRun {
 		header = append(header, "REWRITTEN", "CURRENT", "FAILED")
 	}
 	var rows [][]string
 	for _, res := range r.Resources {
 		row := []string{res.Resource, strconv.FormatInt(res.Selected, 10), byReason(res.Reasons)}
+		if withKept {
+			row = append(row, strconv.FormatInt(res.Kept, 10))
+		}
 		if !r.DryRun {
 			row = append(row, strconv.FormatInt(res.Rewritten, 10), strconv.FormatInt(res.Current, 10), strconv.FormatInt(res.Failed, 10))
 		}
@@ -44,6 +53,9 @@ func (r *Report) Sections(wide bool) []render.Section {
 
 	var left [][]string
 	for _, f := range r.Unreadable {
+		left = append(left, []string{f.Resource, f.Key, f.Reason + ": " + f.Detail})
+	}
+	for _, f := range r.Kept {
 		left = append(left, []string{f.Resource, f.Key, f.Reason + ": " + f.Detail})
 	}
 	for _, f := range r.Failed {
@@ -70,7 +82,7 @@ func (r *Report) summary() string {
 	default:
 		line = fmt.Sprintf("%d of %d values chosen at revision %d rewritten", rewritten, chosen, r.Revision)
 	}
-	if n := len(r.Unreadable) + len(r.Failed); n > 0 {
+	if n := len(r.Unreadable) + len(r.Kept) + len(r.Failed); n > 0 {
 		line += fmt.Sprintf("; %d not rewritten", n)
 	}
 	return line

@@ -24,7 +24,7 @@ func Check(ctx context.Context, h *handle.Handle, key string, value []byte, sect
 	s.decrypt = true
 	s.decode = s.sections[Versions] || s.sections[Corrupt]
 	s.served.keep = 1
-	t := &target{h: h, prefix: prefix, group: h.Resource.Group, plural: h.Route.Resource}
+	t := newTarget(h, prefix)
 	tl := newTally()
 	var found []Finding
 	tl.onFinding = func(f Finding) { found = append(found, f) }

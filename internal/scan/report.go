@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/regctl/regctl/internal/storedvalue"
 )
 
 // Sections of a scan; --only picks some, --fail-on the kinds of finding
@@ -30,20 +32,22 @@ var FindingKinds = []string{Encryption, Versions, Corrupt, Orphans}
 
 // Reasons of findings.
 const (
-	ReasonPlaintext        = "plaintext"      // an encrypted resource's value in plain text
-	ReasonStaleKey         = "stale-key"      // not written with the config's write key
-	ReasonOldVersion       = "old-version"    // not stored at the storage version
-	ReasonUndecryptable    = "undecryptable"  // no configured key reads it
-	ReasonUndecodable      = "undecodable"    // the storage codec cannot decode it
-	ReasonWrongKey         = "wrong-key"      // its namespace/name belong at another key
-	ReasonWrongKind        = "wrong-kind"     // not the resource's kind
-	ReasonUnknownFields    = "unknown-fields" // fields its type does not declare
-	ReasonUnclaimed        = "unclaimed"      // no path of the map stores it
-	maxListedPerResource   = 100              // findings listed per resource and reason
-	largestListed          = 3                // largest objects listed per resource
-	unknownFieldsPerObject = 5                // unknown field paths named per object
-	identity               = "identity"       // the encryption of a plain value
-	unknownEncoding        = "unknown"        // the encoding of an unreadable value
+	ReasonPlaintext        = "plaintext"              // an encrypted resource's value in plain text
+	ReasonStaleKey         = "stale-key"              // not written with the config's write key
+	ReasonOldVersion       = "old-version"            // not stored at the storage version
+	ReasonNewerVersion     = "newer-version"          // stored at a more mature version than the storage version
+	ReasonNotStoredVersion = "not-in-stored-versions" // a CRD's objects at a version its storedVersions omits
+	ReasonUndecryptable    = "undecryptable"          // no configured key reads it
+	ReasonUndecodable      = "undecodable"            // the storage codec cannot decode it
+	ReasonWrongKey         = "wrong-key"              // its namespace/name belong at another key
+	ReasonWrongKind        = "wrong-kind"             // not the resource's kind
+	ReasonUnknownFields    = "unknown-fields"         // fields its type does not declare
+	ReasonUnclaimed        = "unclaimed"              // no path of the map stores it
+	maxListedPerResource   = 100                      // findings listed per resource and reason
+	largestListed          = 3                        // largest objects listed per resource
+	unknownFieldsPerObject = 5                        // unknown field paths named per object
+	identity               = "identity"               // the encryption of a plain value
+	unknownEncoding        = "unknown"                // the encoding of an unreadable value
 	crdResource            = "customresourcedefinitions.apiextensions.k8s.io"
 )
 
@@ -125,10 +129,19 @@ type StoredVersions struct {
 	CRDStoredVersions []string `json:"crdStoredVersions,omitempty"`
 	// InUse are the versions some value is stored at; Droppable the stored
 	// versions of the CRD no value is stored at anymore, which can be
-	// removed from status.storedVersions.
+	// removed from status.storedVersions; Missing the versions in use
+	// that the CRD's status.storedVersions does not list.
 	InUse     []string `json:"inUse"`
 	Droppable []string `json:"droppable,omitempty"`
-	Verdict   string   `json:"verdict"`
+	Missing   []string `json:"missing,omitempty"`
+	// Newer are the versions in use more mature than the one this
+	// release writes (a built-in resource's only).
+	Newer []string `json:"newer,omitempty"`
+	// Unread counts the values whose version could not be read
+	// (undecryptable, undecodable): while there are any, the verdict
+	// cannot tell what is in use.
+	Unread  int64  `json:"unread,omitempty"`
+	Verdict string `json:"verdict"`
 }
 
 // Orphan is a group of keys under the prefix that no path of the map
@@ -160,7 +173,8 @@ func SectionsFor(only, failOn []string) []string {
 	return slices.DeleteFunc(slices.Clone(Sections), func(s string) bool { return !slices.Contains(wanted, s) })
 }
 
-// Failed lists the kinds of finding among kinds the report has.
+// Failed lists the kinds of finding among kinds the report has, and the
+// kinds it cannot tell for values it could not read.
 func (r *Report) Failed(kinds []string) []string {
 	var out []string
 	for _, k := range kinds {
@@ -171,8 +185,34 @@ func (r *Report) Failed(kinds []string) []string {
 			}
 			out = append(out, fmt.Sprintf("%d %s %s", r.FindingCounts[k], k, noun))
 		}
+		if n := r.Unread(k); n > 0 {
+			out = append(out, fmt.Sprintf("%d %s it could not read, so cannot tell their %s", n, values(n), k))
+		}
 	}
 	return out
+}
+
+// Unread counts the values whose kind of finding could not be told: those
+// it could not decrypt, for encryption (with another config they may be
+// fine, or stale); those it could not decrypt or decode, for versions.
+func (r *Report) Unread(kind string) int64 {
+	var n int64
+	for _, res := range r.Resources {
+		switch {
+		case kind == Encryption && res.Encryption != nil:
+			n += res.Encryption.Unreadable
+		case kind == Versions && res.Versions != nil:
+			n += res.Versions.Unread
+		}
+	}
+	return n
+}
+
+func values(n int64) string {
+	if n == 1 {
+		return "value"
+	}
+	return "values"
 }
 
 func (r *Report) has(section string) bool {
@@ -184,8 +224,10 @@ func (r *Report) has(section string) bool {
 	return false
 }
 
-// verdict says which stored versions are in use and what can go.
-func (v *StoredVersions) settle() {
+// settle says which stored versions are in use and what can go. custom
+// is set for a custom resource: its storage version is its CRD's, and its
+// CRD lists the versions in use in status.storedVersions.
+func (v *StoredVersions) settle(custom bool) {
 	v.InUse = v.InUse[:0]
 	for version, n := range v.Counts {
 		if n > 0 {
@@ -193,21 +235,48 @@ func (v *StoredVersions) settle() {
 		}
 	}
 	sort.Strings(v.InUse)
-	var old []string
+	var old, newer []string
 	for _, version := range v.InUse {
-		if version != v.Writes {
+		switch {
+		case version == v.Writes:
+		case !custom && storedvalue.Newer(version, v.Writes):
+			v.Newer = append(v.Newer, version)
+			newer = append(newer, fmt.Sprintf("%d at %s", v.Counts[version], version))
+		default:
 			old = append(old, fmt.Sprintf("%d at %s", v.Counts[version], version))
 		}
 	}
-	for _, stored := range v.CRDStoredVersions {
-		gv := stored
-		if !containsVersion(v.InUse, gv, v.Writes) {
-			v.Droppable = append(v.Droppable, stored)
+	if custom && v.CRDStoredVersions != nil {
+		for _, gv := range v.InUse {
+			if !slices.ContainsFunc(v.CRDStoredVersions, func(stored string) bool { return containsVersion([]string{gv}, stored, "") }) {
+				v.Missing = append(v.Missing, gv)
+			}
+		}
+	}
+	if v.Unread == 0 {
+		// Which versions no value uses can be told only when every
+		// value was read.
+		for _, stored := range v.CRDStoredVersions {
+			if !containsVersion(v.InUse, stored, v.Writes) {
+				v.Droppable = append(v.Droppable, stored)
+			}
 		}
 	}
 	switch {
+	case v.Unread > 0:
+		v.Verdict = fmt.Sprintf("cannot tell: %d %s could not be read (see the corrupt findings)", v.Unread, values(v.Unread))
+		if len(v.InUse) > 0 {
+			v.Verdict += "; of the rest, " + strings.Join(inUseAt(v), ", ")
+		}
 	case len(v.InUse) == 0:
 		v.Verdict = "no values"
+	case len(v.Missing) > 0:
+		v.Verdict = fmt.Sprintf("%s in use but not in status.storedVersions, so nothing stops its removal from the CRD, which would lose those objects: rewrite them (storage version migration)", strings.Join(v.Missing, ", "))
+	case len(newer) > 0:
+		v.Verdict = fmt.Sprintf("%s, newer than the %s this release writes: written by a newer kube-apiserver? read and write them with the regctl of its release", strings.Join(newer, ", "), v.Writes)
+		if len(old) > 0 {
+			v.Verdict += "; " + strings.Join(old, ", ")
+		}
 	case len(old) == 0 && len(v.Droppable) > 0:
 		v.Verdict = fmt.Sprintf("all at %s; %s can be dropped from status.storedVersions", v.Writes, strings.Join(v.Droppable, ", "))
 	case len(old) == 0:
@@ -215,6 +284,15 @@ func (v *StoredVersions) settle() {
 	default:
 		v.Verdict = fmt.Sprintf("%s: rewrite them (storage version migration) before the server stops reading them", strings.Join(old, ", "))
 	}
+}
+
+// inUseAt is "5 at v1, 2 at v1beta1".
+func inUseAt(v *StoredVersions) []string {
+	out := make([]string, 0, len(v.InUse))
+	for _, version := range v.InUse {
+		out = append(out, fmt.Sprintf("%d at %s", v.Counts[version], version))
+	}
+	return out
 }
 
 // containsVersion tells whether a CRD's stored version (a bare version:

@@ -3,7 +3,6 @@ package scan
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"runtime"
 	"slices"
 	"sort"
@@ -15,12 +14,10 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
-	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	"k8s.io/apimachinery/pkg/api/meta"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/storage/value"
-	aggregatorscheme "k8s.io/kube-aggregator/pkg/apiserver/scheme"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
@@ -28,6 +25,7 @@ import (
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/routetable"
+	"github.com/regctl/regctl/internal/storedvalue"
 )
 
 // Options are a scan's.
@@ -50,6 +48,10 @@ type Options struct {
 	// Under, when set, are the only key prefixes read: a resource's, or a
 	// namespace of it.
 	Under []string
+	// Losses decodes every value to find what a rewrite by this release
+	// would lose (unknown-fields and newer-version findings), whatever
+	// the sections.
+	Losses bool
 }
 
 // Progress is how far a scan is.
@@ -65,6 +67,12 @@ type target struct {
 	prefix string
 	// group and plural name a custom resource, to find its CRD.
 	group, plural string
+	// custom is set for a custom resource.
+	custom bool
+}
+
+func newTarget(h *handle.Handle, prefix string) *target {
+	return &target{h: h, prefix: prefix, group: h.Resource.Group, plural: h.Route.Resource, custom: storedvalue.CustomResource(h)}
 }
 
 // Run scans every key under the etcd prefix on main (the client of
@@ -83,8 +91,8 @@ func Run(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles 
 	for _, sec := range sections {
 		s.sections[sec] = true
 	}
-	s.decrypt = s.sections[Encryption] || s.sections[Encoding] || s.sections[Versions] || s.sections[Corrupt]
-	s.decode = s.sections[Versions] || s.sections[Corrupt]
+	s.decrypt = s.sections[Encryption] || s.sections[Encoding] || s.sections[Versions] || s.sections[Corrupt] || opts.Losses
+	s.decode = s.sections[Versions] || s.sections[Corrupt] || opts.Losses
 	var elsewhere []*target
 	claimed := map[string]bool{}
 	for _, h := range handles {
@@ -101,7 +109,7 @@ func Run(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles 
 			continue
 		}
 		claimed[prefix] = true
-		t := &target{h: h, prefix: prefix, group: h.Resource.Group, plural: h.Route.Resource}
+		t := newTarget(h, prefix)
 		if len(h.Route.EtcdServers) > 0 {
 			elsewhere = append(elsewhere, t)
 		} else {
@@ -391,6 +399,7 @@ func (s *scanner) decrypted(ctx context.Context, tl *tally, t *target, acc *reso
 	acc.encryption[name]++
 	if tr == nil {
 		acc.unreadable++
+		acc.unread++
 		acc.encodings[unknownEncoding]++
 		tl.find(Corrupt, ReasonUndecryptable, t, key, fmt.Sprintf("encrypted with %s: no encryption config is given; pass the server's `--encryption-provider-config`", name))
 		acc.corrupt[ReasonUndecryptable]++
@@ -399,6 +408,7 @@ func (s *scanner) decrypted(ctx context.Context, tl *tally, t *target, acc *reso
 	plain, stale, err := tr.TransformFromStorage(ctx, data, value.DefaultContext(key))
 	if err != nil {
 		acc.unreadable++
+		acc.unread++
 		acc.encodings[unknownEncoding]++
 		tl.find(Corrupt, ReasonUndecryptable, t, key, fmt.Sprintf("encrypted with %s, which no key of the encryption config reads: %v", name, err))
 		acc.corrupt[ReasonUndecryptable]++
@@ -420,13 +430,20 @@ func (s *scanner) decoded(tl *tally, t *target, acc *resourceTally, key string, 
 	}
 	obj, gvk, unknown, strict, err := decode(t.h, codec, data, mediaType)
 	if err != nil {
+		acc.unread++
 		acc.corrupt[ReasonUndecodable]++
 		tl.find(Corrupt, ReasonUndecodable, t, key, fmt.Sprintf("the storage codec cannot decode it (%s): %v", mediaType, err))
 		return
 	}
 	version := gvk.GroupVersion().String()
 	acc.versions[version]++
-	if writes := t.h.Route.StorageVersion; writes != "" && version != writes {
+	switch writes := t.h.Route.StorageVersion; {
+	case writes == "" || version == writes:
+	case storedvalue.Newer(version, writes) && !t.custom:
+		// A custom resource's storage version is its CRD's to choose,
+		// in any order; a built-in one's moves forward with releases.
+		tl.find(Versions, ReasonNewerVersion, t, key, fmt.Sprintf("stored at %s, newer than the %s this release writes: written by a newer kube-apiserver? a rewrite by this release would store it at the older version", version, writes))
+	default:
 		tl.find(Versions, ReasonOldVersion, t, key, fmt.Sprintf("stored at %s; the server writes %s", version, writes))
 	}
 	if gvk.Kind != t.h.Route.Kind {
@@ -448,9 +465,10 @@ func (s *scanner) decoded(tl *tally, t *target, acc *resourceTally, key string, 
 		tl.storedVersions[schema.GroupResource{Group: crd.Spec.Group, Resource: crd.Spec.Names.Plural}] = slices.Clone(crd.Status.StoredVersions)
 	}
 	if mediaType == apiruntime.ContentTypeProtobuf {
-		if fields := unknownProtobufFields(data); len(fields) > 0 {
+		if _, fields, err := storedvalue.ProtobufFields(data, unknownFieldsPerObject); err == nil && len(fields) > 0 {
+			loss := storedvalue.Loss{Kind: version + " " + gvk.Kind, Fields: fields}
 			acc.corrupt[ReasonUnknownFields]++
-			tl.find(Corrupt, ReasonUnknownFields, t, key, fmt.Sprintf("protobuf fields %s declares no longer: %s; the next write drops them", version+" "+gvk.Kind, strings.Join(fields, ", ")))
+			tl.find(Corrupt, ReasonUnknownFields, t, key, fmt.Sprintf("protobuf fields %s does not declare (%s): %s; the next write by this release drops them", loss.Kind, loss.FieldsWhy(), joinFields(fields)))
 		}
 		return
 	}
@@ -459,52 +477,28 @@ func (s *scanner) decoded(tl *tally, t *target, acc *resourceTally, key string, 
 	}
 	if len(unknown) > 0 {
 		acc.corrupt[ReasonUnknownFields]++
-		tl.find(Corrupt, ReasonUnknownFields, t, key, fmt.Sprintf("fields the %s schema does not know: %s; the server prunes them when it reads the value", version+" "+gvk.Kind, strings.Join(unknown, ", ")))
+		tl.find(Corrupt, ReasonUnknownFields, t, key, fmt.Sprintf("fields the %s schema does not know: %s; the server prunes them when it reads the value", version+" "+gvk.Kind, joinFields(unknown)))
 	}
 }
 
+func joinFields(fields []storedvalue.Field) string {
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		names[i] = f.Path
+	}
+	return strings.Join(names, ", ")
+}
+
 // strictlyUnknown decodes a JSON or CBOR value with the strict decoder of
-// its path, the one the create and update handlers refuse unknown fields
-// with (for a custom resource, the CRD handler's, which tracks the fields
-// its structural schema prunes), and returns what it objects to.
-func strictlyUnknown(h *handle.Handle, data []byte, mediaType string, gvk *schema.GroupVersionKind) []string {
-	decoder := strictDecoder(h, mediaType)
+// its path (for a custom resource, the CRD handler's, which tracks the
+// fields its structural schema prunes), and returns what it objects to.
+func strictlyUnknown(h *handle.Handle, data []byte, mediaType string, gvk *schema.GroupVersionKind) []storedvalue.Field {
+	decoder := storedvalue.StrictDecoder(h, mediaType)
 	if decoder == nil {
 		return nil
 	}
 	_, _, err := decoder.Decode(data, gvk, h.Storage.New())
-	return strictlyUnknownFields(err)
-}
-
-// strictDecoder is the strict decoder of mediaType of h's path, nil when
-// it has none.
-func strictDecoder(h *handle.Handle, mediaType string) apiruntime.Decoder {
-	if h == nil || h.Codec.Serializer == nil {
-		return nil
-	}
-	for _, info := range h.Codec.Serializer.SupportedMediaTypes() {
-		if info.MediaType == mediaType && info.StrictSerializer != nil {
-			return h.Codec.Serializer.DecoderToVersion(info.StrictSerializer, h.Codec.Hub)
-		}
-	}
-	return nil
-}
-
-// strictlyUnknownFields are what a strict decoding error objects to, the first
-// unknownFieldsPerObject of them; nil for any other error.
-func strictlyUnknownFields(err error) []string {
-	strictErr, ok := apiruntime.AsStrictDecodingError(err)
-	if !ok {
-		return nil
-	}
-	var out []string
-	for _, e := range strictErr.Errors() {
-		if len(out) == unknownFieldsPerObject {
-			break
-		}
-		out = append(out, e.Error())
-	}
-	return out
+	return storedvalue.StrictFields(err, unknownFieldsPerObject)
 }
 
 // decode decodes a value as the store's codec does. A JSON or CBOR value
@@ -516,10 +510,10 @@ func strictlyUnknownFields(err error) []string {
 // strict decoder is its CRD's: both are run. A value the strict decoder
 // refuses for more than strictness is decoded by the storage codec, which
 // says why. strict tells whether unknown is known.
-func decode(h *handle.Handle, codec apiruntime.Codec, data []byte, mediaType string) (obj apiruntime.Object, gvk *schema.GroupVersionKind, unknown []string, strict bool, err error) {
-	if decoder := strictDecoder(h, mediaType); decoder != nil && h.Serve == nil {
+func decode(h *handle.Handle, codec apiruntime.Codec, data []byte, mediaType string) (obj apiruntime.Object, gvk *schema.GroupVersionKind, unknown []storedvalue.Field, strict bool, err error) {
+	if decoder := storedvalue.StrictDecoder(h, mediaType); decoder != nil && h.Serve == nil {
 		obj, gvk, err := decoder.Decode(data, nil, nil)
-		if unknown := strictlyUnknownFields(err); obj != nil && (err == nil || unknown != nil) {
+		if unknown := storedvalue.StrictFields(err, unknownFieldsPerObject); obj != nil && (err == nil || unknown != nil) {
 			return obj, gvk, unknown, true, nil
 		}
 	}
@@ -564,42 +558,6 @@ func objectName(namespace, name string) string {
 		return name
 	}
 	return namespace + "/" + name
-}
-
-// typeSchemes are the schemes of the servers of kube-apiserver's chain,
-// which name the Go type of every built-in stored kind.
-var typeSchemes = []*apiruntime.Scheme{legacyscheme.Scheme, apiextensionsapiserver.Scheme, aggregatorscheme.Scheme}
-
-var kindMessages sync.Map // schema.GroupVersionKind → *message
-
-// unknownProtobufFields names the fields of a stored protobuf value that
-// its type does not declare; none for a kind no scheme holds.
-func unknownProtobufFields(data []byte) []string {
-	apiVersion, kind, raw, err := unwrapProtobuf(data)
-	if err != nil {
-		return nil
-	}
-	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
-	m, ok := kindMessages.Load(gvk)
-	if !ok {
-		var msg *message
-		for _, sc := range typeSchemes {
-			if obj, err := sc.New(gvk); err == nil {
-				msg = messageOf(reflect.TypeOf(obj))
-				break
-			}
-		}
-		m, _ = kindMessages.LoadOrStore(gvk, msg)
-	}
-	msg := m.(*message)
-	if msg == nil {
-		return nil
-	}
-	fields, err := unknownFields(raw, msg, unknownFieldsPerObject)
-	if err != nil {
-		return nil
-	}
-	return fields
 }
 
 func keepLargest(largest []SizedKey, k SizedKey) []SizedKey {

@@ -1,115 +1,65 @@
 package scan
 
 import (
-	"reflect"
 	"slices"
 	"testing"
-
-	"google.golang.org/protobuf/encoding/protowire"
-	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
-
-// withField appends an unknown field to an encoded message.
-func withField(b []byte, number protowire.Number) []byte {
-	return protowire.AppendString(protowire.AppendTag(b, number, protowire.BytesType), "x")
-}
-
-func TestUnknownProtobufFieldsAreNamedByPath(t *testing.T) {
-	container := corev1.Container{Name: "app", Image: "nginx"}
-	containerBytes, err := container.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec := corev1.PodSpec{}
-	specBytes, err := spec.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// spec (2) with a container (2) that has field 77, and field 99 at the top.
-	specBytes = protowire.AppendBytes(protowire.AppendTag(specBytes, 2, protowire.BytesType), withField(containerBytes, 77))
-	pod := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"a": "b"}}}
-	podBytes, err := pod.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	podBytes = protowire.AppendBytes(protowire.AppendTag(podBytes, 2, protowire.BytesType), specBytes)
-	podBytes = withField(podBytes, 99)
-
-	got, err := unknownFields(podBytes, messageOf(reflect.TypeOf(corev1.Pod{})), 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{"spec.containers.#77", "#99"}; !slices.Equal(got, want) {
-		t.Errorf("unknown fields %v, want %v", got, want)
-	}
-	clean, err := pod.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, err := unknownFields(clean, messageOf(reflect.TypeOf(corev1.Pod{})), 5); err != nil || len(got) != 0 {
-		t.Errorf("a pod as its type encodes it: %v, %v", got, err)
-	}
-	if _, err := unknownFields(podBytes[:len(podBytes)-1], messageOf(reflect.TypeOf(corev1.Pod{})), 5); err == nil {
-		t.Error("a cut value walked without an error")
-	}
-}
-
-func TestTypesThatHoldThemselvesAndMapsOfMessages(t *testing.T) {
-	props := apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
-		"spec": {Type: "string"},
-	}}
-	data, err := props.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := messageOf(reflect.TypeOf(apiextensionsv1.JSONSchemaProps{}))
-	if got, err := unknownFields(data, m, 5); err != nil || len(got) != 0 {
-		t.Errorf("schema props as encoded: %v, %v", got, err)
-	}
-	// An unknown field inside a map value is found under the map's name.
-	inner, err := (&apiextensionsv1.JSONSchemaProps{Type: "string"}).Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	entry := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "extra")
-	entry = protowire.AppendBytes(protowire.AppendTag(entry, 2, protowire.BytesType), withField(inner, 88))
-	var found bool
-	for n, f := range m.fields {
-		if f.name == "properties" && f.isMap {
-			found = true
-			data = protowire.AppendBytes(protowire.AppendTag(data, n, protowire.BytesType), entry)
-		}
-	}
-	if !found {
-		t.Fatal("properties is not read as a map")
-	}
-	if got, err := unknownFields(data, m, 5); err != nil || !slices.Equal(got, []string{"properties[].#88"}) {
-		t.Errorf("unknown fields %v, %v", got, err)
-	}
-}
 
 func TestVerdicts(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		v         StoredVersions
+		custom    bool
 		inUse     []string
 		droppable []string
 		verdict   string
 	}{
-		{"all current", StoredVersions{Counts: map[string]int64{"apps/v1": 3}, Writes: "apps/v1"},
+		{"all current", StoredVersions{Counts: map[string]int64{"apps/v1": 3}, Writes: "apps/v1"}, false,
 			[]string{"apps/v1"}, nil, "all at apps/v1"},
-		{"old objects", StoredVersions{Counts: map[string]int64{"example.com/v1": 1, "example.com/v1beta1": 2}, Writes: "example.com/v1", CRDStoredVersions: []string{"v1beta1", "v1"}},
+		{"old objects", StoredVersions{Counts: map[string]int64{"example.com/v1": 1, "example.com/v1beta1": 2}, Writes: "example.com/v1", CRDStoredVersions: []string{"v1beta1", "v1"}}, true,
 			[]string{"example.com/v1", "example.com/v1beta1"}, nil, "2 at example.com/v1beta1: rewrite them (storage version migration) before the server stops reading them"},
-		{"migrated", StoredVersions{Counts: map[string]int64{"example.com/v1": 3}, Writes: "example.com/v1", CRDStoredVersions: []string{"v1beta1", "v1"}},
+		{"migrated", StoredVersions{Counts: map[string]int64{"example.com/v1": 3}, Writes: "example.com/v1", CRDStoredVersions: []string{"v1beta1", "v1"}}, true,
 			[]string{"example.com/v1"}, []string{"v1beta1"}, "all at example.com/v1; v1beta1 can be dropped from status.storedVersions"},
-		{"empty", StoredVersions{Counts: map[string]int64{}, Writes: "v1"}, nil, nil, "no values"},
+		{"empty", StoredVersions{Counts: map[string]int64{}, Writes: "v1"}, false, nil, nil, "no values"},
+		// A built-in value stored at a more mature version than this
+		// release writes is a newer server's, not one to rewrite.
+		{"newer", StoredVersions{Counts: map[string]int64{"admissionregistration.k8s.io/v1": 2, "admissionregistration.k8s.io/v1beta1": 1}, Writes: "admissionregistration.k8s.io/v1beta1"}, false,
+			[]string{"admissionregistration.k8s.io/v1", "admissionregistration.k8s.io/v1beta1"}, nil,
+			"2 at admissionregistration.k8s.io/v1, newer than the admissionregistration.k8s.io/v1beta1 this release writes: written by a newer kube-apiserver? read and write them with the regctl of its release"},
+		// A custom resource's storage version is its CRD's choice: a
+		// move back to v1 leaves v2 values old, not newer.
+		{"crd moved back", StoredVersions{Counts: map[string]int64{"example.com/v2": 1}, Writes: "example.com/v1", CRDStoredVersions: []string{"v1", "v2"}}, true,
+			[]string{"example.com/v2"}, nil, "1 at example.com/v2: rewrite them (storage version migration) before the server stops reading them"},
+		{"missing from storedVersions", StoredVersions{Counts: map[string]int64{"example.com/v1": 1, "example.com/v1alpha1": 4}, Writes: "example.com/v1", CRDStoredVersions: []string{"v1"}}, true,
+			[]string{"example.com/v1", "example.com/v1alpha1"}, nil,
+			"example.com/v1alpha1 in use but not in status.storedVersions, so nothing stops its removal from the CRD, which would lose those objects: rewrite them (storage version migration)"},
+		// Values it could not read may be at any version: nothing can be
+		// dropped, and the verdict says it cannot tell.
+		{"unread", StoredVersions{Counts: map[string]int64{"example.com/v1": 3}, Writes: "example.com/v1", CRDStoredVersions: []string{"v1beta1", "v1"}, Unread: 2}, true,
+			[]string{"example.com/v1"}, nil, "cannot tell: 2 values could not be read (see the corrupt findings); of the rest, 3 at example.com/v1"},
+		{"all unread", StoredVersions{Counts: map[string]int64{}, Writes: "v1", Unread: 460}, false,
+			nil, nil, "cannot tell: 460 values could not be read (see the corrupt findings)"},
 	} {
-		c.v.settle()
+		c.v.settle(c.custom)
 		if !slices.Equal(c.v.InUse, c.inUse) || !slices.Equal(c.v.Droppable, c.droppable) || c.v.Verdict != c.verdict {
 			t.Errorf("%s: in use %v, droppable %v, %q; want %v, %v, %q", c.name, c.v.InUse, c.v.Droppable, c.v.Verdict, c.inUse, c.droppable, c.verdict)
 		}
+	}
+}
+
+// A gate never passes on values it could not read.
+func TestFailedCountsWhatItCouldNotRead(t *testing.T) {
+	r := &Report{
+		FindingCounts: map[string]int64{Versions: 0, Encryption: 0},
+		Resources: []Resource{
+			{Resource: "secrets", Versions: &StoredVersions{Unread: 460}, Encryption: &Encryptions{Unreadable: 460}},
+			{Resource: "configmaps", Versions: &StoredVersions{Counts: map[string]int64{"v1": 5}}, Encryption: &Encryptions{}},
+		},
+	}
+	got := r.Failed([]string{Versions, Encryption})
+	want := []string{"460 values it could not read, so cannot tell their versions", "460 values it could not read, so cannot tell their encryption"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Failed = %q, want %q", got, want)
 	}
 }
 

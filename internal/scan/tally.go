@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -42,7 +43,10 @@ type resourceTally struct {
 	largest                      []SizedKey
 	encodings, encryption        map[string]int64
 	stale, plaintext, unreadable int64
-	versions, corrupt            map[string]int64
+	// unread counts the values whose content could not be read:
+	// undecryptable or undecodable.
+	unread            int64
+	versions, corrupt map[string]int64
 }
 
 func newTally() *tally {
@@ -170,7 +174,16 @@ func (s *scanner) result(etcdPrefix string, rev int64, sections []string, target
 		return keys[i].namespace < keys[j].namespace
 	})
 	for _, k := range keys {
-		r.Resources = append(r.Resources, s.resourceReport(k, resources[k], storedVersions))
+		res := s.resourceReport(k, resources[k], storedVersions)
+		r.Resources = append(r.Resources, res)
+		if v := res.Versions; v != nil && len(v.Missing) > 0 {
+			// Known once the CRD and all its objects are read: one
+			// finding for the resource, under its key prefix.
+			r.FindingCounts[Versions]++
+			fk := findingKey{Versions, ReasonNotStoredVersion, k.t}
+			findings[fk] = append(findings[fk], Finding{Kind: Versions, Reason: ReasonNotStoredVersion, Resource: res.Resource, Key: res.KeyPrefix,
+				Detail: fmt.Sprintf("objects stored at %s, which the CRD's status.storedVersions [%s] does not list: removing that version from the CRD loses them", strings.Join(v.Missing, ", "), strings.Join(v.CRDStoredVersions, ", "))})
+		}
 	}
 	if s.sections[Orphans] {
 		for _, k := range slices.Sorted(maps.Keys(orphans)) {
@@ -223,11 +236,12 @@ func (s *scanner) resourceReport(k resourceKey, v *resourceTally, storedVersions
 		res.Encryption = &Encryptions{Counts: v.encryption, Writes: writes, StaleKey: v.stale, Plaintext: v.plaintext, Unreadable: v.unreadable}
 	}
 	if s.sections[Versions] {
-		vs := &StoredVersions{Counts: v.versions, Writes: route.StorageVersion}
-		if stored, ok := storedVersions[schema.GroupResource{Group: k.t.group, Resource: k.t.plural}]; ok {
+		vs := &StoredVersions{Counts: v.versions, Writes: route.StorageVersion, Unread: v.unread}
+		custom := k.t.custom
+		if stored, ok := storedVersions[schema.GroupResource{Group: k.t.group, Resource: k.t.plural}]; ok && custom {
 			vs.CRDStoredVersions = stored
 		}
-		vs.settle()
+		vs.settle(custom)
 		res.Versions = vs
 	}
 	if s.sections[Corrupt] && len(v.corrupt) > 0 {
@@ -248,6 +262,7 @@ func merge(into, v *resourceTally) *resourceTally {
 	into.stale += v.stale
 	into.plaintext += v.plaintext
 	into.unreadable += v.unreadable
+	into.unread += v.unread
 	for _, m := range []struct{ into, from map[string]int64 }{
 		{into.encodings, v.encodings}, {into.encryption, v.encryption}, {into.versions, v.versions}, {into.corrupt, v.corrupt},
 	} {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -76,6 +77,9 @@ type Deleted struct {
 // object that cannot be read is removed from etcd without preconditions,
 // finalizers, graceful deletion or the store's after-delete steps (a
 // service's cluster IP is not released); a readable one is refused.
+//
+// A delete that would write the object back, marked for deletion, over a
+// stored value this release would lose part of is refused (LossError).
 func Delete(ctx context.Context, t Target, name string, opts DeleteOptions) (Deleted, error) {
 	deleter, ok := t.Storage.(rest.GracefulDeleter)
 	if !ok {
@@ -92,6 +96,16 @@ func Delete(ctx context.Context, t Target, name string, opts DeleteOptions) (Del
 			return Deleted{}, unwritten(fmt.Errorf("%s has no unsafe deleter: it cannot delete an object it cannot read", t.Path))
 		}
 		deleter = p.GetCorruptObjDeleter()
+	}
+	if !unsafe {
+		rev, err := deleteLoss(ctx, t, name, deleter, options, opts.WriteOptions)
+		if err != nil {
+			return Deleted{}, err
+		}
+		if rev != 0 && options.Preconditions == nil {
+			// The value checked is the one deleted.
+			options.Preconditions = &metav1.Preconditions{ResourceVersion: ptr.To(strconv.FormatInt(rev, 10))}
+		}
 	}
 	var last runtime.Object
 	validate := func(ctx context.Context, obj runtime.Object) error {

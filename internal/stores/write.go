@@ -88,6 +88,12 @@ type WriteOptions struct {
 	// FieldManager is the manager a write records in managedFields, as
 	// kubectl's --field-manager names it; empty is DefaultFieldManager.
 	FieldManager string
+	// DropUnknownFields writes over stored values that hold fields this
+	// release's types do not declare, dropping them as this release's
+	// kube-apiserver would; without it such a write is refused
+	// (LossError). A value stored at a newer version is refused either
+	// way.
+	DropUnknownFields bool
 }
 
 // DefaultFieldManager is the manager regctl's writes are recorded as when
@@ -221,7 +227,8 @@ func changesClusterIPs(newObj, oldObj runtime.Object) bool {
 // store for status and the like). The object's resourceVersion is the
 // precondition: a stale one fails with Conflict and nothing is written.
 // With opts.CurrentVersion, an object that carries none takes the one
-// stored now.
+// stored now. A stored value this release would lose part of is not
+// written over (LossError).
 func Update(ctx context.Context, t Target, obj runtime.Object, opts WriteOptions) (runtime.Object, error) {
 	updater, ok := t.Storage.(rest.Updater)
 	if !ok {
@@ -255,7 +262,7 @@ func Update(ctx context.Context, t Target, obj runtime.Object, opts WriteOptions
 	manageFields := func(_ context.Context, newObj, liveObj runtime.Object) (runtime.Object, error) {
 		return fm.UpdateNoErrors(liveObj, newObj, opts.manager()), nil
 	}
-	out, _, err := updater.Update(requestContext(ctx, t), m.GetName(), rest.DefaultUpdatedObjectInfo(obj, manageFields, readiesAllocators(t)),
+	out, _, err := updater.Update(requestContext(ctx, t), m.GetName(), rest.DefaultUpdatedObjectInfo(obj, refusesLoss(t, opts), manageFields, readiesAllocators(t)),
 		rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{DryRun: opts.dryRun(), FieldManager: opts.manager()})
 	if err != nil {
 		return nil, inFieldOrder(err)

@@ -4,18 +4,27 @@
 package maptest
 
 import (
+	"bytes"
 	"context"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/protobuf/encoding/protowire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/storedvalue"
 )
 
 // Open opens a session on a default server's map, built on an ephemeral
@@ -51,4 +60,65 @@ func ConfigMaps(t testing.TB, namespace string) (handle.Target, func(name string
 		}
 	}
 	return handle.Target{Handle: h, Namespace: namespace}, create
+}
+
+// protobufMagic starts every value the apiserver's protobuf serializer
+// writes.
+var protobufMagic = []byte("k8s\x00")
+
+// WithUnknownField adds field number to the object inside a stored
+// protobuf value, as a server whose type had that field would have
+// written it.
+func WithUnknownField(t testing.TB, stored []byte, number protowire.Number) []byte {
+	t.Helper()
+	var u runtime.Unknown
+	if err := u.Unmarshal(bytes.TrimPrefix(stored, protobufMagic)); err != nil {
+		t.Fatal(err)
+	}
+	u.Raw = protowire.AppendString(protowire.AppendTag(u.Raw, number, protowire.BytesType), "from a newer server")
+	data, err := u.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(slices.Clone(protobufMagic), data...)
+}
+
+// EncodeAt encodes obj, an object of a versioned API type, as the
+// apiserver's protobuf serializer stores it at that version: what a
+// server whose storage version it is writes.
+func EncodeAt(t testing.TB, obj runtime.Object, gv schema.GroupVersion) []byte {
+	t.Helper()
+	s := protobuf.NewSerializer(legacyscheme.Scheme, legacyscheme.Scheme)
+	data, err := runtime.Encode(legacyscheme.Codecs.EncoderForVersion(s, gv), obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// NewerStored finds a built-in resource this release stores at a version
+// older than another it knows for the same kind (in 1.36,
+// MutatingAdmissionPolicies: stored at v1beta1, served at v1 too), and
+// returns its handle and an object of its kind at that newer version.
+func NewerStored(t *testing.T, handles map[string]*handle.Handle) (*handle.Handle, runtime.Object, schema.GroupVersion) {
+	t.Helper()
+	for _, path := range slices.Sorted(maps.Keys(handles)) {
+		h := handles[path]
+		if h.OwnStore() == nil || storedvalue.CustomResource(h) {
+			continue
+		}
+		for _, gv := range legacyscheme.Scheme.PrioritizedVersionsForGroup(h.Resource.Group) {
+			gvk := gv.WithKind(h.Route.Kind)
+			if !storedvalue.Newer(gv.String(), h.Route.StorageVersion) || !legacyscheme.Scheme.Recognizes(gvk) {
+				continue
+			}
+			obj, err := legacyscheme.Scheme.New(gvk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return h, obj, gv
+		}
+	}
+	t.Fatal("this release stores every built-in resource at the newest version it knows")
+	return nil, nil, schema.GroupVersion{}
 }

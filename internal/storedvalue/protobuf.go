@@ -1,4 +1,4 @@
-package scan
+package storedvalue
 
 import (
 	"bytes"
@@ -9,6 +9,11 @@ import (
 	"sync"
 
 	"google.golang.org/protobuf/encoding/protowire"
+	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	aggregatorscheme "k8s.io/kube-aggregator/pkg/apiserver/scheme"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
 )
 
 // The Kubernetes API types are generated with their protobuf field numbers
@@ -22,6 +27,10 @@ import (
 // message is what a generated type declares: its fields by number.
 type message struct {
 	fields map[protowire.Number]messageField
+	// last is the highest number the type declares: a field past it was
+	// added after this release, one below it removed (or added by
+	// another release in a gap).
+	last protowire.Number
 }
 
 type messageField struct {
@@ -84,6 +93,7 @@ func messageOfLocked(t reflect.Type) *message {
 			field.msg = elemMessage(ft)
 		}
 		m.fields[num] = field
+		m.last = max(m.last, num)
 	}
 	if len(m.fields) == 0 {
 		messages[t] = nil
@@ -126,9 +136,27 @@ func protobufTag(tag string) (protowire.Number, string, bool) {
 
 var errMalformed = errors.New("malformed protobuf")
 
+// Field is a field of a stored value that this release's type does not
+// declare.
+type Field struct {
+	// Path names it by the declared fields it is under, and its own
+	// number where no name is known ("spec.containers.#42"); for a JSON
+	// or CBOR value, the path the strict decoder names.
+	Path string `json:"path"`
+	// Number is a protobuf field's number, 0 for JSON and CBOR.
+	Number int `json:"number,omitempty"`
+	// Newer is set for a protobuf field numbered past the last its
+	// message declares: a newer kube-apiserver added it. Below that
+	// number, this release removed the field, or another release added
+	// it in a gap.
+	Newer bool `json:"newer,omitempty"`
+}
+
+func (f Field) String() string { return f.Path }
+
 // unknownFields lists the fields of raw, an encoded m, that m does not
-// declare, as their paths ("spec.containers.#42"), at most limit of them.
-func unknownFields(raw []byte, m *message, limit int) ([]string, error) {
+// declare, at most limit of them.
+func unknownFields(raw []byte, m *message, limit int) ([]Field, error) {
 	w := walker{limit: limit}
 	err := w.walk(raw, m)
 	return w.found, err
@@ -138,7 +166,7 @@ func unknownFields(raw []byte, m *message, limit int) ([]string, error) {
 // joined only for a field it reports: most values have none.
 type walker struct {
 	path  []string
-	found []string
+	found []Field
 	limit int
 }
 
@@ -147,7 +175,7 @@ func (w *walker) walk(b []byte, m *message) error {
 		f, known := m.fields[num]
 		if !known {
 			if len(w.found) < w.limit {
-				w.found = append(w.found, join(strings.Join(w.path, "."), "#"+strconv.Itoa(int(num))))
+				w.found = append(w.found, Field{Path: join(strings.Join(w.path, "."), "#"+strconv.Itoa(int(num))), Number: int(num), Newer: num > m.last})
 			}
 			return nil
 		}
@@ -240,4 +268,39 @@ func unwrapProtobuf(data []byte) (apiVersion, kind string, raw []byte, err error
 		return nil
 	})
 	return apiVersion, kind, raw, err
+}
+
+// typeSchemes are the schemes of the servers of kube-apiserver's chain,
+// which name the Go type of every built-in stored kind.
+var typeSchemes = []*apiruntime.Scheme{legacyscheme.Scheme, apiextensionsapiserver.Scheme, aggregatorscheme.Scheme}
+
+var kindMessages sync.Map // schema.GroupVersionKind → *message
+
+// ProtobufFields reads the kind of a stored protobuf value (as the
+// apiserver's protobuf serializer writes it) and the fields, at most limit
+// of them, that its type in this release does not declare; none for a kind
+// no scheme of this release holds.
+func ProtobufFields(data []byte, limit int) (schema.GroupVersionKind, []Field, error) {
+	apiVersion, kind, raw, err := unwrapProtobuf(data)
+	if err != nil {
+		return schema.GroupVersionKind{}, nil, err
+	}
+	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
+	m, ok := kindMessages.Load(gvk)
+	if !ok {
+		var msg *message
+		for _, sc := range typeSchemes {
+			if obj, err := sc.New(gvk); err == nil {
+				msg = messageOf(reflect.TypeOf(obj))
+				break
+			}
+		}
+		m, _ = kindMessages.LoadOrStore(gvk, msg)
+	}
+	msg := m.(*message)
+	if msg == nil {
+		return gvk, nil, nil
+	}
+	fields, err := unknownFields(raw, msg, limit)
+	return gvk, fields, err
 }
