@@ -304,6 +304,42 @@ func TestScanTellsWhenAStoredVersionCanBeDropped(t *testing.T) {
 	if code != 1 {
 		t.Errorf("--fail-on versions with objects at v1beta1: exit %d", code)
 	}
+	// The table shows the CRD's storedVersions and the verdict too.
+	table := mustRun(t, "scan", "--only", "versions", etcdFlag)
+	for _, want := range []string{"CRD STORED VERSIONS", "VERDICT", "v1beta1,v1", "2 at example.com/v1beta1: rewrite them"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("the versions table does not show %q:\n%s", want, table)
+		}
+	}
+
+	// storedVersions edited by hand to leave out a version objects are
+	// stored at: nothing would stop that version's removal from the CRD,
+	// which would lose them. It is a finding of its own.
+	crdJSON := mustRun(t, "get", "crd/"+crd.Name, "-o", "json", etcdFlag)
+	edited := strings.Replace(crdJSON, `"storedVersions": [
+            "v1beta1",
+            "v1"
+        ]`, `"storedVersions": [
+            "v1"
+        ]`, 1)
+	if edited == crdJSON {
+		t.Fatalf("no storedVersions to edit in:\n%s", crdJSON)
+	}
+	mustRun(t, "replace", "--subresource", "status", "-f", writeFile(t, "crd-status.json", edited), etcdFlag)
+	r = scanReport(t, "--only", "versions", etcdFlag)
+	if got := findingKeys(r, scan.Versions, scan.ReasonNotStoredVersion); !slices.Equal(got, []string{"/registry/example.com/widgets/"}) {
+		t.Errorf("not-in-stored-versions findings %v, want the widgets' prefix", got)
+	}
+	if v := resourceOf(t, r, "widgets.example.com", "").Versions; !slices.Equal(v.Missing, []string{"example.com/v1beta1"}) || !strings.Contains(v.Verdict, "not in status.storedVersions") {
+		t.Errorf("with storedVersions [v1]: %+v", v)
+	}
+	crdJSON = mustRun(t, "get", "crd/"+crd.Name, "-o", "json", etcdFlag)
+	mustRun(t, "replace", "--subresource", "status", "-f", writeFile(t, "crd-status.json", strings.Replace(crdJSON, `"storedVersions": [
+            "v1"
+        ]`, `"storedVersions": [
+            "v1beta1",
+            "v1"
+        ]`, 1)), etcdFlag)
 
 	// Rewritten through the store, both old objects move to v1.
 	for _, name := range []string{"old-1", "old-2"} {

@@ -49,3 +49,35 @@ func TestScanOnAMap(t *testing.T) {
 		t.Errorf("a negative revision: %v", err)
 	}
 }
+
+// TestAGateNeverPassesOnValuesItCouldNotRead scans secrets encrypted with
+// a key no config is given for: their versions cannot be told, the verdict
+// says so, and --fail-on versions (or encryption) fails.
+func TestAGateNeverPassesOnValuesItCouldNotRead(t *testing.T) {
+	ctx := context.Background()
+	s, main := maptest.Open(t)
+	for _, name := range []string{"a", "b"} {
+		if _, err := main.Put(ctx, "/registry/secrets/shop/"+name, "k8s:enc:aescbc:v1:key1:\x00\x01ciphertext"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, kind := range []string{Versions, Encryption} {
+		r := Request{Output: render.JSON, Only: []string{kind}, FailOn: []string{kind}, ChunkSize: DefaultPageSize}
+		var out bytes.Buffer
+		err := Scan(ctx, &out, io.Discard, main, s.Map.Table.EtcdPrefix, s.Map.Ordered(), r)
+		want := "the scan found 2 values it could not read, so cannot tell their " + kind
+		if err == nil || err.Error() != want {
+			t.Errorf("--only %s --fail-on %s: %v, want %q", kind, kind, err, want)
+		}
+		var report Report
+		if err := json.Unmarshal(out.Bytes(), &report); err != nil {
+			t.Fatal(err)
+		}
+		if kind != Versions {
+			continue
+		}
+		if len(report.Resources) != 1 || report.Resources[0].Versions.Unread != 2 || report.Resources[0].Versions.Verdict != "cannot tell: 2 values could not be read (`--only corrupt` lists them)" {
+			t.Errorf("secrets: %+v", report.Resources)
+		}
+	}
+}

@@ -264,7 +264,7 @@ func (v *StoredVersions) settle(custom bool) {
 	}
 	switch {
 	case v.Unread > 0:
-		v.Verdict = fmt.Sprintf("cannot tell: %d %s could not be read (see the corrupt findings)", v.Unread, values(v.Unread))
+		v.Verdict = fmt.Sprintf("cannot tell: %d %s could not be read (`--only corrupt` lists them)", v.Unread, values(v.Unread))
 		if len(v.InUse) > 0 {
 			v.Verdict += "; of the rest, " + strings.Join(inUseAt(v), ", ")
 		}

@@ -40,6 +40,17 @@ func (r *Report) Sections(wide bool) []render.Section {
 		}},
 		{Corrupt, "CORRUPT", func(res Resource) string { return counts(res.Corrupt, nil) }},
 	}
+	// The versions' verdict is the point of a scan of versions: shown
+	// beside them when they are the only values looked at, and in wide.
+	if r.has(Versions) && (wide || !r.has(Encoding) && !r.has(Encryption) && !r.has(Corrupt)) {
+		columns = append(columns[:3], append([]struct {
+			section, title string
+			cell           func(Resource) string
+		}{
+			{Versions, "CRD STORED VERSIONS", func(res Resource) string { return strings.Join(res.Versions.CRDStoredVersions, ",") }},
+			{Versions, "VERDICT", func(res Resource) string { return res.Versions.Verdict }},
+		}, columns[3:]...)...)
+	}
 	for _, c := range columns {
 		if r.has(c.section) {
 			header = append(header, c.title)
