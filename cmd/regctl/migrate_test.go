@@ -365,9 +365,24 @@ func TestMigrateMovesACustomResourceToItsStorageVersion(t *testing.T) {
 	if got := storedVersions(); !slices.Equal(got, []string{"v1beta1", "v1"}) {
 		t.Errorf("status.storedVersions %v after a migration that keeps them, want [v1beta1 v1]", got)
 	}
+	// Scoped to a namespace, a migration leaves storedVersions alone
+	// while a gadget lies in another: its version was not read.
+	elsewhere := "/registry/example.com/gadgets/other/a"
+	moved := bytes.Replace(e.rawValue(t, "/registry/example.com/gadgets/default/a"), []byte(`"namespace":"default"`), []byte(`"namespace":"other"`), 1)
+	if _, err := client.Put(ctx, elsewhere, string(moved)); err != nil {
+		t.Fatal(err)
+	}
+	report, code = migrateReport(t, "gadgets.example.com", "-n", "default", "--versions", e.flag())
+	if code != 0 || len(report.StoredVersions) != 1 || report.StoredVersions[0].Kept != "1 of its objects lie outside the namespace migrated: migrate them all (no -n) to drop versions" {
+		t.Errorf("migrate -n default with a gadget in another namespace: exit %d, %+v; want storedVersions kept", code, report)
+	}
+	if _, err := client.Delete(ctx, elsewhere); err != nil {
+		t.Fatal(err)
+	}
 	// With every gadget at v1 already, a migration has nothing to rewrite,
-	// and drops v1beta1.
-	report, code = migrateReport(t, "gadgets.example.com", "--versions", e.flag())
+	// and drops v1beta1: scoped to the namespace that holds every gadget,
+	// as well as unscoped.
+	report, code = migrateReport(t, "gadgets.example.com", "-n", "default", "--versions", e.flag())
 	if code != 0 || len(report.Resources) != 0 || len(report.StoredVersions) != 1 || report.StoredVersions[0].Kept != "" {
 		t.Errorf("migrate again: exit %d, %+v; want nothing rewritten and v1beta1 dropped", code, report)
 	}

@@ -27,6 +27,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 
+	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/scan"
@@ -510,9 +511,13 @@ func (m *migration) storedVersions(ctx context.Context, r scan.Resource, h, crdS
 	if err != nil {
 		return err
 	}
+	outside, err := m.outside(ctx, h, whole)
+	if err != nil {
+		return err
+	}
 	switch {
-	case len(m.req.Prefixes) > 0 && !slices.Contains(m.req.Prefixes, whole):
-		why = "only some of its namespaces were migrated: migrate them all (no -n) to drop versions"
+	case outside > 0:
+		why = fmt.Sprintf("%d of its objects lie outside the namespace migrated: migrate them all (no -n) to drop versions", outside)
 	case r.Versions.Writes != crd.Spec.Group+"/"+storage:
 		why = fmt.Sprintf("the CRD's storage version is now %s: run the migration again", storage)
 	}
@@ -533,6 +538,40 @@ func (m *migration) storedVersions(ctx context.Context, r scan.Resource, h, crdS
 		return fmt.Errorf("writing the status of customresourcedefinition %s: %w", name, err)
 	}
 	return nil
+}
+
+// outside counts the objects under whole, a resource's key prefix, that
+// lie outside the prefixes migrated, as they were when the values were
+// chosen: their versions were not read. Objects written since are at the
+// storage version (or the CRD changed, which is checked apart).
+func (m *migration) outside(ctx context.Context, h *handle.Handle, whole string) (int64, error) {
+	if len(m.req.Prefixes) == 0 || slices.Contains(m.req.Prefixes, whole) {
+		return 0, nil
+	}
+	c, err := h.Client(ctx)
+	if err != nil {
+		return 0, err
+	}
+	// The revision the values were chosen at is the main etcd's.
+	rev := m.report.Revision
+	if len(h.Route.EtcdServers) > 0 {
+		rev = 0
+	}
+	all, _, err := etcdview.CountAt(ctx, c, whole, rev)
+	if err != nil {
+		return 0, err
+	}
+	for _, p := range m.req.Prefixes {
+		if !strings.HasPrefix(p, whole) {
+			continue
+		}
+		n, _, err := etcdview.CountAt(ctx, c, p, rev)
+		if err != nil {
+			return 0, err
+		}
+		all -= n
+	}
+	return all, nil
 }
 
 // unfinished says why a resource's values may still be stored at another
