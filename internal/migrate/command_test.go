@@ -11,3 +11,19 @@ func TestProgressLine(t *testing.T) {
 		t.Errorf("progress %q, want %q", got, want)
 	}
 }
+
+// A short migration at the default rate waits for nothing: a thousand
+// rewrites go at once; the next second's wait for their share.
+func TestTheRateLetsAShortMigrationGoAtOnce(t *testing.T) {
+	l := limiter(DefaultQPS)
+	now := time.Now()
+	if d := l.ReserveN(now, 1000).DelayFrom(now); d != 0 {
+		t.Errorf("1,000 rewrites at --qps=%d wait %s", DefaultQPS, d)
+	}
+	if d := l.ReserveN(now, DefaultQPS).DelayFrom(now); d < 400*time.Millisecond {
+		t.Errorf("another %d at once wait only %s", DefaultQPS, d)
+	}
+	if limiter(0) != nil {
+		t.Error("--qps=0 is bounded")
+	}
+}

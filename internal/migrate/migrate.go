@@ -242,9 +242,7 @@ func Run(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles 
 	if h := byPath["namespaces"]; h != nil {
 		m.namespaces = stores.NewNamespaceCache(h)
 	}
-	if req.QPS > 0 {
-		m.limit = rate.NewLimiter(rate.Limit(req.QPS), max(1, int(req.QPS/10)))
-	}
+	m.limit = limiter(req.QPS)
 	stop := m.showProgress()
 	defer stop()
 	for _, r := range scanned.Resources {
@@ -298,6 +296,16 @@ func reasons(req Request) []string {
 		out = append(out, versionReasons...)
 	}
 	return out
+}
+
+// limiter bounds the rewrites to qps a second (nil: unbounded), with a
+// second's worth at once, as client-go's limiter bursts: a short migration
+// is not held back, a long one keeps to the rate.
+func limiter(qps float64) *rate.Limiter {
+	if qps <= 0 {
+		return nil
+	}
+	return rate.NewLimiter(rate.Limit(qps), max(1, int(qps)))
 }
 
 type migration struct {
