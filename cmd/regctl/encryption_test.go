@@ -72,6 +72,9 @@ func TestEncryptionAtRest(t *testing.T) {
 	s := newLiveEtcd(t)
 	enc := "--encryption-provider-config=" + encryptionConfig(t)
 	secret := shopNamespace + "---\napiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: shop}\nstringData: {password: hunter2}\n"
+	for _, name := range []string{"db2", "db3"} {
+		secret += "---\napiVersion: v1\nkind: Secret\nmetadata: {name: " + name + ", namespace: shop}\nstringData: {password: hunter2}\n"
+	}
 	mustRun(t, "create", "-f", manifestFile(t, secret), s.flag(), enc)
 
 	// The route table says what the server would do with that config.
@@ -107,10 +110,34 @@ func TestEncryptionAtRest(t *testing.T) {
 		t.Errorf("inspect with the key: %+v", info)
 	}
 
-	// Without it, the key and the provider are named.
-	_, stderr, code := run(t, "get", "secrets/db", "-n", "shop", s.flag())
-	if code == 0 || !strings.Contains(stderr, "reading /registry/secrets/shop/db: the value is encrypted with aescbc:v1:key1") {
-		t.Errorf("get without the key: exit %d, %q", code, stderr)
+	// Without it, the key and the provider are named, once: a list, a
+	// diff and a migration say so in one line, before anything is read
+	// or written, and advise nothing else.
+	rev := s.revision(t)
+	noConfig := "secrets are encrypted with aescbc:v1:key1 and no encryption config is given: pass the server's `--encryption-provider-config`"
+	otherKey := "--encryption-provider-config=" + writeFile(t, "key2.yaml", "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n- resources: [secrets]\n  providers:\n"+aescbc("key2"))
+	lacking := "secrets are encrypted with aescbc:v1:key1, which the encryption config does not hold: pass the `--encryption-provider-config` that holds that key"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"get", "secrets/db", "-n", "shop", s.flag()}, noConfig},
+		{[]string{"get", "secrets", "-n", "shop", s.flag()}, noConfig},
+		{[]string{"get", "secrets", "-A", "-o", "yaml", s.flag()}, noConfig},
+		{[]string{"get", "secrets", "-n", "shop", s.flag(), otherKey}, lacking},
+		{[]string{"migrate", "secrets", "--encryption", s.flag(), otherKey}, lacking},
+		{[]string{"migrate", "--versions", s.flag()}, noConfig},
+		{[]string{"diff", "--from", "rev:1", "secrets", "--patch", s.flag()}, noConfig},
+	} {
+		stdout, stderr, code := run(t, c.args...)
+		// A yaml list that stops says so, lest it pass for an empty one.
+		stdout = strings.TrimPrefix(stdout, "@incomplete: reading stopped before the end of the list; see the error on stderr\n")
+		if code == 0 || strings.TrimSpace(stderr) != "error: "+c.want || stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want one line %q", c.args, code, stdout, stderr, c.want)
+		}
+	}
+	if got := s.revision(t); got != rev {
+		t.Errorf("the revision moved from %d to %d: something was written", rev, got)
 	}
 }
 

@@ -9,6 +9,7 @@ package changes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/regctl/regctl/internal/handle"
+	"github.com/regctl/regctl/internal/storedvalue"
 	"github.com/regctl/regctl/internal/stores"
 )
 
@@ -71,8 +73,11 @@ type Report struct {
 	// Objects are the objects that differ, resource by resource, in key
 	// order.
 	Objects []Object `json:"objects"`
-	// Unreadable are the values a side's store could not read.
+	// Unreadable are the values a side's store could not read: each is
+	// listed, and the rest compared.
 	Unreadable []Unreadable `json:"unreadable,omitempty"`
+
+	mu sync.Mutex // guards Unreadable, added to by both sides' readers
 }
 
 // Resource counts the changes of one resource.
@@ -83,6 +88,9 @@ type Resource struct {
 	Changed   int64  `json:"changed"`
 	Recreated int64  `json:"recreated"`
 	Unchanged int64  `json:"unchanged"`
+	// Unreadable counts the objects one side could not read, which are
+	// not compared.
+	Unreadable int64 `json:"unreadable,omitempty"`
 	// Storage says how the two sides store the resource differently: one
 	// of them not at all (its CRD added or removed), or at another
 	// version. The objects are compared as each side serves them.
@@ -140,11 +148,37 @@ func Compare(ctx context.Context, req Request) (*Report, error) {
 			return nil, err
 		}
 		// A resource with no object on either side says nothing.
-		if res.Added+res.Removed+res.Changed+res.Recreated+res.Unchanged > 0 || res.Storage != "" || res.Skipped != "" {
+		if res.Added+res.Removed+res.Changed+res.Recreated+res.Unchanged+res.Unreadable > 0 || res.Storage != "" || res.Skipped != "" {
 			r.Resources = append(r.Resources, res)
 		}
 	}
+	slices.SortStableFunc(r.Unreadable, func(a, b Unreadable) int { return strings.Compare(a.Key, b.Key) })
 	return r, nil
+}
+
+// unread lists one object a side could not read, and the comparison goes
+// on without it. An error that says nothing of the value (an etcd that did
+// not answer, a key the flags lack for every value alike) stops it.
+func (r *Report) unread(ctx context.Context, side string, s *served, err error) error {
+	var missing *storedvalue.KeyError
+	if errors.As(err, &missing) {
+		return missing // whichever object met it first
+	}
+	if !stores.Unreadable(ctx, err) {
+		return err
+	}
+	key, kerr := s.t.Key(s.namespace(), s.name)
+	if kerr != nil {
+		key = s.key
+	}
+	r.addUnreadable(Unreadable{Side: side, Key: key, Error: err.Error()})
+	return nil
+}
+
+func (r *Report) addUnreadable(u Unreadable) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Unreadable = append(r.Unreadable, u)
 }
 
 // served is one object of a side, as its store holds it; what the server
@@ -198,87 +232,123 @@ func compareResource(ctx context.Context, req Request, p Pair, r *Report) (Resou
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var mu sync.Mutex
 	unreadable := func(side string) func(key string, err error) {
 		return func(key string, err error) {
-			mu.Lock()
-			defer mu.Unlock()
-			r.Unreadable = append(r.Unreadable, Unreadable{Side: side, Key: key, Error: err.Error()})
+			r.addUnreadable(Unreadable{Side: side, Key: key, Error: err.Error()})
 		}
 	}
 	from := streamOf(ctx, p.From, p.Names, req, fromRev, unreadable(req.From.Name))
 	to := streamOf(ctx, p.To, p.Names, req, toRev, unreadable(req.To.Name))
+	c := &comparison{ctx: ctx, req: req, p: p, res: &res, r: r}
 	a, aok := <-from.items
 	b, bok := <-to.items
 	for aok || bok {
 		switch {
 		case bok && (!aok || b.key < a.key):
-			res.Added++
-			if err := r.differs(req, p, &res, nil, b, Added); err != nil {
+			if err := c.differs(nil, b, Added); err != nil {
 				return res, err
 			}
 			b, bok = <-to.items
 		case aok && (!bok || a.key < b.key):
-			res.Removed++
-			if err := r.differs(req, p, &res, a, nil, Removed); err != nil {
+			if err := c.differs(a, nil, Removed); err != nil {
 				return res, err
 			}
 			a, aok = <-from.items
 		default:
-			if err := r.compareObject(req, p, &res, a, b); err != nil {
+			if err := c.compareObject(a, b); err != nil {
 				return res, err
 			}
 			a, aok = <-from.items
 			b, bok = <-to.items
 		}
 	}
-	if err := from.wait(); err != nil {
+	// A list that reached its end with values it could not read has
+	// listed each of them already.
+	if err := from.wait(); !stores.WalkedToEnd(err) {
 		return res, err
 	}
-	return res, to.wait()
+	if err := to.wait(); !stores.WalkedToEnd(err) {
+		return res, err
+	}
+	return res, nil
+}
+
+// comparison is the comparison of one pair's objects.
+type comparison struct {
+	ctx context.Context
+	req Request
+	p   Pair
+	res *Resource
+	r   *Report
+}
+
+// read is s as the server would serve it, ok false when its side could
+// not read it: it is listed unreadable, and not compared.
+func (c *comparison) read(side string, s *served) (ok bool, err error) {
+	if err := s.external(); err != nil {
+		if err := c.r.unread(c.ctx, side, s, err); err != nil {
+			return false, err
+		}
+		c.res.Unreadable++
+		return false, nil
+	}
+	return true, nil
 }
 
 // compareObject compares one object both sides hold. One that has the
 // same uid and resourceVersion on both is the same value: etcd writes a
 // key once at a revision. Most objects are, and are not decoded further.
-func (r *Report) compareObject(req Request, p Pair, res *Resource, a, b *served) error {
+func (c *comparison) compareObject(a, b *served) error {
 	if a.uid != b.uid {
-		res.Recreated++
-		return r.differs(req, p, res, a, b, Recreated)
+		return c.differs(a, b, Recreated)
 	}
 	if a.version == b.version {
-		res.Unchanged++
+		c.res.Unchanged++
 		return nil
 	}
-	if err := a.external(); err != nil {
-		return err
-	}
-	if err := b.external(); err != nil {
-		return err
+	for _, each := range []struct {
+		side string
+		s    *served
+	}{{c.req.From.Name, a}, {c.req.To.Name, b}} {
+		if ok, err := c.read(each.side, each.s); !ok {
+			return err
+		}
 	}
 	paths := stores.ChangedPaths(a.data, b.data)
-	if p.From != nil && p.To != nil && p.From.GroupVersion() != p.To.GroupVersion() {
+	if c.p.From != nil && c.p.To != nil && c.p.From.GroupVersion() != c.p.To.GroupVersion() {
 		paths = without(paths, "apiVersion")
 	}
 	if len(paths) == 0 {
-		res.Unchanged++
+		c.res.Unchanged++
 		return nil
 	}
-	res.Changed++
-	return r.differs(req, p, res, a, b, Changed, paths...)
+	return c.differs(a, b, Changed, paths...)
 }
 
 // differs records one object that differs, and hands it to req.Changed.
-func (r *Report) differs(req Request, p Pair, res *Resource, a, b *served, change string, paths ...string) error {
+func (c *comparison) differs(a, b *served, change string, paths ...string) error {
 	// An object added or removed is served only for a patch.
 	var from, to runtime.Object
-	for _, s := range []*served{a, b} {
-		if s == nil || len(paths) == 0 && req.Changed == nil {
+	for _, each := range []struct {
+		side string
+		s    *served
+	}{{c.req.From.Name, a}, {c.req.To.Name, b}} {
+		if each.s == nil || len(paths) == 0 && c.req.Changed == nil {
 			continue
 		}
-		if err := s.external(); err != nil {
+		if ok, err := c.read(each.side, each.s); !ok {
 			return err
 		}
+	}
+	switch change {
+	case Added:
+		c.res.Added++
+	case Removed:
+		c.res.Removed++
+	case Recreated:
+		c.res.Recreated++
+	case Changed:
+		c.res.Changed++
 	}
 	if a != nil {
 		from = a.ext
@@ -290,18 +360,18 @@ func (r *Report) differs(req Request, p Pair, res *Resource, a, b *served, chang
 	if either == nil {
 		either = a
 	}
-	o := Object{Resource: res.Resource, Namespace: either.namespace(), Name: either.name, Change: change}
+	o := Object{Resource: c.res.Resource, Namespace: either.namespace(), Name: either.name, Change: change}
 	if len(paths) > 0 {
 		owners := managers(to)
 		for _, path := range paths {
 			o.Fields = append(o.Fields, owners.of(path))
 		}
 	}
-	r.Objects = append(r.Objects, o)
-	if req.Changed == nil {
+	c.r.Objects = append(c.r.Objects, o)
+	if c.req.Changed == nil {
 		return nil
 	}
-	return req.Changed(objectName(p, o), from, to)
+	return c.req.Changed(objectName(c.p, o), from, to)
 }
 
 func (s *served) namespace() string {

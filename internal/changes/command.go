@@ -3,6 +3,7 @@ package changes
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 
 	"k8s.io/utils/exec"
@@ -32,19 +33,29 @@ func Print(ctx context.Context, out io.Writer, req Request, output render.Format
 	if patch != nil {
 		err := patch.Run()
 		var exit exec.ExitError
-		if errors.As(err, &exit) && exit.ExitStatus() == 1 {
-			return ErrDiffer
-		}
-		if err != nil || !report.Differ() {
+		switch {
+		case errors.As(err, &exit) && exit.ExitStatus() == 1:
+			err = nil
+		case err != nil:
 			return err
 		}
-		return ErrDiffer // only a storage change, which no object shows
-	}
-	if err := render.Print(out, output, report); err != nil {
+	} else if err := render.Print(out, output, report); err != nil {
 		return err
+	}
+	if n := len(report.Unreadable); n > 0 {
+		// What could be read is compared and printed; the exit code
+		// still says that not everything could be.
+		return fmt.Errorf("%d %s could not be read on one side: %s", n, plural(n, "object", "objects"), report.unreadableList())
 	}
 	if report.Differ() {
 		return ErrDiffer
 	}
 	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -56,7 +56,24 @@ func (r *Report) summary() string {
 		differ += res.Added + res.Removed + res.Changed + res.Recreated
 		same += res.Unchanged
 	}
-	return fmt.Sprintf("%d objects differ and %d are the same between %s and %s", differ, same, sideName(r.From), sideName(r.To))
+	line := fmt.Sprintf("%d objects differ and %d are the same between %s and %s", differ, same, sideName(r.From), sideName(r.To))
+	if n := len(r.Unreadable); n > 0 {
+		line += fmt.Sprintf("; %d could not be read", n)
+	}
+	return line
+}
+
+// unreadableList names the keys that could not be read, the first few.
+func (r *Report) unreadableList() string {
+	const named = 3
+	var keys []string
+	for _, u := range r.Unreadable[:min(len(r.Unreadable), named)] {
+		keys = append(keys, u.Key)
+	}
+	if len(r.Unreadable) > named {
+		keys = append(keys, fmt.Sprintf("and %d more (see the report)", len(r.Unreadable)-named))
+	}
+	return strings.Join(keys, ", ")
 }
 
 func sideName(s Side) string {

@@ -60,6 +60,11 @@ func (e Envelope) String() string {
 	return e.Provider + ":" + e.Version + ":" + e.Key
 }
 
+// Prefix is the plain-text header a value encrypted so starts with.
+func (e Envelope) Prefix() string {
+	return envelopePrefix + e.String() + ":"
+}
+
 // ParseEnvelope reads the envelope of an encrypted value; ok is false when
 // the value is not encrypted.
 func ParseEnvelope(data []byte) (Envelope, bool) {

@@ -182,12 +182,21 @@ func Run(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles 
 	// those chosen are kept apart and listed.
 	lost := map[string]scan.Finding{}
 	report := &Report{DryRun: req.DryRun, Resources: []Resource{}}
-	scanned, err := scan.Run(ctx, main, etcdPrefix, handles, scan.Options{
+	// A value encrypted with a key the config lacks needs other flags,
+	// not a rewrite: the first one stops the migration before anything is
+	// written, and says which key to pass.
+	scanning, needsKey := context.WithCancelCause(ctx)
+	defer needsKey(nil)
+	scanned, err := scan.Run(scanning, main, etcdPrefix, handles, scan.Options{
 		Sections: []string{scan.Encryption, scan.Versions},
 		PageSize: req.ChunkSize,
 		Under:    req.Prefixes,
 		Losses:   true,
 		OnFinding: func(f scan.Finding) {
+			if f.Missing != nil {
+				needsKey(f.Missing)
+				return
+			}
 			if slices.Contains(unreadableReasons, f.Reason) {
 				report.Unreadable = append(report.Unreadable, f)
 				return

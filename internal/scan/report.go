@@ -159,6 +159,10 @@ type Finding struct {
 	Resource string `json:"resource,omitempty"`
 	Key      string `json:"key"`
 	Detail   string `json:"detail"`
+	// Missing is set for a value encrypted with a key the encryption
+	// config lacks (or with none given): the flags' doing, the same for
+	// every such value.
+	Missing *storedvalue.KeyError `json:"-"`
 }
 
 // SectionsFor is what a scan limited to only looks at, in the report's

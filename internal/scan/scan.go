@@ -401,7 +401,7 @@ func (s *scanner) decrypted(ctx context.Context, tl *tally, t *target, acc *reso
 		acc.unreadable++
 		acc.unread++
 		acc.encodings[unknownEncoding]++
-		tl.find(Corrupt, ReasonUndecryptable, t, key, fmt.Sprintf("encrypted with %s: no encryption config is given; pass the server's `--encryption-provider-config`", name))
+		tl.findMissing(t, key, fmt.Sprintf("encrypted with %s: no encryption config is given; pass the server's `--encryption-provider-config`", name), storedvalue.NeedsKey(ctx, t.h, data))
 		acc.corrupt[ReasonUndecryptable]++
 		return nil, false
 	}
@@ -410,7 +410,11 @@ func (s *scanner) decrypted(ctx context.Context, tl *tally, t *target, acc *reso
 		acc.unreadable++
 		acc.unread++
 		acc.encodings[unknownEncoding]++
-		tl.find(Corrupt, ReasonUndecryptable, t, key, fmt.Sprintf("encrypted with %s, which no key of the encryption config reads: %v", name, err))
+		if missing := storedvalue.NeedsKey(ctx, t.h, data); missing != nil {
+			tl.findMissing(t, key, fmt.Sprintf("encrypted with %s, which the encryption config does not hold", name), missing)
+		} else {
+			tl.find(Corrupt, ReasonUndecryptable, t, key, fmt.Sprintf("encrypted with %s, which no key of the encryption config reads: %v", name, err))
+		}
 		acc.corrupt[ReasonUndecryptable]++
 		return nil, false
 	}

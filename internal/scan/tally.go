@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/regctl/regctl/internal/storedvalue"
 )
 
 // tally is one worker's figures; the workers' are added up at the end, so
@@ -72,8 +74,18 @@ func (tl *tally) resource(t *target, namespace string) *resourceTally {
 // find records a finding. A worker sees its keys in order, so the first
 // listed are its smallest.
 func (tl *tally) find(kind, reason string, t *target, key, detail string) {
+	tl.record(Finding{Kind: kind, Reason: reason, Resource: t.h.Path, Key: key, Detail: detail}, t)
+}
+
+// findMissing records a value encrypted with a key the encryption config
+// lacks (or with no config given).
+func (tl *tally) findMissing(t *target, key, detail string, missing *storedvalue.KeyError) {
+	tl.record(Finding{Kind: Corrupt, Reason: ReasonUndecryptable, Resource: t.h.Path, Key: key, Detail: detail, Missing: missing}, t)
+}
+
+func (tl *tally) record(f Finding, t *target) {
+	kind, reason := f.Kind, f.Reason
 	tl.counts[kind]++
-	f := Finding{Kind: kind, Reason: reason, Resource: t.h.Path, Key: key, Detail: detail}
 	if tl.onFinding != nil {
 		tl.onFinding(f)
 	}

@@ -2,6 +2,7 @@ package stores
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apiserver/pkg/storage"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/storedvalue"
 )
 
 // listByKey lists by walking the keys (keys only, paged) and reading each
@@ -54,8 +56,14 @@ func listByKey(ctx context.Context, t Target, lo *metainternalversion.ListOption
 				if !unreadable(ctx, err) {
 					return fmt.Errorf("reading %s: %w", key, err)
 				}
+				err = explainKey(ctx, t.Handle, key, rev, err)
+				var missing *storedvalue.KeyError
+				if errors.As(err, &missing) {
+					// Every value so encrypted fails alike: said once.
+					return err
+				}
 				bad++
-				onError(key, explainKey(ctx, t.Handle, key, rev, err))
+				onError(key, err)
 				continue
 			}
 			ok, err := pred.Matches(obj)

@@ -17,6 +17,8 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/utils/ptr"
+
+	"github.com/regctl/regctl/internal/storedvalue"
 )
 
 // DeleteOptions apply to one delete.
@@ -124,7 +126,16 @@ func Delete(ctx context.Context, t Target, name string, opts DeleteOptions) (Del
 		// What validate refused is about a value the store did read.
 		var refusedHere *unwrittenError
 		if !unsafe && !errors.As(err, &refusedHere) && unreadable(ctx, err) {
-			return Deleted{}, fmt.Errorf("%w; deleting it unread takes %s", explain(ctx, t, name, err), UnsafeDeleteFlags)
+			err = explain(ctx, t, name, err)
+			var missing *storedvalue.KeyError
+			if errors.As(err, &missing) {
+				// The key may be lost for good: the value is named,
+				// and the way to delete it anyway.
+				if key, kerr := t.Key(t.Namespace, name); kerr == nil {
+					err = fmt.Errorf("reading %s: %w", key, err)
+				}
+			}
+			return Deleted{}, fmt.Errorf("%w; deleting it unread takes %s", err, UnsafeDeleteFlags)
 		}
 		return Deleted{}, err
 	}

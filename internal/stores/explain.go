@@ -6,11 +6,14 @@ import (
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/handle"
+	"github.com/regctl/regctl/internal/storedvalue"
 )
 
 // explain turns a storage error on one object into a message that names the
 // etcd key and, for values the store could not read, why: the encryption
-// provider and key it was written with, or its encoding. API errors that
+// provider and key it was written with, or its encoding. A value encrypted
+// with a key the encryption config lacks (or with no config given) is a
+// *storedvalue.KeyError, the same for every such value. API errors that
 // already say what is wrong (NotFound, Invalid) pass through unchanged.
 func explain(ctx context.Context, t Target, name string, err error) error {
 	if !unreadable(ctx, err) {
@@ -46,10 +49,12 @@ func explainKey(ctx context.Context, h *handle.Handle, key string, rev int64, er
 	if verr != nil || kv == nil {
 		return fmt.Errorf("reading %s: %w", key, err)
 	}
+	if missing := storedvalue.NeedsKey(ctx, h, kv.Value); missing != nil {
+		// The flags' doing, not the value's: every value so encrypted
+		// fails alike.
+		return missing
+	}
 	if env, ok := etcdview.ParseEnvelope(kv.Value); ok {
-		if h.Transformer() == nil {
-			return fmt.Errorf("reading %s: the value is encrypted with %s; pass the `--encryption-provider-config` that holds that key", key, env)
-		}
 		return fmt.Errorf("reading %s: cannot decrypt the value encrypted with %s: %w", key, env, err)
 	}
 	return fmt.Errorf("reading %s: cannot decode the stored value (%s, %d bytes): %w", key, etcdview.MediaType(kv.Value), len(kv.Value), err)

@@ -238,6 +238,12 @@ func ListItemToExternal(t Target, item runtime.Object) (runtime.Object, error) {
 	return out, nil
 }
 
+// Unreadable tells a failure to read a stored value (a decoding or
+// decryption error) from one that says nothing about the value: an API
+// error about the request, an etcd that did not answer, a cancelled
+// command.
+func Unreadable(ctx context.Context, err error) bool { return unreadable(ctx, err) }
+
 // unreadable tells a failure to read stored values (a decoding or decryption
 // error, surfacing raw or as an internal error) from API errors about the
 // request itself, and from etcd failing to answer: a timeout, a cancelled
