@@ -200,6 +200,23 @@ func TestRevisionBounds(t *testing.T) {
 	if len(h.Revisions) != 1 || h.Revisions[0].Event != stores.EventCreated || h.Revisions[0].Revision != compacted {
 		t.Errorf("history of the pod created at the compaction: %+v", h.Revisions)
 	}
+	// One written before it is read as it was held at the compaction
+	// revision, and says when it was written: every row's revision can
+	// be read.
+	h = stores.History{}
+	if err := json.Unmarshal([]byte(mustRun(t, "inspect", "pods/pod-00000", "--history", "-o", "json", s.flag())), &h); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Revisions) != 1 || h.Revisions[0].Event != stores.EventCompacted || h.Revisions[0].Revision != compacted || h.Revisions[0].WrittenAt != first || h.Revisions[0].Problem != "" {
+		t.Errorf("history of the pod written before the compaction: %+v", h.Revisions)
+	}
+	for _, r := range h.Revisions {
+		mustRun(t, "get", "pods/pod-00000", "--revision", strconv.FormatInt(r.Revision, 10), s.flag())
+	}
+	table := mustRun(t, "inspect", "pods/pod-00000", "--history", s.flag())
+	if want := fmt.Sprintf("<as held at the compaction revision; written at revision %d>", first); !strings.Contains(table, want) {
+		t.Errorf("the history table does not say %q:\n%s", want, table)
+	}
 }
 
 // TestWatchFromRevision: get -w --revision N prints the objects as they

@@ -47,13 +47,16 @@ codec, as the server reads it, at one etcd revision. The keys are read in pages
 reads a backup; with --revision, the keyspace as it was.
 
 --fail-on makes the exit code 1 when the scan finds any finding of those kinds, for CI
-and cron. While it runs, progress goes to stderr when that is a terminal.`,
+and cron, or values it could not read for them: a value no key of the config decrypts may
+be stale or not, and its version cannot be told, so such a gate never passes. While it
+runs, progress goes to stderr when that is a terminal.`,
 		Example: `  # Everything, as a table (add the server's --encryption-provider-config to read
   # encrypted values; --snapshot FILE reads a backup instead of a live etcd)
   regctl scan
 
-  # In CI or cron: exit 1 while a value is not encrypted as the config says
-  regctl scan --only encryption --fail-on encryption
+  # In CI or cron: exit 1 while a value is not encrypted as the config says (or
+  # cannot be read with it)
+  regctl scan --only encryption --fail-on encryption --encryption-provider-config=encryption.yaml
 
   # Which versions each resource is stored at, and whether an old one can be dropped
   regctl scan --only versions -o yaml

@@ -19,6 +19,10 @@ type KeyEvent struct {
 	CreateRevision int64
 	// Value is the stored value, nil for a deletion.
 	Value []byte
+	// ReadAt is the revision the value can be read at: Revision, but for
+	// a value written before the last compaction, the compaction
+	// revision, where it was still the key's value.
+	ReadAt int64
 }
 
 // progressEvery is how often a history asks etcd whether its watch has
@@ -45,7 +49,7 @@ func KeyHistory(ctx context.Context, c *clientv3.Client, key string) ([]KeyEvent
 		return nil, err
 	}
 	if kv != nil {
-		events = append(events, KeyEvent{Revision: kv.ModRevision, CreateRevision: kv.CreateRevision, Value: kv.Value})
+		events = append(events, KeyEvent{Revision: kv.ModRevision, CreateRevision: kv.CreateRevision, Value: kv.Value, ReadAt: max(kv.ModRevision, oldest)})
 	}
 	if oldest == current {
 		return events, nil
@@ -120,7 +124,7 @@ func newSilence(timeout time.Duration) *time.Timer {
 
 func keyEvent(ev *clientv3.Event) KeyEvent {
 	if ev.Type == mvccpb.DELETE {
-		return KeyEvent{Revision: ev.Kv.ModRevision, Deleted: true}
+		return KeyEvent{Revision: ev.Kv.ModRevision, Deleted: true, ReadAt: ev.Kv.ModRevision}
 	}
-	return KeyEvent{Revision: ev.Kv.ModRevision, CreateRevision: ev.Kv.CreateRevision, Value: ev.Kv.Value}
+	return KeyEvent{Revision: ev.Kv.ModRevision, CreateRevision: ev.Kv.CreateRevision, Value: ev.Kv.Value, ReadAt: ev.Kv.ModRevision}
 }

@@ -105,6 +105,8 @@ func (t historyTable) Rows(bool) [][]string {
 		switch {
 		case e.Problem != "":
 			changed = "<unreadable: " + e.Problem + ">"
+		case e.Event == stores.EventCompacted:
+			changed = fmt.Sprintf("<as held at the compaction revision; written at revision %d>", e.WrittenAt)
 		case e.Event == stores.EventUpdated && changed == "":
 			changed = "<only metadata.resourceVersion or managedFields>"
 		case changed == "":

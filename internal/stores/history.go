@@ -24,10 +24,15 @@ type HistoryEntry struct {
 	// Order counts the changes from 1, oldest first.
 	Order int `json:"order"`
 	// Revision is the etcd revision of the change: the value's mod
-	// revision, or the revision of the deletion.
-	Revision int64 `json:"revision"`
+	// revision, or the revision of the deletion. For the oldest value
+	// held, written before the last compaction, it is the compaction
+	// revision, where the value was still current and can be read
+	// (get --revision); WrittenAt is then its write's.
+	Revision  int64 `json:"revision"`
+	WrittenAt int64 `json:"writtenAt,omitempty"`
 	// Event is created, updated or deleted; the oldest value held is
-	// "oldest held" when its creation was compacted away.
+	// "oldest held" when its creation was compacted away, and "held at
+	// the compaction" when its write was too.
 	Event     string `json:"event"`
 	ValueSize int    `json:"valueSize"`
 	// Changed are the paths of the served object's fields that differ
@@ -45,6 +50,7 @@ const (
 	EventUpdated    = "updated"
 	EventDeleted    = "deleted"
 	EventOldestHeld = "oldest held"
+	EventCompacted  = "held at the compaction"
 )
 
 // ObjectHistory reads the changes of the object name that etcd holds, from
@@ -69,6 +75,10 @@ func ObjectHistory(ctx context.Context, t Target, name string) (*History, error)
 		entry := HistoryEntry{Order: i + 1, Revision: ev.Revision, ValueSize: len(ev.Value)}
 		var current map[string]any
 		switch {
+		case ev.ReadAt > ev.Revision:
+			// Its write was compacted away: it is read where it was
+			// still current.
+			entry.Event, entry.Revision, entry.WrittenAt = EventCompacted, ev.ReadAt, ev.Revision
 		case ev.Deleted:
 			entry.Event = EventDeleted
 		case ev.CreateRevision == ev.Revision:
@@ -79,7 +89,7 @@ func ObjectHistory(ctx context.Context, t Target, name string) (*History, error)
 			entry.Event = EventUpdated
 		}
 		if !ev.Deleted {
-			current, err = servedAt(ctx, t, name, ev.Revision)
+			current, err = servedAt(ctx, t, name, entry.Revision)
 			if err != nil && ctx.Err() != nil {
 				return nil, err
 			}
