@@ -140,7 +140,11 @@ func runGet(ctx context.Context, opts *getOptions) error {
 	if err != nil {
 		return err
 	}
-	w, named, err := storagemap.OpenTargets(ctx, opts.sessionConfig(), refs, opts.Scope, "get", target.Types)
+	cfg := opts.sessionConfig()
+	// The objects of a CRD that is gone are read through one made up
+	// from them, which says so.
+	cfg.Leftovers = true
+	w, named, err := storagemap.OpenTargets(ctx, cfg, refs, opts.Scope, "get", target.Types)
 	if err != nil {
 		return err
 	}

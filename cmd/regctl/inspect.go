@@ -75,6 +75,7 @@ writes nothing.`,
 }
 
 func runInspect(ctx context.Context, opts *inspectOptions) error {
+	ctx = render.WithWarnings(ctx, opts.IO.ErrOut)
 	ref, err := inspect.Parse(opts.Args, opts.Inspect)
 	if err != nil {
 		return err

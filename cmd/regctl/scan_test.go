@@ -470,12 +470,29 @@ func TestScanFindsCorruptValuesAndOrphans(t *testing.T) {
 	if got := findingKeys(r, scan.Orphans, scan.ReasonUnclaimed); !slices.Equal(got, []string{"/registry/example.com/gizmos/shop/left"}) {
 		t.Errorf("orphan findings %v: want the gizmo alone", got)
 	}
+
+	// get and inspect of the gone CRD's resource say it is gone and how
+	// many keys remain, and print its object as stored, to save.
+	gone := "Warning: customresourcedefinition gizmos.example.com is gone: 1 key remains under /registry/example.com/gizmos/"
+	stdout, stderr, code := run(t, "get", "gizmos.example.com", "-n", "shop", "-o", "yaml", etcdFlag, current)
+	if code != 0 || !strings.Contains(stderr, gone) || strings.Count(stderr, "\n") != 1 || !strings.Contains(stdout, "kind: Gizmo") || !strings.Contains(stdout, "name: left") {
+		t.Errorf("get of a gone CRD's objects: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if stdout, _, code := run(t, "get", "gizmos.example.com", "-A", "-o", "name", etcdFlag, current); code != 0 || stdout != "gizmo.example.com/left\n" {
+		t.Errorf("get -o name of a gone CRD's objects: exit %d, %q", code, stdout)
+	}
+	if stdout, stderr, code := run(t, "inspect", "gizmos.example.com/left", "-n", "shop", etcdFlag, current); code != 0 || !strings.Contains(stdout, "/registry/example.com/gizmos/shop/left") || !strings.Contains(stderr, gone) {
+		t.Errorf("inspect of a gone CRD's object: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if _, stderr, code := run(t, "get", "nothings.example.com", etcdFlag, current); code == 0 || !strings.Contains(stderr, `unknown resource "nothings.example.com"`) {
+		t.Errorf("get of a resource with no CRD and no objects: exit %d, %q", code, stderr)
+	}
 	// The node port allocator's range, which the server keeps beside the
 	// map, is not an orphan.
 	if len(r.Allocations) != 1 || r.Allocations[0].Key != "/registry/ranges/servicenodeports" {
 		t.Errorf("allocations %+v: want the server's node port range", r.Allocations)
 	}
-	_, stderr, code := run(t, "scan", "--fail-on", "corrupt", etcdFlag, current)
+	_, stderr, code = run(t, "scan", "--fail-on", "corrupt", etcdFlag, current)
 	if code != 1 || !strings.Contains(stderr, "the scan found 6 corrupt findings") {
 		t.Errorf("--fail-on corrupt: exit %d, %q", code, stderr)
 	}

@@ -14,10 +14,13 @@ import (
 )
 
 // openLive builds the map on the user's etcd and resolves ref, of one
-// type, in it. When verb is set, the path must serve it. The caller closes
-// the map.
+// type, in it, for a read: the objects of a CRD that is gone are read
+// through one made up from them. When verb is set, the path must serve
+// it. The caller closes the map.
 func (g *globalOptions) openLive(ctx context.Context, ref target.Ref, scope target.Scope, verb string) (*storagemap.Session, stores.Target, error) {
-	w, targets, err := storagemap.OpenTargets(ctx, g.sessionConfig(), []target.Ref{ref}, scope, verb, target.Each)
+	cfg := g.sessionConfig()
+	cfg.Leftovers = true
+	w, targets, err := storagemap.OpenTargets(ctx, cfg, []target.Ref{ref}, scope, verb, target.Each)
 	if err != nil {
 		return nil, stores.Target{}, err
 	}

@@ -15,6 +15,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/warning"
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/render"
@@ -59,6 +60,11 @@ func Object(ctx context.Context, out io.Writer, t stores.Target, name string, o 
 	}
 	if err := stores.CheckRevision(ctx, t, o.Revision); err != nil {
 		return err
+	}
+	// What the server warns of on every request to the path (a
+	// deprecated version, a CRD that is gone) is said here too.
+	for _, w := range t.Warnings {
+		warning.AddWarning(ctx, "", w)
 	}
 	key, info, err := etcdview.InspectObject(ctx, t.Handle, t.Namespace, name, o.Revision)
 	if err != nil {

@@ -6,7 +6,15 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"reflect"
+	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	api "k8s.io/kubernetes/pkg/apis/core"
 
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/render"
@@ -79,5 +87,47 @@ func TestAGateNeverPassesOnValuesItCouldNotRead(t *testing.T) {
 		if len(report.Resources) != 1 || report.Resources[0].Versions.Unread != 2 || report.Resources[0].Versions.Verdict != "cannot tell: 2 values could not be read (`--only corrupt` lists them)" {
 			t.Errorf("secrets: %+v", report.Resources)
 		}
+	}
+}
+
+// TestObjectsInANamespaceThatIsGoneAreFound scans objects of a namespace
+// whose Namespace object is gone: a finding per resource and namespace,
+// and none for a namespace that exists.
+func TestObjectsInANamespaceThatIsGoneAreFound(t *testing.T) {
+	ctx := context.Background()
+	s, main := maptest.Open(t)
+	create := func(path string, obj runtime.Object, namespace string) {
+		t.Helper()
+		rctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), namespace)
+		if _, err := s.Map.Handles[path].Storage.(rest.Creater).Create(rctx, obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("namespaces", &api.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "here"}}, "")
+	for _, ns := range []string{"here", "gone"} {
+		for _, name := range []string{"a", "b"} {
+			create("configmaps", &api.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}, ns)
+		}
+	}
+	r := Request{Output: render.JSON, Only: []string{Orphans}, FailOn: []string{Orphans}, ChunkSize: DefaultPageSize}
+	var out bytes.Buffer
+	err := Scan(ctx, &out, io.Discard, main, s.Map.Table.EtcdPrefix, s.Map.Ordered(), r)
+	if err == nil || err.Error() != "the scan found 1 orphans finding" {
+		t.Errorf("--fail-on orphans: %v", err)
+	}
+	var report Report
+	if err := json.Unmarshal(out.Bytes(), &report); err != nil {
+		t.Fatal(err)
+	}
+	want := []Finding{{Kind: Orphans, Reason: ReasonNamespaceGone, Resource: "configmaps", Key: "/registry/configmaps/gone/",
+		Detail: "2 objects in namespace gone, which does not exist: left by a namespace deleted without its objects"}}
+	if !reflect.DeepEqual(report.Findings, want) {
+		t.Errorf("findings %+v, want %+v", report.Findings, want)
+	}
+	var table bytes.Buffer
+	r.Output = render.Table
+	_ = Scan(ctx, &table, io.Discard, main, s.Map.Table.EtcdPrefix, s.Map.Ordered(), r)
+	if !strings.Contains(table.String(), "/registry/configmaps/gone/") {
+		t.Errorf("the table does not list the finding:\n%s", table.String())
 	}
 }

@@ -43,6 +43,7 @@ const (
 	ReasonWrongKind        = "wrong-kind"             // not the resource's kind
 	ReasonUnknownFields    = "unknown-fields"         // fields its type does not declare
 	ReasonUnclaimed        = "unclaimed"              // no path of the map stores it
+	ReasonNamespaceGone    = "namespace-gone"         // objects in a namespace that does not exist
 	maxListedPerResource   = 100                      // findings listed per resource and reason
 	largestListed          = 3                        // largest objects listed per resource
 	unknownFieldsPerObject = 5                        // unknown field paths named per object

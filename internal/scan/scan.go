@@ -116,6 +116,13 @@ func Run(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles 
 			s.targets = append(s.targets, t)
 		}
 	}
+	if len(opts.Under) == 0 {
+		for _, t := range s.targets {
+			if t.group == "" && t.plural == "namespaces" {
+				s.namespaces = t
+			}
+		}
+	}
 	all := append(slices.Clone(s.targets), elsewhere...)
 	for i, t := range all {
 		t.order = i
@@ -244,6 +251,9 @@ type scanner struct {
 	keys, bytes     atomic.Int64
 	tallies         []*tally
 	served          served
+	// namespaces is the namespaces' target when every key is read: only
+	// then can objects in a namespace that does not exist be told.
+	namespaces *target
 }
 
 func (s *scanner) pageSize() int64 {
@@ -349,6 +359,15 @@ func (s *scanner) look(ctx context.Context, tl *tally, only *target, kv *mvccpb.
 		return
 	}
 	namespace := ""
+	if s.namespaces != nil && s.sections[Orphans] {
+		switch {
+		case t == s.namespaces:
+			tl.namespaces[strings.TrimPrefix(key, t.prefix)] = true
+		case t.h.Resource.Namespaced:
+			ns, _, _ := strings.Cut(strings.TrimPrefix(key, t.prefix), "/")
+			tl.inNamespace[resourceKey{t, ns}]++
+		}
+	}
 	if s.opts.ByNamespace && t.h.Resource.Namespaced {
 		namespace, _, _ = strings.Cut(strings.TrimPrefix(key, t.prefix), "/")
 	}

@@ -26,6 +26,10 @@ type tally struct {
 	// storedVersions are the CRDs' status.storedVersions, by the group
 	// and plural of their custom resources.
 	storedVersions map[schema.GroupResource][]string
+	// namespaces are the namespaces stored; inNamespace counts the
+	// objects of each namespaced resource by namespace.
+	namespaces  map[string]bool
+	inNamespace map[resourceKey]int64
 	// onFinding is Options.OnFinding.
 	onFinding func(Finding)
 }
@@ -58,6 +62,8 @@ func newTally() *tally {
 		findings:       map[findingKey][]Finding{},
 		counts:         map[string]int64{},
 		storedVersions: map[schema.GroupResource][]string{},
+		namespaces:     map[string]bool{},
+		inNamespace:    map[resourceKey]int64{},
 	}
 }
 
@@ -142,6 +148,8 @@ func (s *scanner) result(etcdPrefix string, rev int64, sections []string, target
 	orphans := map[string]*Orphan{}
 	findings := map[findingKey][]Finding{}
 	storedVersions := map[schema.GroupResource][]string{}
+	namespaces := map[string]bool{}
+	inNamespace := map[resourceKey]int64{}
 	for _, tl := range s.tallies {
 		r.Keys += tl.keys
 		r.Bytes += tl.bytes
@@ -163,6 +171,10 @@ func (s *scanner) result(etcdPrefix string, rev int64, sections []string, target
 			r.FindingCounts[k] += n
 		}
 		maps.Copy(storedVersions, tl.storedVersions)
+		maps.Copy(namespaces, tl.namespaces)
+		for k, n := range tl.inNamespace {
+			inNamespace[k] += n
+		}
 		r.Allocations = append(r.Allocations, tl.allocations...)
 		r.Leases = append(r.Leases, tl.leases...)
 	}
@@ -201,6 +213,9 @@ func (s *scanner) result(etcdPrefix string, rev int64, sections []string, target
 		for _, k := range slices.Sorted(maps.Keys(orphans)) {
 			r.Orphans = append(r.Orphans, *orphans[k])
 		}
+	}
+	if s.sections[Orphans] && s.namespaces != nil {
+		s.namespaceGone(r, findings, namespaces, inNamespace)
 	}
 	// Findings in the order of their resources, then by reason and key.
 	fkeys := slices.Collect(maps.Keys(findings))
@@ -283,4 +298,36 @@ func merge(into, v *resourceTally) *resourceTally {
 		}
 	}
 	return into
+}
+
+// namespaceGone finds the objects left in namespaces that do not exist:
+// the namespace controller deletes a namespace's objects before the
+// namespace, so these were left by a namespace deleted by hand, or a
+// partial restore. No server lists them under a namespace, and a namespace
+// created again of that name would find them.
+func (s *scanner) namespaceGone(r *Report, findings map[findingKey][]Finding, namespaces map[string]bool, inNamespace map[resourceKey]int64) {
+	keys := slices.Collect(maps.Keys(inNamespace))
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].t.order != keys[j].t.order {
+			return keys[i].t.order < keys[j].t.order
+		}
+		return keys[i].namespace < keys[j].namespace
+	})
+	for _, k := range keys {
+		if namespaces[k.namespace] {
+			continue
+		}
+		n := inNamespace[k]
+		r.FindingCounts[Orphans]++
+		fk := findingKey{Orphans, ReasonNamespaceGone, k.t}
+		findings[fk] = append(findings[fk], Finding{Kind: Orphans, Reason: ReasonNamespaceGone, Resource: k.t.h.Path, Key: k.t.prefix + k.namespace + "/",
+			Detail: fmt.Sprintf("%d %s in namespace %s, which does not exist: left by a namespace deleted without its objects", n, objectsNoun(n), k.namespace)})
+	}
+}
+
+func objectsNoun(n int64) string {
+	if n == 1 {
+		return "object"
+	}
+	return "objects"
 }

@@ -90,7 +90,7 @@ func (r *Report) Sections(wide bool) []render.Section {
 
 	var findings [][]string
 	for _, f := range r.Findings {
-		if f.Kind == Orphans {
+		if f.Reason == ReasonUnclaimed {
 			continue // counted above
 		}
 		findings = append(findings, []string{f.Kind, f.Reason, f.Key, f.Detail})

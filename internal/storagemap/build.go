@@ -68,6 +68,10 @@ type Config struct {
 	// OpenTargets builds it on an ephemeral etcd when none is named: keys
 	// prints where objects would be stored.
 	MapOnly bool
+	// Leftovers, for a command that reads, serves a name RESOURCE.GROUP
+	// that no CRD serves but whose objects etcd still holds through a
+	// CRD made up from them (leftovers.go), which warns of it.
+	Leftovers bool
 
 	// embedded is the sandbox's etcd, already running, that Reopen hands
 	// from one map to the next.
@@ -399,7 +403,7 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 	s.models = &openAPIModels{}
 	c := chain{server: opts, etcd: etcd, transformers: enc.transformers, getter: getter, models: s.models,
 		fieldManagement: cfg.FieldManagement, crdNames: crdNames, crdGroups: crdGroups, crdRevision: cfg.CRDRevision, client: s.Client}
-	if err := s.Map.extend(ctx, c, all, readEtcd, cfg.Only); err != nil {
+	if err := s.Map.extend(ctx, c, all, readEtcd, cfg.Only, cfg.Leftovers); err != nil {
 		return err
 	}
 	s.schemalessCRDs = c.schemalessCRDs
@@ -445,7 +449,7 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 // names (c.crdNames) do not serve is looked for among the CRDs of the
 // groups it names (c.crdGroups), then among all CRDs, for the whole map's
 // error and suggestions.
-func (m *Map) extend(ctx context.Context, c chain, builtIn []servedVersion, readEtcd bool, only string) error {
+func (m *Map) extend(ctx context.Context, c chain, builtIn []servedVersion, readEtcd bool, only string, leftovers bool) error {
 	for {
 		m.notEstablished = map[schema.GroupVersionKind]string{}
 		c.notEstablished = m.notEstablished
@@ -468,6 +472,12 @@ func (m *Map) extend(ctx context.Context, c chain, builtIn []servedVersion, read
 			c.crdNames = nil
 		case c.crdGroups != nil:
 			c.crdGroups = nil
+		case leftovers && c.madeUp == nil && readEtcd:
+			// Every CRD is read, and a name still serves nothing: its
+			// objects may be left from a CRD that is gone.
+			if c.madeUp, err = c.leftovers(ctx, m, only); err != nil || len(c.madeUp) == 0 {
+				return err
+			}
 		default:
 			return nil
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -46,6 +47,22 @@ const crdPage = 10
 // reads the CRDs of those groups only, found by their keys: a CRD's name is
 // its plural and group.
 func (c chain) readCRDs(ctx context.Context, crdVersions []servedVersion, pending func(*apiextensionsv1.CustomResourceDefinition)) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	out, err := c.readStoredCRDs(ctx, crdVersions, pending)
+	if err != nil || crdStore(crdVersions) == nil {
+		return out, err
+	}
+	// The CRDs made up for objects whose CRD is gone (leftovers), unless
+	// one of that name is back.
+	for _, name := range slices.Sorted(maps.Keys(c.madeUp)) {
+		if !slices.ContainsFunc(out, func(crd *apiextensionsv1.CustomResourceDefinition) bool { return crd.Name == name }) {
+			out = append(out, c.madeUp[name])
+		}
+	}
+	return out, nil
+}
+
+// readStoredCRDs is readCRDs of the CRDs in etcd alone.
+func (c chain) readStoredCRDs(ctx context.Context, crdVersions []servedVersion, pending func(*apiextensionsv1.CustomResourceDefinition)) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	if crdStore(crdVersions) == nil {
 		return nil, nil
 	}

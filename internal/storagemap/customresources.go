@@ -80,6 +80,9 @@ func (c chain) customResources(ctx context.Context, crdVersions []servedVersion)
 		return u, gv.String(), true
 	}
 	serving := &crServing{getter: getter, read: func(name string) (*apiextensionsv1.CustomResourceDefinition, error) {
+		if crd, ok := c.madeUp[name]; ok {
+			return crd, nil
+		}
 		return readCRD(context.Background(), crdVersions, name, c.crdRevision)
 	}, static: sync.OnceValues(func() (map[string]*spec.Schema, error) {
 		if !c.fieldManagement {

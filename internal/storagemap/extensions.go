@@ -62,7 +62,10 @@ type chain struct {
 	crdGroups []string
 	// crdRevision, when set, is the revision the CRDs are read at.
 	crdRevision int64
-	client      func(context.Context) (*clientv3.Client, error)
+	// madeUp are the CRDs made up, by name, for objects whose CRD is gone
+	// (leftovers.go), read beside those in etcd.
+	madeUp map[string]*apiextensionsv1.CustomResourceDefinition
+	client func(context.Context) (*clientv3.Client, error)
 }
 
 // restOptionsGetter is EtcdOptions.ApplyTo's getter on etcd (one storage
