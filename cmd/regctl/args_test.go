@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"k8s.io/cli-runtime/pkg/resource"
@@ -43,5 +46,53 @@ func TestTypeNameArgumentsEndToEnd(t *testing.T) {
 	}
 	if got := mustRun(t, "get", "pods,configmaps", "-o", "name", s.flag()); got != "pod/pod-00002\n" {
 		t.Errorf("after delete, left:\n%s", got)
+	}
+}
+
+// TestManifestInputAsKubectlReadsIt: -f DIR reads the directory's
+// manifests, -R its subdirectories' too; binary input is one line that
+// quotes none of it; get with no type says what kubectl says.
+func TestManifestInputAsKubectlReadsIt(t *testing.T) {
+	t.Parallel()
+	s := newLiveEtcd(t)
+	dir := t.TempDir()
+	for path, content := range map[string]string{
+		"ns.yaml":        shopNamespace,
+		"notes.txt":      "not a manifest",
+		"more/cm.yml":    configMapDoc("deeper"),
+		"more/deep.json": `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "deepest", "namespace": "shop"}}`,
+	} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(path)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, path), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := mustRun(t, "create", "-f", dir, s.flag()); got != "namespace/shop created\n" {
+		t.Errorf("create -f DIR: %q, want the directory's manifest alone", got)
+	}
+	if got := mustRun(t, "create", "-f", filepath.Join(dir, "more"), "-R", s.flag()); got != "configmap/deeper created\nconfigmap/deepest created\n" {
+		t.Errorf("create -f DIR -R: %q", got)
+	}
+	if _, stderr, code := run(t, "diff", "-f", dir, "-R", s.flag()); code != 0 {
+		t.Errorf("diff -f DIR -R of what was created: exit %d, %q", code, stderr)
+	}
+
+	binary := filepath.Join(dir, "manifest.yaml.gz")
+	if err := os.WriteFile(binary, []byte{0x1f, 0x8b, 0x08, 0x00, 0xc3, 0x28, 'k', 'i', 'n', 'd', 0x00}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"create", "replace", "diff"} {
+		_, stderr, code := run(t, cmd, "-f", binary, s.flag())
+		if want := "error: reading " + binary + ": binary data, not a YAML or JSON manifest"; code == 0 || !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%s -f binary: exit %d, stderr %q; want one line %q", cmd, code, stderr, want)
+		}
+	}
+
+	_, stderr, code := run(t, "get", s.flag())
+	want := "You must specify the type of resource to get. Use \"regctl routes\" for a complete list of supported resources.\n\nerror: Required resource not specified. See 'regctl get -h' for help and examples\n"
+	if code == 0 || stderr != want {
+		t.Errorf("get with no type: exit %d, stderr %q, want %q", code, stderr, want)
 	}
 }

@@ -230,6 +230,14 @@ func TestConnectionErrorsNameTheirCause(t *testing.T) {
 			}
 		})
 	}
+	t.Run("https to a plain etcd", func(t *testing.T) {
+		plain := newLiveEtcd(t)
+		url := "--etcd-servers=" + strings.Replace(strings.TrimPrefix(plain.flag(), "--etcd-servers="), "http://", "https://", 1)
+		_, stderr, code := runWithin(t, 20*time.Second, "get", "pods", "--request-timeout=5m", url)
+		if code == 0 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "the server does not speak TLS: use an http:// endpoint") {
+			t.Errorf("exit %d, stderr %q: want one line saying the server does not speak TLS", code, stderr)
+		}
+	})
 	t.Run("right certificates", func(t *testing.T) {
 		_, stderr, code := runWithin(t, 20*time.Second, "get", "pods", https, ca, cert, key)
 		if code != 0 || !strings.Contains(stderr, "No resources found") {

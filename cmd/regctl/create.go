@@ -69,7 +69,7 @@ the way to bring back a deleted object from ` + "`regctl inspect TYPE/NAME --his
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringSliceVarP(&opts.Filenames, "filename", "f", nil, "The manifest to create: a file, or - for standard input; repeat it, or separate with commas, for several, read in turn")
+	addFilenameFlags(fs, &opts.writeOptions, &opts.Filenames, "The manifest to create")
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace for objects that do not name one")
 	addWriteFlags(fs, &opts.writeOptions, &output)
 	addManifestFlags(cmd, &opts.writeOptions)

@@ -95,7 +95,7 @@ nothing is then diffed).`,
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitTrouble(err) })
 	fs := cmd.Flags()
-	fs.StringSliceVarP(&opts.Filenames, "filename", "f", nil, "The manifest to diff: a file, or - for standard input; repeat it, or separate with commas, for several, read in turn")
+	addFilenameFlags(fs, &opts.writeOptions, &opts.Filenames, "The manifest to diff")
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace for objects that do not name one")
 	fs.BoolVar(&opts.Diff.ShowManagedFields, "show-managed-fields", false, "Include metadata.managedFields in the diff")
 	fs.BoolVar(&opts.Diff.ShowSecrets, "show-secrets", false, "Do not mask the values of Secrets")

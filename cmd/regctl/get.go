@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/get"
@@ -89,7 +91,14 @@ lists the revisions of an object.`,
   # Every pod and its node, oldest first
   regctl get pods -A -o custom-columns=NAME:.metadata.name,NODE:.spec.nodeName --sort-by=.metadata.creationTimestamp`,
 		ValidArgsFunction: completion.ResourceObjects(g.completionFlags),
-		Args:              cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return nil
+			}
+			// kubectl get's own words, with regctl's list of resources.
+			fmt.Fprintf(g.IO.ErrOut, "You must specify the type of resource to get. Use \"%s routes\" for a complete list of supported resources.\n\n", cmd.Root().Name())
+			return cmdutil.UsageErrorf(cmd, "Required resource not specified.")
+		},
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			f, err := opts.Get.Print.Format(output, cmd.Flags().Changed("output"), getFormats...)
 			if err != nil {

@@ -28,7 +28,8 @@ func newKeysCmd(g *globalOptions, runF func(context.Context, *keysOptions) error
 		Short: "Show etcd keys: usage per resource, a resource's keys, or one object's key",
 		Long: `With no argument, show each path that has a store with its key prefix, number of keys and
 total value size, plus the keys under the etcd prefix that no core path claims (other API
-groups, allocator ranges), grouped by their next path segment.
+groups, allocator ranges), grouped by their next path segment. With -n, show each namespaced
+resource's keys in that namespace.
 
 With a resource, stream its keys (paged, keys only). With an object, print the exact key its
 store uses (the store's own key function); this needs no etcd, unless --check asks whether
@@ -38,6 +39,9 @@ With --revision N, a resource's keys, or --check's answer, are as they were at e
 revision N, as long as etcd has not compacted it.`,
 		Example: `  # Keys and bytes per resource
   regctl keys
+
+  # Keys and bytes per resource in one namespace
+  regctl keys -n shop
 
   # Every pod key in one namespace
   regctl keys pods -n kube-system
@@ -78,6 +82,9 @@ func runKeys(ctx context.Context, opts *keysOptions) error {
 		return err
 	}
 	if ref == nil {
+		if opts.NamespaceSet && !opts.AllNamespaces {
+			opts.Keys.Namespace = opts.Namespace
+		}
 		w, main, err := storagemap.OpenAll(ctx, opts.sessionConfig())
 		if err != nil {
 			return err

@@ -67,7 +67,7 @@ this release's kube-apiserver would; use the regctl built for the cluster's rele
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringSliceVarP(&opts.Filenames, "filename", "f", nil, "The manifest of the new versions: a file, or - for standard input; repeat it, or separate with commas, for several, read in turn")
+	addFilenameFlags(fs, &opts.writeOptions, &opts.Filenames, "The manifest of the new versions")
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace for objects that do not name one")
 	fs.StringVar(&opts.Subresource, "subresource", "", "Write through this subresource's store (e.g. status)")
 	fs.BoolVar(&opts.Force, "force", false, "Replace objects that carry no resourceVersion: read the current one first")

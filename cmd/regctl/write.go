@@ -36,6 +36,8 @@ type writeOptions struct {
 	// DropUnknownFields writes over stored values with fields this
 	// release does not know (replace).
 	DropUnknownFields bool
+	// Recursive reads -f directories' subdirectories too (-R).
+	Recursive bool
 }
 
 var writeFormats = []render.Format{render.YAML, render.JSON, render.Name}
@@ -60,6 +62,13 @@ func addManifestFlags(cmd *cobra.Command, o *writeOptions) {
 // that write over stored values.
 func addDropUnknownFieldsFlag(fs *pflag.FlagSet, drop *bool) {
 	fs.BoolVar(drop, "drop-unknown-fields", false, "Write over stored values that hold fields this release does not know (written by a newer kube-apiserver), dropping them as this release's kube-apiserver would; without it such a write is refused")
+}
+
+// addFilenameFlags are kubectl's -f and -R, for the commands that read a
+// manifest: usage says what the manifest is for.
+func addFilenameFlags(fs *pflag.FlagSet, o *writeOptions, filenames *[]string, usage string) {
+	fs.StringSliceVarP(filenames, "filename", "f", nil, usage+": a file, a directory (its .json, .yaml and .yml files), or - for standard input; repeat it, or separate with commas, for several, read in turn")
+	fs.BoolVarP(&o.Recursive, "recursive", "R", false, "Process the directory used in -f, --filename recursively, as kubectl does")
 }
 
 // addPlaintextFlag is `--allow-plaintext`, for the commands that write
@@ -98,7 +107,7 @@ func (o *writeOptions) writeManifest(ctx context.Context, filenames []string, su
 	live := &liveMap{o: o}
 	defer live.close()
 	m := apply.Manifest{
-		Filenames: filenames, In: o.IO.In, Out: o.IO.Out, ErrOut: o.IO.ErrOut,
+		Filenames: filenames, Recursive: o.Recursive, In: o.IO.In, Out: o.IO.Out, ErrOut: o.IO.ErrOut,
 		Output: o.Output, DryRun: o.DryRun,
 		Scope:       apply.Scope{Namespace: o.Namespace, Explicit: o.NamespaceSet},
 		Subresource: subresource, AllowPlaintext: o.AllowPlaintext, Validation: string(o.Validation),
@@ -119,7 +128,7 @@ func (o *writeOptions) diffManifest(ctx context.Context, filenames []string, d a
 	live := &liveMap{o: o}
 	defer live.close()
 	return apply.Diff(ctx, apply.Manifest{
-		Filenames: filenames, In: o.IO.In, Out: o.IO.Out, ErrOut: o.IO.ErrOut,
+		Filenames: filenames, Recursive: o.Recursive, In: o.IO.In, Out: o.IO.Out, ErrOut: o.IO.ErrOut,
 		Scope:      apply.Scope{Namespace: o.Namespace, Explicit: o.NamespaceSet},
 		Validation: string(o.Validation),
 		Open:       live.open,

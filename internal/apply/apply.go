@@ -69,8 +69,10 @@ type Scope struct {
 
 // Manifest is a manifest to write, and how.
 type Manifest struct {
-	// Filenames are the -f files, "-" for In.
+	// Filenames are the -f files, "-" for In; Recursive reads the
+	// subdirectories of a directory too (-R).
 	Filenames []string
+	Recursive bool
 	In        io.Reader
 	// Out gets a line per write, or the written objects with Output;
 	// ErrOut the warnings and errors.
@@ -113,7 +115,7 @@ func Run(ctx context.Context, m Manifest) error {
 	// A manifest is held in memory while it is written; pace the collector
 	// for that from the start.
 	gctune.Steady()
-	objs, readErrs := readManifest(m.In, m.Filenames)
+	objs, readErrs := readManifest(m.In, m.Filenames, m.Recursive)
 	if len(objs) == 0 {
 		return refuse(m.ErrOut, readErrs)
 	}

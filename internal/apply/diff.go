@@ -39,7 +39,7 @@ var ErrNoObjects = errors.New("no objects passed to diff")
 // wrong; an object that cannot be read or written is an error, and then
 // nothing is diffed, as with kubectl.
 func Diff(ctx context.Context, m Manifest, o DiffOptions) error {
-	objs, readErrs := readManifest(m.In, m.Filenames)
+	objs, readErrs := readManifest(m.In, m.Filenames, m.Recursive)
 	if len(readErrs) > 0 {
 		return refuse(m.ErrOut, readErrs)
 	}

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/resource"
 
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/manifest"
@@ -17,15 +20,27 @@ import (
 )
 
 // readManifest reads each -f FILE in turn, standard input for "-", as
-// kubectl takes several. With more than one, each object and error names
-// its file.
-func readManifest(in io.Reader, filenames []string) (objs []manifest.Object, errs []error) {
+// kubectl takes several: a directory stands for its .json, .yaml and .yml
+// files, and with recursive for those of its subdirectories too, as
+// kubectl's resource builder expands it. With more than one file, each
+// object and error names its file.
+func readManifest(in io.Reader, filenames []string, recursive bool) (objs []manifest.Object, errs []error) {
 	if len(filenames) == 0 {
-		return nil, []error{fmt.Errorf("`-f` is required: a file, or - for standard input")}
+		return nil, []error{fmt.Errorf("`-f` is required: a file, a directory, or - for standard input")}
 	}
-	for i, name := range filenames {
+	var files []string
+	for _, name := range filenames {
+		expanded, err := expandPath(name, recursive)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		files = append(files, expanded...)
+	}
+	several := len(files) > 1 || len(filenames) > 1
+	for i, name := range files {
 		o, e := readManifestFile(in, name)
-		if len(filenames) > 1 {
+		if several {
 			manifest.InFile(o, e, name, i)
 		}
 		objs, errs = append(objs, o...), append(errs, e...)
@@ -33,17 +48,60 @@ func readManifest(in io.Reader, filenames []string) (objs []manifest.Object, err
 	return objs, errs
 }
 
+// expandPath is the files -f path names, with the resource builder's own
+// walk: the path itself when it is a file, whatever its extension; a
+// directory's files with kubectl's extensions, its subdirectories' too when
+// recursive.
+func expandPath(path string, recursive bool) ([]string, error) {
+	if path == "-" {
+		return []string{path}, nil
+	}
+	visitors, err := resource.ExpandPathsToFileVisitors(nil, path, recursive, resource.FileExtensions, nil)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, unwrapPathError(err))
+	}
+	var files []string
+	for _, v := range visitors {
+		if f, ok := v.(*resource.FileVisitor); ok {
+			files = append(files, f.Path)
+		}
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("reading %s: no manifest in it: recognized file extensions are %s", path, strings.Join(resource.FileExtensions, ", "))
+	}
+	return files, nil
+}
+
+// unwrapPathError is a walk's error without the path it names again.
+func unwrapPathError(err error) error {
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) {
+		return pathErr.Err
+	}
+	return err
+}
+
 func readManifestFile(in io.Reader, filename string) ([]manifest.Object, []error) {
 	r := in
 	if filename != "-" {
 		f, err := os.Open(filename)
 		if err != nil {
-			return nil, []error{fmt.Errorf("reading %s: %w", filename, err)}
+			return nil, []error{fmt.Errorf("reading %s: %w", filename, unwrapPathError(err))}
 		}
 		defer f.Close()
 		r = f
 	}
-	return manifest.Read(r)
+	objs, errs := manifest.Read(r)
+	for i, err := range errs {
+		if errors.Is(err, manifest.ErrBinary) {
+			source := filename
+			if filename == "-" {
+				source = "standard input"
+			}
+			errs[i] = fmt.Errorf("reading %s: %w", source, err)
+		}
+	}
+	return objs, errs
 }
 
 // planTarget resolves the path and namespace an object is written to: its
@@ -130,6 +188,9 @@ func reportAll(errOut io.Writer, errs []error) {
 
 // refuse reports every problem of a manifest and says nothing was written.
 func refuse(errOut io.Writer, errs []error) error {
+	if len(errs) == 1 {
+		return fmt.Errorf("%w: nothing was written", errs[0])
+	}
 	reportAll(errOut, errs)
 	return errors.New("nothing was written")
 }

@@ -6,9 +6,13 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"strings"
+	"time"
+
+	"golang.org/x/net/http2"
 )
 
 // probeEndpoint finds out why an etcd endpoint cannot be used, the way the
@@ -35,9 +39,44 @@ func probeEndpoint(ctx context.Context, endpoint string, tlsCfg *tls.Config) err
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	if secure {
+		// A plain server does not answer a TLS hello: it waits for more
+		// of what it takes for HTTP/2. Asked in its own terms, it says so.
+		if speaksPlainHTTP2(ctx, host) {
+			return errors.New("the server does not speak TLS: use an http:// endpoint")
+		}
 		return probeTLS(ctx, conn, host, tlsCfg)
 	}
 	return probePlain(ctx, conn)
+}
+
+// plainAnswer bounds how long a server has to answer HTTP/2's opening in
+// kind: one on the network path answers within a round trip.
+const plainAnswer = time.Second
+
+// speaksPlainHTTP2 tells whether the server at host answers HTTP/2's
+// client preface, unencrypted, with its SETTINGS frame, as etcd's plain
+// gRPC listener does. A TLS server takes the preface for a bad record.
+func speaksPlainHTTP2(ctx context.Context, host string) bool {
+	ctx, cancel := context.WithTimeout(ctx, plainAnswer)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	if deadline, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(deadline)
+	}
+	// The preface, then an empty SETTINGS frame (length 0, type 4).
+	if _, err := io.WriteString(conn, http2.ClientPreface+"\x00\x00\x00\x04\x00\x00\x00\x00\x00"); err != nil {
+		return false
+	}
+	var header [9]byte
+	if _, err := io.ReadFull(conn, header[:]); err != nil {
+		return false
+	}
+	return header[3] == byte(http2.FrameSettings)
 }
 
 // endpointAddress is the host:port an endpoint names and whether the etcd

@@ -36,6 +36,9 @@ type Options struct {
 	ChunkSize int64
 	// Revision is the etcd revision to read at; 0 is now.
 	Revision int64
+	// Namespace, with no resource named, counts the namespaced resources'
+	// keys in that namespace alone (an explicit -n).
+	Namespace string
 }
 
 // Validate checks the flags; it needs no etcd.
@@ -75,13 +78,17 @@ func (o Options) NeedsEtcd(names []string) bool {
 
 // Usage prints each path that has a store with its key prefix, number of
 // keys and total value size, and the keys under etcdPrefix that no path
-// claims, grouped by their next path segment. main is the client of
+// claims, grouped by their next path segment; with o.Namespace, each
+// namespaced resource's in that namespace. main is the client of
 // `--etcd-servers`; handles are the map's in route table order.
 func Usage(ctx context.Context, out io.Writer, main *clientv3.Client, etcdPrefix string, handles []*handle.Handle, o Options) error {
 	// Each page of values is garbage once counted: the start-up pacing
 	// would let several of them pile up.
 	gctune.BoundHeap()
 	usage, err := stores.Usage(ctx, main, etcdPrefix, handles, o.ChunkSize)
+	if o.Namespace != "" {
+		usage, err = stores.UsageIn(ctx, o.Namespace, handles, o.ChunkSize)
+	}
 	if err != nil {
 		return err
 	}

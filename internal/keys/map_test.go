@@ -35,6 +35,24 @@ func TestKeysOnAMap(t *testing.T) {
 		}
 		rev = resp.Header.Revision
 	}
+	// The usage of one namespace counts its keys alone.
+	var inShop []etcdview.Usage
+	var buf bytes.Buffer
+	if err := Usage(ctx, &buf, main, "/registry", s.Map.Ordered(), Options{Output: render.JSON, ChunkSize: 10, Namespace: "shop"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(buf.Bytes(), &inShop); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range inShop {
+		want := int64(0)
+		if u.Resource == "configmaps" {
+			want = 2
+		}
+		if u.Keys != want || u.Resource == "namespaces" {
+			t.Errorf("usage in shop: %+v", u)
+		}
+	}
 	configMaps, err := target.One(s.Map, target.Ref{Resource: "configmaps"}, target.Scope{Namespace: "shop"})
 	if err != nil {
 		t.Fatal(err)

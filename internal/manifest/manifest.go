@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -98,7 +99,11 @@ func (e *Error) Unwrap() error { return e.Err }
 // Splitting is sequential; parsing, most of the work, runs on every core.
 func Read(r io.Reader) (objs []Object, errs []error) {
 	var raws [][]byte
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(r))
+	br := bufio.NewReader(r)
+	if peek, err := br.Peek(binaryPeek); isBinary(peek, err != nil) {
+		return nil, []error{ErrBinary}
+	}
+	reader := utilyaml.NewYAMLReader(br)
 	for {
 		raw, err := reader.Read()
 		if errors.Is(err, io.EOF) {
@@ -146,6 +151,30 @@ func Read(r io.Reader) (objs []Object, errs []error) {
 		errs = append(errs, errors.New("no objects found"))
 	}
 	return objs, errs
+}
+
+// ErrBinary is what Read says of a stream that is no text: the YAML and
+// JSON parsers' errors would quote its bytes back.
+var ErrBinary = errors.New("binary data, not a YAML or JSON manifest")
+
+// binaryPeek is how much of a stream is looked at to tell binary data.
+const binaryPeek = 8 << 10
+
+// isBinary tells text from binary data as tools do: a NUL byte, or bytes
+// that are no UTF-8 (the last rune may be cut by the peek, unless the peek
+// holds all there is).
+func isBinary(peek []byte, all bool) bool {
+	if bytes.IndexByte(peek, 0) >= 0 {
+		return true
+	}
+	for len(peek) > 0 {
+		r, size := utf8.DecodeRune(peek)
+		if r == utf8.RuneError && size == 1 && (all || len(peek) >= utf8.UTFMax || utf8.FullRune(peek)) {
+			return true
+		}
+		peek = peek[size:]
+	}
+	return false
 }
 
 type parsed struct {

@@ -1,7 +1,9 @@
 package manifest
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -131,5 +133,23 @@ items:
 	}
 	if objs, errs := Read(strings.NewReader(nested)); len(errs) == 0 {
 		t.Errorf("regctl reads a List inside a List kubectl refuses: %d objects", len(objs))
+	}
+}
+
+// Binary input is said to be so in one error that quotes none of it.
+func TestBinaryInputIsNamedAndNotQuoted(t *testing.T) {
+	for _, data := range [][]byte{
+		{0x1f, 0x8b, 0x08, 0x00, 'a', 'b'},             // gzip
+		[]byte("apiVersion: v1\nkind: \xff\xfe\x00\n"), // NUL and bad UTF-8
+		[]byte("kind: Config\xc3"),                     // bad UTF-8 at the end of the stream
+	} {
+		objs, errs := Read(bytes.NewReader(data))
+		if len(objs) != 0 || len(errs) != 1 || !errors.Is(errs[0], ErrBinary) {
+			t.Errorf("%q: %v, %v; want ErrBinary", data, objs, errs)
+		}
+	}
+	// UTF-8 text is no binary, however far from ASCII.
+	if objs, errs := Read(strings.NewReader("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: café-ünïcødé}\n")); len(objs) != 1 || len(errs) != 0 {
+		t.Errorf("text: %v, %v", objs, errs)
 	}
 }

@@ -63,3 +63,33 @@ func Usage(ctx context.Context, main *clientv3.Client, etcdPrefix string, handle
 	etcdview.SortUsage(usage)
 	return usage, nil
 }
+
+// UsageIn is Usage of one namespace: the keys and bytes of each namespaced
+// resource in it, read under its prefix in the namespace, on the etcd
+// that holds it. Cluster-scoped resources hold nothing in a namespace.
+func UsageIn(ctx context.Context, namespace string, handles []*handle.Handle, pageSize int64) ([]etcdview.Usage, error) {
+	var out []etcdview.Usage
+	seen := map[string]bool{}
+	for _, h := range handles {
+		if h.Route.Store != routetable.StoreOwn || !h.Resource.Namespaced || seen[h.Route.KeyPrefix] {
+			continue
+		}
+		seen[h.Route.KeyPrefix] = true
+		prefix, err := h.KeyPrefix(namespace)
+		if err != nil {
+			return nil, err
+		}
+		c, err := h.Client(ctx)
+		if err != nil {
+			return nil, err
+		}
+		u, err := etcdview.UsageOf(ctx, c, prefix, h.Path, pageSize)
+		if err != nil {
+			return nil, err
+		}
+		u.EtcdServers = h.Route.EtcdServers
+		out = append(out, u)
+	}
+	etcdview.SortUsage(out)
+	return out, nil
+}
