@@ -32,21 +32,23 @@ func newDiffCmd(g *globalOptions, runF func(context.Context, *diffOptions) error
 	cmd := &cobra.Command{
 		Use:   "diff -f FILE|- [-n NAMESPACE] | diff --from SOURCE [--to SOURCE] [TYPE[,TYPE...]] [-n NAMESPACE] [-l SELECTOR] [-o table|yaml|json] [--patch]",
 		Short: "Diff what a manifest would change, or what changed between two points in time",
-		Long: `With -f, diff the objects stored now against the objects a write of the manifest would store,
-as kubectl diff does, without a running kube-apiserver: on a sandbox (--data-dir), a
-restored backup, or a cluster whose apiserver is down.
+		Long: `With -f, diff the objects stored now against what applying the manifest would store, as
+kubectl diff does, without a running kube-apiserver: on a sandbox (--data-dir), a restored
+backup, or a cluster whose apiserver is down.
 
-For each object of the manifest, regctl reads the stored object through its store, and
-runs the write through the same store as a dry run: a create when no object is stored,
-else a replace with the stored resourceVersion (or the manifest's, when it names one),
-with the server's decoding, defaulting, strategy and validation. The two objects are
-written as YAML to two directories, named as kubectl names them
-([group.]version.Kind.namespace.name), and kubectl's own diff code compares them: diff -u
--N, or the program $KUBECTL_EXTERNAL_DIFF names. metadata.managedFields is left out
-unless --show-managed-fields, and a Secret's data is masked unless --show-secrets.
-
-A replace writes the manifest's object whole: fields it leaves out are dropped, as with
-kubectl diff --server-side on objects the manifest's own manager wrote. Nothing is written.
+kubectl's own diff runs against kube-apiserver's own request handlers, which regctl serves
+in-process on the stores of the map: kubectl reads the manifest (-f FILE, DIR, -R, or - for
+standard input), gets each object, and sends as a dry run what kubectl apply would send. By
+default that is client-side apply's: a three-way strategic merge patch of the manifest with
+the object's kubectl.kubernetes.io/last-applied-configuration, computed by kubectl's patcher
+(a JSON merge patch for custom resources). With --server-side it is a server-side apply, as
+--field-manager (kubectl's default, kubectl) with --force-conflicts to take fields others
+own. The server's patch and apply handlers merge it with the stored object, and its field
+managers, strategies and validation decide what would be stored; an object not stored is
+created as a dry run. The two sides are written as YAML to two directories named as kubectl
+names them ([group.]version.Kind.namespace.name), and compared with diff -u -N or the program
+$KUBECTL_EXTERNAL_DIFF names. metadata.managedFields is left out unless --show-managed-fields,
+and a Secret's data is masked unless --show-secrets. Nothing is written.
 
 With --from, compare what etcd held at two points in time: every object added, removed,
 recreated (deleted and created again, another uid) or changed, each read through its store
@@ -64,11 +66,14 @@ read in key order, a page at a time, and merged as they come. --patch prints a u
 of each object that differs instead of the report.
 
 Exit status, as kubectl diff's: 0 when nothing would change (or changed), 1 when something
-would (or did), more than 1 on error (with -f, an object that cannot be read or written:
-nothing is then diffed).`,
-		Example: `  # What writing the manifest would change: exit 0 when nothing would, 1 when something
+would (or did), more than 1 on error (with -f, an object that cannot be read or merged:
+nothing is then diffed; with --from, an object one side cannot read, listed in the report).`,
+		Example: `  # What applying the manifest would change: exit 0 when nothing would, 1 when something
   # would, and the diff
   regctl diff -f pods.yaml
+
+  # As a server-side apply would merge it
+  regctl diff -f pods.yaml --server-side
 
   # With another diff program, as kubectl diff takes it
   KUBECTL_EXTERNAL_DIFF="diff -u -i" regctl diff -f pods.yaml
@@ -99,6 +104,9 @@ nothing is then diffed).`,
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace for objects that do not name one")
 	fs.BoolVar(&opts.Diff.ShowManagedFields, "show-managed-fields", false, "Include metadata.managedFields in the diff")
 	fs.BoolVar(&opts.Diff.ShowSecrets, "show-secrets", false, "Do not mask the values of Secrets")
+	fs.BoolVar(&opts.Diff.ServerSide, "server-side", false, "With -f: merge as server-side apply does, as kubectl diff --server-side")
+	fs.BoolVar(&opts.Diff.ForceConflicts, "force-conflicts", false, "With --server-side: take the fields other managers own")
+	fs.StringVar(&opts.Diff.FieldManager, "field-manager", "", "With -f: the manager the merge is made as; kubectl's default (kubectl-client-side-apply, or kubectl with --server-side) when empty")
 	fs.StringVar(&opts.From, "from", "", "Compare what etcd held at this point (live, rev:N or a snapshot file) ...")
 	fs.StringVar(&opts.To, "to", "live", "... with what it held at this one")
 	fs.StringVarP(&opts.Selector, "selector", "l", "", "With --from: compare only the objects with these labels")
@@ -134,6 +142,10 @@ func (o *diffOptions) validate(output string) error {
 		return errors.New("`--revision` and `--from`: name the revisions with rev:N")
 	case o.AllNamespaces && o.NamespaceSet:
 		return errors.New("`-n` and `-A` both given: name one namespace, or all")
+	case o.Diff.ForceConflicts && !o.Diff.ServerSide:
+		return errors.New("--force-conflicts only works with --server-side")
+	case o.From != "" && (o.Diff.ServerSide || o.Diff.FieldManager != ""):
+		return errors.New("`--server-side` and `--field-manager` say how a manifest merges: they go with `-f`")
 	case o.From != "":
 		return nil
 	}

@@ -16,7 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,10 +29,10 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/resource"
+	kubectlapply "k8s.io/kubectl/pkg/cmd/apply"
 	kubectldiff "k8s.io/kubectl/pkg/cmd/diff"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	utilexec "k8s.io/utils/exec"
-	"sigs.k8s.io/yaml"
 
 	"github.com/regctl/regctl/internal/changes"
 	"github.com/regctl/regctl/test/apiserver"
@@ -79,10 +81,7 @@ func (c capturingExec) Command(cmd string, args ...string) utilexec.Cmd {
 // the server, with its flags, and exits as kubectl diff exits.
 func kubectlDiff(t *testing.T, k *kubectl, manifest string, flags ...string) diffed {
 	t.Helper()
-	config := genericclioptions.NewConfigFlags(true)
-	config.KubeConfig = &k.kubeconfig
-	config.CacheDir = &k.cache
-	f := cmdutil.NewFactory(cmdutil.NewMatchVersionFlags(config))
+	f := kubectlFactory(k)
 	var out, errOut bytes.Buffer
 	streams := genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}
 	cmd := kubectldiff.NewCmdDiff(f, streams)
@@ -174,11 +173,43 @@ func sameDiff(t *testing.T, what string, regctl, kubectl diffed) {
 	}
 }
 
+// kubectlFactory is kubectl's factory on k's kubeconfig.
+func kubectlFactory(k *kubectl) cmdutil.Factory {
+	config := genericclioptions.NewConfigFlags(true)
+	config.KubeConfig = &k.kubeconfig
+	config.CacheDir = &k.cache
+	return cmdutil.NewFactory(cmdutil.NewMatchVersionFlags(config))
+}
+
+// kubectlApply runs kubectl's own apply, in-process, on the manifest
+// through the server: a client-side apply, which records
+// last-applied-configuration, unless flags say otherwise.
+func kubectlApply(t *testing.T, k *kubectl, manifest string, flags ...string) {
+	t.Helper()
+	streams := genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
+	applyFlags := kubectlapply.NewApplyFlags(streams)
+	cmd := &cobra.Command{}
+	applyFlags.AddFlags(cmd)
+	if err := cmd.ParseFlags(append([]string{"-f", manifest}, flags...)); err != nil {
+		t.Fatal(err)
+	}
+	o, err := applyFlags.ToOptions(kubectlFactory(k), cmd, "kubectl", nil)
+	if err == nil {
+		err = o.Validate()
+	}
+	if err == nil {
+		err = o.Run()
+	}
+	if err != nil {
+		t.Fatalf("kubectl apply -f %s: %v", manifest, err)
+	}
+}
+
 // TestDiffAgreesWithKubectlDiff diffs manifests against objects a
-// kube-apiserver holds, with regctl on its etcd and with kubectl's own
-// diff through the server (server-side, as the objects were applied): an
-// update, a create, an unchanged object and an invalid one write the same
-// files to the same directories, and exit the same.
+// kube-apiserver holds, made as operators make them (kubectl apply, then
+// kubectl label; a create and a replace; a server-side apply), with regctl
+// on its etcd and with kubectl's own diff through the server, client-side
+// and server-side: the same files in LIVE and MERGED, and the same exit.
 func TestDiffAgreesWithKubectlDiff(t *testing.T) {
 	t.Parallel()
 	s := apiserver.Start(t)
@@ -186,72 +217,67 @@ func TestDiffAgreesWithKubectlDiff(t *testing.T) {
 	etcdFlag := "--etcd-servers=" + s.EtcdURL
 	ctx := context.Background()
 	createNamespace(t, s, "shop")
-	applied := map[string]string{
-		"configmaps":  `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"same","namespace":"shop","labels":{"app":"web"}},"data":{"mode":"live"}}`,
-		"configmaps2": `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"changed","namespace":"shop"},"data":{"mode":"live"}}`,
-		"deployments": `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},"spec":{"replicas":1,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"web","image":"nginx:1.27"}]}}}}`,
-	}
-	for key, obj := range applied {
-		gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-		if key == "deployments" {
-			gvr = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
-		}
-		var meta struct {
-			Metadata metav1.ObjectMeta `json:"metadata"`
-		}
-		if err := yaml.Unmarshal([]byte(obj), &meta); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Dynamic.Resource(gvr).Namespace("shop").Patch(ctx, meta.Metadata.Name, types.ApplyPatchType, []byte(obj), metav1.PatchOptions{FieldManager: "kubectl"}); err != nil {
-			t.Fatal(err)
-		}
-	}
 
-	changes := manifestFile(t, `apiVersion: v1
-kind: ConfigMap
-metadata: {name: same, namespace: shop, labels: {app: web}}
-data: {mode: live}
----
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: changed, namespace: shop, labels: {tier: cache}}
-data: {mode: legacy, extra: "1"}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: shop}
-spec:
-  replicas: 3
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers: [{name: web, image: "nginx:1.28"}]
----
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: fresh, namespace: shop}
-data: {mode: new}
-`)
-	ours, theirs := regctlDiff(t, "-f", changes, etcdFlag), kubectlDiff(t, k, changes, "--server-side")
-	if ours.code != 1 || len(ours.merged) != 4 || ours.live["v1.ConfigMap.shop.fresh"] != "" || ours.live["v1.ConfigMap.shop.same"] != ours.merged["v1.ConfigMap.shop.same"] {
-		t.Errorf("regctl diff of changes: exit %d, live %v, merged %v; want 1, and 4 objects: one new, one the same", ours.code, ours.live, ours.merged)
+	const appConfig = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-config, namespace: shop}\ndata: {mode: live, level: info}\n"
+	deployment := func(replicas int, image string) string {
+		return "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  replicas: " + strconv.Itoa(replicas) +
+			"\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, image: \"" + image + "\"}]\n"
 	}
-	sameDiff(t, "an update, a create and an unchanged object", ours, theirs)
+	app := manifestFile(t, appConfig+"---\n"+deployment(1, "nginx:1.27"))
+	kubectlApply(t, k, app)
+	// kubectl label: a merge patch of the labels alone.
+	if _, err := s.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("shop").Patch(ctx, "app-config", types.MergePatchType,
+		[]byte(`{"metadata":{"labels":{"tier":"cache"}}}`), metav1.PatchOptions{FieldManager: "kubectl-label"}); err != nil {
+		t.Fatal(err)
+	}
+	// kubectl create, then kubectl replace.
+	configMaps := s.Client.CoreV1().ConfigMaps("shop")
+	replaced, err := configMaps.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "replaced"}, Data: map[string]string{"mode": "live"}}, metav1.CreateOptions{FieldManager: "kubectl-create"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replaced.Data["mode"] = "standby"
+	if _, err := configMaps.Update(ctx, replaced, metav1.UpdateOptions{FieldManager: "kubectl-replace"}); err != nil {
+		t.Fatal(err)
+	}
+	// kubectl apply --server-side.
+	const ssa = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ssa, namespace: shop, labels: {app: web}}\ndata: {mode: live}\n"
+	kubectlApply(t, k, manifestFile(t, ssa), "--server-side")
 
-	unchanged := manifestFile(t, applied["configmaps"])
-	ours, theirs = regctlDiff(t, "-f", unchanged, etcdFlag), kubectlDiff(t, k, unchanged, "--server-side")
-	if ours.code != 0 {
-		t.Errorf("regctl diff of an unchanged object exits %d, want 0", ours.code)
-	}
-	sameDiff(t, "an unchanged object", ours, theirs)
+	// A custom resource, applied client-side: its patches are JSON merge
+	// patches, merged by its CRD handler with its schema's defaults.
+	apiserver.CreateWidgetsCRD(t, s)
+	const widget = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: shop}\nspec: {size: large, color: blue}\n"
+	kubectlApply(t, k, manifestFile(t, widget))
 
-	invalid := manifestFile(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Not_A_Name, namespace: shop}\n")
-	ours, theirs = regctlDiff(t, "-f", invalid, etcdFlag), kubectlDiff(t, k, invalid, "--server-side")
-	if ours.code != 2 || ours.live != nil {
-		t.Errorf("regctl diff of an invalid object: exit %d, diffed %v; want 2 and no diff", ours.code, ours.live != nil)
+	const fresh = "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: fresh, namespace: shop}\ndata: {mode: new}\n"
+	for _, c := range []struct {
+		name     string
+		manifest string
+		flags    []string
+		code     int
+	}{
+		{"the applied file, unchanged since, labelled", app, nil, 0},
+		{"the applied file, changed: a key dropped, another changed, a new image and replicas",
+			manifestFile(t, strings.Replace(appConfig, "mode: live, level: info", "mode: legacy", 1)+"---\n"+deployment(3, "nginx:1.28")), nil, 1},
+		{"a replaced object, and one to create", manifestFile(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: replaced, namespace: shop}\ndata: {mode: live, extra: \"1\"}\n"+fresh), nil, 1},
+		{"server-side, unchanged", manifestFile(t, ssa), []string{"--server-side"}, 0},
+		{"server-side, changed, and one to create", manifestFile(t, strings.Replace(ssa, "mode: live", "mode: legacy", 1)+fresh), []string{"--server-side"}, 1},
+		{"server-side over kubectl's client-side apply, which it takes over", manifestFile(t, deployment(3, "nginx:1.28")), []string{"--server-side"}, 1},
+		{"server-side over fields a replace owns: conflicts", manifestFile(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: replaced, namespace: shop}\ndata: {mode: live}\n"), []string{"--server-side"}, 2},
+		{"server-side, forcing the conflicts", manifestFile(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: replaced, namespace: shop}\ndata: {mode: live}\n"), []string{"--server-side", "--force-conflicts"}, 1},
+		{"a custom resource, unchanged", manifestFile(t, widget), nil, 0},
+		{"a custom resource, a field dropped", manifestFile(t, strings.Replace(widget, ", color: blue", "", 1)), nil, 1},
+		{"a custom resource, server-side, changed", manifestFile(t, strings.Replace(widget, "large", "small", 1)), []string{"--server-side", "--force-conflicts"}, 1},
+		{"an object in a namespace that does not exist", manifestFile(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lost, namespace: nowhere}\n"), nil, 2},
+		{"an invalid object", manifestFile(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Not_A_Name, namespace: shop}\n"), nil, 2},
+	} {
+		ours, theirs := regctlDiff(t, append([]string{"-f", c.manifest, etcdFlag}, c.flags...)...), kubectlDiff(t, k, c.manifest, c.flags...)
+		if ours.code != c.code {
+			t.Errorf("%s: regctl diff exits %d, want %d", c.name, ours.code, c.code)
+		}
+		sameDiff(t, c.name, ours, theirs)
 	}
-	sameDiff(t, "an invalid object", ours, theirs)
 
 	if _, stderr, code := run(t, "diff", etcdFlag); code != 2 || !strings.Contains(stderr, "`-f`") {
 		t.Errorf("regctl diff without -f: exit %d, %q; want 2 and a line about -f", code, stderr)

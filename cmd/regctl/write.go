@@ -10,6 +10,7 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/rest"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/regctl/regctl/internal/apply"
@@ -129,9 +130,9 @@ func (o *writeOptions) diffManifest(ctx context.Context, filenames []string, d a
 	defer live.close()
 	return apply.Diff(ctx, apply.Manifest{
 		Filenames: filenames, Recursive: o.Recursive, In: o.IO.In, Out: o.IO.Out, ErrOut: o.IO.ErrOut,
-		Scope:      apply.Scope{Namespace: o.Namespace, Explicit: o.NamespaceSet},
-		Validation: string(o.Validation),
-		Open:       live.open,
+		Scope:  apply.Scope{Namespace: o.Namespace, Explicit: o.NamespaceSet},
+		Open:   live.open,
+		Server: func() *rest.Config { return live.session.LoopbackConfig() },
 	}, d)
 }
 

@@ -19,8 +19,10 @@ import (
 	"io"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 
 	"github.com/regctl/regctl/internal/gctune"
 	"github.com/regctl/regctl/internal/handle"
@@ -45,6 +47,8 @@ type Map interface {
 	// Handle is the handle of a path: namespaces, which the writes look
 	// their namespace up through.
 	Handle(path string) (*handle.Handle, error)
+	// RESTMapper is the map's names, as kubectl maps them.
+	RESTMapper() meta.RESTMapper
 }
 
 // Verb is how a command checks and writes a manifest's objects.
@@ -105,6 +109,10 @@ type Manifest struct {
 	// their custom resources; set with Establish. The caller closes the
 	// map it returns (and, when it fails, the one Open built).
 	Reopen func(context.Context) (Map, error)
+	// Server is the config of a client of the map's own API, served
+	// in-process by the server's request handlers, once Open built it:
+	// what kubectl's own code (diff) talks to.
+	Server func() *rest.Config
 }
 
 // Run reads the manifest, plans and checks every object against the map,

@@ -2,17 +2,20 @@ package apply
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/resource"
 	kubectldiff "k8s.io/kubectl/pkg/cmd/diff"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
+	"github.com/regctl/regctl/internal/manifest"
 	"github.com/regctl/regctl/internal/stores"
 )
 
@@ -21,6 +24,14 @@ type DiffOptions struct {
 	// ShowManagedFields keeps metadata.managedFields in the objects
 	// compared; ShowSecrets leaves a Secret's data unmasked.
 	ShowManagedFields, ShowSecrets bool
+	// ServerSide merges as server-side apply does (--server-side), as
+	// FieldManager, taking fields others own with ForceConflicts; without
+	// it, as client-side apply does: a three-way strategic merge with the
+	// object's last-applied-configuration, by kubectl's own patcher.
+	ServerSide, ForceConflicts bool
+	// FieldManager, when set, is --field-manager; kubectl's default
+	// otherwise.
+	FieldManager string
 	// Program runs diff(1), or $KUBECTL_EXTERNAL_DIFF, on the two
 	// directories, as kubectl does.
 	Program *kubectldiff.DiffProgram
@@ -29,17 +40,28 @@ type DiffOptions struct {
 // ErrNoObjects is what a manifest without objects diffs to.
 var ErrNoObjects = errors.New("no objects passed to diff")
 
-// Diff is kubectl diff -f without a server: for each object of the
-// manifest, the object stored now against the one a write through its
-// store would store (a dry-run create when there is none, else a dry-run
-// replace, with the stored resourceVersion unless the manifest names one),
-// each written as YAML to a LIVE and a MERGED directory under the name
-// kubectl gives it, then diffed by kubectl's own code. Its error is the
-// diff program's exit status when that is 1 (they differ), or what went
-// wrong; an object that cannot be read or written is an error, and then
-// nothing is diffed, as with kubectl.
+// Diff is kubectl diff -f, run by kubectl's own code against the map's
+// server: the request handlers of kube-apiserver (and of its CRD handler),
+// served in-process through the loopback client (m.Server), on the stores
+// of the map. kubectl reads the manifest, gets each object, computes what
+// an apply would send (a three-way patch from last-applied-configuration,
+// or a server-side apply), sends it as a dry run, and hands LIVE and MERGED
+// to its diff program; the server's patch and apply handlers merge it, and
+// its field managers, strategies and validation decide what would be
+// stored. Nothing is written.
+//
+// regctl first reads the manifest to build the map for its kinds, and
+// refuses in its own words an object no path of the map stores. Its error
+// is the diff program's exit status when that is 1 (they differ), or what
+// went wrong; an object that cannot be read or merged is an error, and
+// then nothing is diffed, as with kubectl.
 func Diff(ctx context.Context, m Manifest, o DiffOptions) error {
-	objs, readErrs := readManifest(m.In, m.Filenames, m.Recursive)
+	filenames, cleanup, err := stdinAsFile(m.In, m.Filenames)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	objs, readErrs := readManifest(nil, filenames, m.Recursive)
 	if len(readErrs) > 0 {
 		return refuse(m.ErrOut, readErrs)
 	}
@@ -50,111 +72,93 @@ func Diff(ctx context.Context, m Manifest, o DiffOptions) error {
 	if err != nil {
 		return err
 	}
-	// The plan resolves and decodes each object, and writes nothing.
-	m.AllowPlaintext = true
-	m.Verb = Verb{Check: func(context.Context, stores.WriteOptions, stores.Planned, runtime.Object) error { return nil }}
-	r := &run{Manifest: m, m: mp, options: stores.WriteOptions{DryRun: true, FieldManager: m.Verb.Options.FieldManager}}
-	todo, err := r.plan(ctx, objs, nil)
-	if err != nil {
+	if err := readyAllocators(ctx, mp, objs, m); err != nil {
 		return err
 	}
-	differ, err := kubectldiff.NewDiffer("LIVE", "MERGED")
-	if err != nil {
+
+	getter := newMapClients(m.Server(), mp.RESTMapper(), m.Scope, m.ErrOut)
+	f := cmdutil.NewFactory(getter)
+	streams := genericiooptions.IOStreams{In: m.In, Out: m.Out, ErrOut: m.ErrOut}
+	cmd := kubectldiff.NewCmdDiff(f, streams)
+	flags := map[string]string{"server-side": strconv.FormatBool(o.ServerSide), "force-conflicts": strconv.FormatBool(o.ForceConflicts)}
+	if o.FieldManager != "" {
+		flags["field-manager"] = o.FieldManager
+	}
+	for name, value := range flags {
+		if err := cmd.Flags().Set(name, value); err != nil {
+			return fmt.Errorf("setting kubectl diff's --%s: %w", name, err)
+		}
+	}
+	kd := kubectldiff.NewDiffOptions(streams)
+	if o.Program != nil {
+		kd.Diff = o.Program
+	}
+	kd.ShowManagedFields, kd.ShowSecrets, kd.Concurrency = o.ShowManagedFields, o.ShowSecrets, 1
+	kd.FilenameOptions = resource.FilenameOptions{Filenames: filenames, Recursive: m.Recursive}
+	if err := kd.Complete(f, cmd, nil); err != nil {
 		return err
 	}
-	defer differ.TearDown()
-	for _, p := range todo {
-		obj, err := r.diffObject(ctx, p)
+	return kd.Run()
+}
+
+// stdinAsFile is filenames with "-" read into a file of its own: kubectl's
+// builder reads the process's standard input itself, where regctl reads
+// in.
+func stdinAsFile(in io.Reader, filenames []string) ([]string, func(), error) {
+	if !slices.Contains(filenames, "-") {
+		return filenames, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "regctl-diff-")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	path := filepath.Join(dir, "stdin.yaml")
+	f, err := os.Create(path)
+	if err == nil {
+		_, err = io.Copy(f, in)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		cleanup()
+		return nil, nil, fmt.Errorf("reading standard input: %w", err)
+	}
+	out := slices.Clone(filenames)
+	for i, name := range out {
+		if name == "-" {
+			out[i] = path
+		}
+	}
+	return out, cleanup, nil
+}
+
+// readyAllocators resolves each object to a path of the map, refusing in
+// regctl's words those none stores, and readies what a dry-run write of
+// one allocates from (a service's cluster IP), as the stores do before a
+// write: the server's handlers call the services store directly.
+func readyAllocators(ctx context.Context, mp Map, objs []manifest.Object, m Manifest) error {
+	var errs []error
+	for _, o := range objs {
+		t, err := planTarget(mp, o, m.Scope, "")
 		if err != nil {
-			return fmt.Errorf("%s: %w", plannedName(p), err)
+			errs = append(errs, &manifest.Error{File: o.File, FileIndex: o.FileIndex, Doc: o.Doc, Item: o.Item, Err: err})
+			continue
 		}
-		if err := differ.Diff(obj, kubectldiff.Printer{}, o.ShowManagedFields, o.ShowSecrets); err != nil {
-			return err
+		if t.Allocators == nil {
+			continue
 		}
-	}
-	return differ.Run(o.Program)
-}
-
-// diffObject reads what is stored for p and what writing it would store.
-func (r *run) diffObject(ctx context.Context, p stores.Planned) (*diffPair, error) {
-	obj, err := p.Decode()
-	if err != nil {
-		return nil, err
-	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return nil, err
-	}
-	gvk := p.Source.GVK
-	pair := &diffPair{name: diffName(gvk, p.Target.Namespace, m.GetName())}
-	live, err := stores.Get(ctx, p.Target, m.GetName())
-	switch {
-	case apierrors.IsNotFound(err):
-		merged, err := stores.Create(ctx, p.Target, asNew(obj), r.options)
+		obj, _, err := stores.DecodeValidating(t, o.JSON, "Ignore")
 		if err != nil {
-			return nil, err
+			continue // the server's handler says why
 		}
-		pair.merged, err = asUnstructured(merged, gvk)
-		return pair, err
-	case err != nil:
-		return nil, err
+		if err := stores.ReadyAllocatorsFor(ctx, t, obj); err != nil {
+			errs = append(errs, &manifest.Error{File: o.File, FileIndex: o.FileIndex, Doc: o.Doc, Item: o.Item, Err: err})
+		}
 	}
-	if pair.live, err = asUnstructured(live, gvk); err != nil {
-		return nil, err
+	if len(errs) > 0 {
+		return refuse(m.ErrOut, errs)
 	}
-	if m.GetResourceVersion() == "" {
-		m.SetResourceVersion(pair.live.GetResourceVersion())
-	}
-	merged, err := stores.Update(ctx, p.Target, obj, r.options)
-	if err != nil {
-		return nil, err
-	}
-	pair.merged, err = asUnstructured(merged, gvk)
-	return pair, err
-}
-
-// diffPair is one object of a diff, as kubectl's diff takes it.
-type diffPair struct {
-	name   string
-	live   *unstructured.Unstructured
-	merged *unstructured.Unstructured
-}
-
-var _ kubectldiff.Object = &diffPair{}
-
-// Live is nil for an object not stored: kubectl's diff then writes no
-// file, and diff -N shows it created.
-func (p *diffPair) Live() runtime.Object {
-	if p.live == nil {
-		return nil
-	}
-	return p.live
-}
-
-func (p *diffPair) Merged() (runtime.Object, error) { return p.merged, nil }
-func (p *diffPair) Name() string                    { return p.name }
-
-// diffName is the file kubectl's diff writes an object to:
-// [group.]version.Kind.namespace.name.
-func diffName(gvk schema.GroupVersionKind, namespace, name string) string {
-	group := ""
-	if gvk.Group != "" {
-		group = gvk.Group + "."
-	}
-	return fmt.Sprintf("%s%s.%s.%s.%s", group, gvk.Version, gvk.Kind, namespace, name)
-}
-
-// asUnstructured is obj as kubectl reads it from the server: its JSON,
-// as an unstructured object of gvk.
-func asUnstructured(obj runtime.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(data); err != nil {
-		return nil, err
-	}
-	u.SetGroupVersionKind(gvk)
-	return u, nil
+	return nil
 }

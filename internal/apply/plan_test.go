@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -48,6 +49,9 @@ func (m fakeMap) Serves(gv schema.GroupVersion) bool {
 	}
 	return false
 }
+
+// RESTMapper is kubectl's names of the map, which planning does not use.
+func (m fakeMap) RESTMapper() meta.RESTMapper { return nil }
 
 func (m fakeMap) Handle(path string) (*handle.Handle, error) {
 	for _, h := range m.kinds {

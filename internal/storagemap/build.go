@@ -402,12 +402,13 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 	}
 	s.models = &openAPIModels{}
 	c := chain{server: opts, etcd: etcd, transformers: enc.transformers, getter: getter, models: s.models,
-		fieldManagement: cfg.FieldManagement, crdNames: crdNames, crdGroups: crdGroups, crdRevision: cfg.CRDRevision, client: s.Client}
+		fieldManagement: cfg.FieldManagement, crdNames: crdNames, crdGroups: crdGroups, crdRevision: cfg.CRDRevision, client: s.Client,
+		admission: namespaceAdmission{m: s.Map}, authorizer: generic.Authorization.Authorizer}
 	if err := s.Map.extend(ctx, c, all, readEtcd, cfg.Only, cfg.Leftovers); err != nil {
 		return err
 	}
 	s.schemalessCRDs = c.schemalessCRDs
-	in := newInstaller()
+	in := newInstaller(s.models, c.admission, c.authorizer)
 	versions, err := s.installNeeded(in, cfg.Only)
 	if err != nil {
 		return err
@@ -569,10 +570,16 @@ func (s *Session) installNeeded(in *installer, only string) ([]servedVersion, er
 // servingInstalled is the map's container for the loopback client, which
 // first installs the API version a request is for when the command did not
 // need it: the core stores call the server's own API (services allocate
-// through networking.k8s.io's IPAddresses and ServiceCIDRs).
+// through networking.k8s.io's IPAddresses and ServiceCIDRs). A request for
+// a custom resource goes to its CRD's handler, built on the first, as the
+// apiextensions server hands it on.
 func (s *Session) servingInstalled(in *installer) http.Handler {
 	var mu sync.Mutex
 	return http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
+		if h := s.Map.customResourceHandler(req); h != nil {
+			h.ServeHTTP(rw, req)
+			return
+		}
 		if info, ok := genericapirequest.RequestInfoFrom(req.Context()); ok && info.IsResourceRequest {
 			gv := schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}
 			mu.Lock()
@@ -589,6 +596,28 @@ func (s *Session) servingInstalled(in *installer) http.Handler {
 		}
 		in.container.ServeHTTP(rw, req)
 	})
+}
+
+// customResourceHandler is the CRD handler that serves req, a request for
+// a custom resource of the map; nil for any other request.
+func (m *Map) customResourceHandler(req *http.Request) http.Handler {
+	info, ok := genericapirequest.RequestInfoFrom(req.Context())
+	if !ok || !info.IsResourceRequest || m.crs == nil {
+		return nil
+	}
+	for path, crd := range m.crds {
+		h := m.Handles[path]
+		if h == nil || h.Route.Subresource != "" || h.Route.Group != info.APIGroup || h.Route.Version != info.APIVersion || h.Route.Resource != info.Resource {
+			continue
+		}
+		if _, err := m.serving(h); err != nil {
+			return http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+				http.Error(rw, err.Error(), http.StatusInternalServerError)
+			})
+		}
+		return m.crs.handler(crd)
+	}
+	return nil
 }
 
 // mergeWatchCacheSizes applies kube-apiserver's default watch cache sizes

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/http"
 	"net/url"
 	"reflect"
 	"slices"
@@ -29,6 +30,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/endpoints/discovery"
 	"k8s.io/apiserver/pkg/endpoints/handlers"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -79,7 +82,7 @@ func (c chain) customResources(ctx context.Context, crdVersions []servedVersion)
 		u.SetGroupVersionKind(gv.WithKind("Example"))
 		return u, gv.String(), true
 	}
-	serving := &crServing{getter: getter, read: func(name string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	serving := &crServing{getter: getter, admission: c.admission, authorizer: c.authorizer, read: func(name string) (*apiextensionsv1.CustomResourceDefinition, error) {
 		if crd, ok := c.madeUp[name]; ok {
 			return crd, nil
 		}
@@ -129,12 +132,12 @@ func (c chain) staticOpenAPISpec(crdVersions []servedVersion) (map[string]*spec.
 // the deduced type converter, as the server's would. A handler of its own
 // per CRD, which nothing else refers to, lets what it builds go when its
 // caller lets it go.
-func crdHandler(client apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition, getter *recordingGetter, static map[string]*spec.Schema) (crdServingInfo, error) {
+func crdHandler(client apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition, getter *recordingGetter, static map[string]*spec.Schema, admit admission.Interface, authz authorizer.Authorizer) (crdServingInfo, error) {
 	informer := apiextensionsinformers.NewSharedInformerFactory(client, 0).Apiextensions().V1().CustomResourceDefinitions()
 	if err := informer.Informer().GetIndexer().Add(crd); err != nil {
 		return nil, err
 	}
-	h, err := apiextensionsapiserver.NewCustomResourceDefinitionHandler(nil, nil, informer, nil, getter, nil, nil, noWebhooks{}, nil, 1, nil, 0, time.Minute, static, 0)
+	h, err := apiextensionsapiserver.NewCustomResourceDefinitionHandler(nil, nil, informer, nil, getter, admit, nil, noWebhooks{}, nil, 1, authz, 0, time.Minute, static, 0)
 	if err != nil {
 		return nil, fmt.Errorf("creating the custom resource handler: %w", err)
 	}
@@ -151,11 +154,19 @@ type crServing struct {
 	// on, built for the first CRD that needs it.
 	static func() (map[string]*spec.Schema, error)
 
+	// admission and authorizer are what the handler serves requests
+	// with (see installer).
+	admission  admission.Interface
+	authorizer authorizer.Authorizer
+
 	mu     sync.Mutex
 	client apiextensionsclient.Interface
 	// built names the CRD of each build, in order: what a command paid
 	// for (BuiltCRDs).
 	built []string
+	// handlers are the CRD handlers built last, by CRD name, which serve
+	// their custom resources' requests to the map (the loopback client's).
+	handlers map[string]http.Handler
 }
 
 // build builds crd's serving info, every served version's storage, codecs,
@@ -174,7 +185,7 @@ func (b *crServing) build(name string) (map[string]servedVersion, error) {
 	if err != nil {
 		return nil, err
 	}
-	handler, err := crdHandler(client, crd, b.getter, static)
+	handler, err := crdHandler(client, crd, b.getter, static, b.admission, b.authorizer)
 	if err != nil {
 		return nil, err
 	}
@@ -204,8 +215,22 @@ func (b *crServing) build(name string) (map[string]servedVersion, error) {
 	}
 	b.mu.Lock()
 	b.built = append(b.built, crd.Name)
+	if h, ok := handler.(http.Handler); ok {
+		if b.handlers == nil {
+			b.handlers = map[string]http.Handler{}
+		}
+		b.handlers[crd.Name] = h
+	}
 	b.mu.Unlock()
 	return out, nil
+}
+
+// handler is the CRD handler built last for the CRD name, nil when none
+// is.
+func (b *crServing) handler(name string) http.Handler {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.handlers[name]
 }
 
 // handlerClient is the client the handlers' informers are made with,

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	restful "github.com/emicklei/go-restful/v3"
@@ -16,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/endpoints"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -76,10 +79,32 @@ type installer struct {
 	// equivalent is shared by every group version, as the server's one
 	// EquivalentResourceRegistry is.
 	equivalent runtime.EquivalentResourceRegistry
+	// What the installed handlers serve a request with, as the server's
+	// do: each group's type converter for its field managers (built on
+	// first use), the admission regctl keeps (namespace lifecycle) and the
+	// authorizer a create on update asks.
+	typeConverter func(*genericapiserver.APIGroupInfo) managedfields.TypeConverter
+	admission     admission.Interface
+	authorizer    authorizer.Authorizer
 }
 
-func newInstaller() *installer {
-	return &installer{container: restful.NewContainer(), equivalent: runtime.NewEquivalentResourceRegistry()}
+func newInstaller(models *openAPIModels, admit admission.Interface, authz authorizer.Authorizer) *installer {
+	converters := map[*genericapiserver.APIGroupInfo]*lazyTypeConverter{}
+	var mu sync.Mutex
+	return &installer{
+		container: restful.NewContainer(), equivalent: runtime.NewEquivalentResourceRegistry(),
+		typeConverter: func(info *genericapiserver.APIGroupInfo) managedfields.TypeConverter {
+			mu.Lock()
+			defer mu.Unlock()
+			tc, ok := converters[info]
+			if !ok {
+				tc = &lazyTypeConverter{build: func() (managedfields.TypeConverter, error) { return models.typeConverter(info) }}
+				converters[info] = tc
+			}
+			return tc
+		},
+		admission: admit, authorizer: authz,
+	}
 }
 
 // versionsOf lists every version of a group that has storage, in the
@@ -220,8 +245,10 @@ func (in *installer) installVersion(info *genericapiserver.APIGroupInfo, gv sche
 		Defaulter:             info.Scheme,
 		Typer:                 info.Scheme,
 		Namer:                 runtime.Namer(meta.NewAccessor()),
-		// Field management only matters when requests are served.
-		TypeConverter:              managedfields.NewDeducedTypeConverter(),
+		TypeConverter:         in.typeConverter(info),
+		Admit:                 in.admission,
+		Authorizer:            in.authorizer,
+
 		EquivalentResourceRegistry: in.equivalent,
 		MinRequestTimeout:          time.Minute,
 	}

@@ -3,6 +3,8 @@ package storagemap
 import (
 	"context"
 	"fmt"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -65,7 +67,11 @@ type chain struct {
 	// madeUp are the CRDs made up, by name, for objects whose CRD is gone
 	// (leftovers.go), read beside those in etcd.
 	madeUp map[string]*apiextensionsv1.CustomResourceDefinition
-	client func(context.Context) (*clientv3.Client, error)
+	// admission and authorizer are what the servers' request handlers
+	// admit and authorize with (see installer).
+	admission  admission.Interface
+	authorizer authorizer.Authorizer
+	client     func(context.Context) (*clientv3.Client, error)
 }
 
 // restOptionsGetter is EtcdOptions.ApplyTo's getter on etcd (one storage

@@ -21,6 +21,7 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	generatedopenapi "k8s.io/kubernetes/pkg/generated/openapi"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
 )
 
 // openAPIModels are the OpenAPI models the servers of kube-apiserver's
@@ -122,4 +123,39 @@ func groupFieldManager(models *openAPIModels, info *genericapiserver.APIGroupInf
 		return nil, fmt.Errorf("creating the field manager of %s: %w", kind, err)
 	}
 	return fm, nil
+}
+
+// lazyTypeConverter is a group's type converter built on its first use.
+// The installer builds a field manager for every path it installs, and
+// only a request that writes through the installed handlers (kubectl's
+// diff, reaching them through the loopback client) uses one: the models
+// it is built from cost more than discovery should pay. A failure to build
+// it is each use's error, which the field manager reports as the server's
+// does.
+type lazyTypeConverter struct {
+	build func() (managedfields.TypeConverter, error)
+	once  sync.Once
+	tc    managedfields.TypeConverter
+	err   error
+}
+
+func (l *lazyTypeConverter) get() (managedfields.TypeConverter, error) {
+	l.once.Do(func() { l.tc, l.err = l.build() })
+	return l.tc, l.err
+}
+
+func (l *lazyTypeConverter) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOptions) (*typed.TypedValue, error) {
+	tc, err := l.get()
+	if err != nil {
+		return nil, err
+	}
+	return tc.ObjectToTyped(obj, opts...)
+}
+
+func (l *lazyTypeConverter) TypedToObject(v *typed.TypedValue) (runtime.Object, error) {
+	tc, err := l.get()
+	if err != nil {
+		return nil, err
+	}
+	return tc.TypedToObject(v)
 }

@@ -10,12 +10,17 @@ import (
 	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/user"
 	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	restclient "k8s.io/client-go/rest"
+	api "k8s.io/kubernetes/pkg/apis/core"
 )
 
 // loopback is kube-apiserver's loopback client without a network: the
@@ -51,6 +56,15 @@ func (l *loopback) config() *restclient.Config {
 	}
 }
 
+// LoopbackConfig is the config of a client of the map's own API, served
+// in-process by the server's request handlers (the installer's, and for
+// custom resources their CRD handler's), as the server's loopback client
+// reaches the server: what kubectl's own code talks to, with no server
+// running. Nothing listens; the only traffic is the stores' etcd calls.
+func (s *Session) LoopbackConfig() *restclient.Config {
+	return s.loopback.config()
+}
+
 // bind makes the loopback serve with the map's container, behind what the
 // server's filter chain puts in a request's context that the handlers read:
 // the request info, parsed with the server's own resolver, and the user the
@@ -68,6 +82,9 @@ func (l *loopback) bind(container http.Handler, cfg *genericapiserver.Config) {
 		container.ServeHTTP(w, req.WithContext(ctx))
 	})
 	h = genericapifilters.WithRequestInfo(h, genericapiserver.NewRequestInfoResolver(cfg))
+	// The handlers record what they do in the request's audit context,
+	// which the server's chain starts with; nothing is audited.
+	h = genericapifilters.WithAuditInit(h)
 	l.handler.Store(&h)
 }
 
@@ -179,4 +196,38 @@ type streamBody struct {
 func (b *streamBody) Close() error {
 	b.cancel()
 	return b.PipeReader.Close()
+}
+
+// namespaceAdmission is the admission the map's request handlers run, as
+// the server's run NamespaceLifecycle, and as the stores check a write
+// (stores.checkNamespace): a namespaced create or update needs its
+// namespace, read through the map's namespaces path, and a create one
+// that is not being deleted.
+type namespaceAdmission struct{ m *Map }
+
+func (namespaceAdmission) Handles(op admission.Operation) bool {
+	return op == admission.Create || op == admission.Update
+}
+
+func (a namespaceAdmission) Validate(ctx context.Context, attrs admission.Attributes, _ admission.ObjectInterfaces) error {
+	// The handles are built after the handlers that run this.
+	h := a.m.Handles["namespaces"]
+	if attrs.GetNamespace() == "" || attrs.GetKind().GroupKind() == api.Kind("Namespace") || h == nil {
+		return nil
+	}
+	getter, ok := h.Storage.(rest.Getter)
+	if !ok {
+		return nil
+	}
+	// A request of its own, for the namespace: a NotFound names it.
+	ctx = genericapirequest.WithRequestInfo(genericapirequest.WithNamespace(ctx, ""), &genericapirequest.RequestInfo{IsResourceRequest: true, Verb: "get", APIVersion: "v1", Resource: "namespaces", Name: attrs.GetNamespace()})
+	obj, err := getter.Get(ctx, attrs.GetNamespace(), &metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if ns, ok := obj.(*api.Namespace); ok && attrs.GetOperation() == admission.Create && ns.Status.Phase == api.NamespaceTerminating {
+		return apierrors.NewForbidden(attrs.GetResource().GroupResource(), attrs.GetName(),
+			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", ns.Name))
+	}
+	return nil
 }

@@ -179,6 +179,16 @@ func Create(ctx context.Context, t Target, obj runtime.Object, opts WriteOptions
 	return ToExternal(t, out)
 }
 
+// ReadyAllocatorsFor readies what a write of obj through t allocates from,
+// as Create does, for a write that reaches t's store another way (the
+// server's request handlers): a service's cluster IP allocator.
+func ReadyAllocatorsFor(ctx context.Context, t Target, obj runtime.Object) error {
+	if usesClusterIP(obj) {
+		return t.ReadyAllocators(ctx)
+	}
+	return nil
+}
+
 // usesClusterIP tells whether obj is a service that has or gets a cluster
 // IP: writing or deleting it allocates or releases one through the
 // allocator its handle readies.
@@ -287,23 +297,29 @@ func checkNamespace(ctx context.Context, t Target, obj runtime.Object, creating 
 	if !t.Resource.Namespaced || t.Namespace == "" {
 		return nil
 	}
-	ns, ok := cache.get(t.Namespace)
+	if cache == nil {
+		return errors.New("a namespaced write needs WriteOptions.Namespaces")
+	}
+	return cache.allows(ctx, t.Namespace, creating, schema.GroupResource{Resource: t.Path}, m.GetName())
+}
+
+// allows is what the NamespaceLifecycle admission plugin asks of a write
+// of name into namespace: that it exists, and for a create, that it is not
+// being deleted.
+func (c *NamespaceCache) allows(ctx context.Context, namespace string, creating bool, gr schema.GroupResource, name string) error {
+	ns, ok := c.get(namespace)
 	if !ok {
-		if cache == nil {
-			return errors.New("a namespaced write needs WriteOptions.Namespaces")
-		}
-		got, err := GetInternal(ctx, Target{Handle: cache.namespaces}, t.Namespace)
+		got, err := GetInternal(ctx, Target{Handle: c.namespaces}, namespace)
 		if err != nil {
 			return err
 		}
 		if ns, ok = got.(*api.Namespace); !ok {
-			return fmt.Errorf("reading namespace %s: got a %T", t.Namespace, got)
+			return fmt.Errorf("reading namespace %s: got a %T", namespace, got)
 		}
-		cache.add(ns)
+		c.add(ns)
 	}
 	if creating && ns.Status.Phase == api.NamespaceTerminating {
-		return apierrors.NewForbidden(schema.GroupResource{Resource: t.Path}, m.GetName(),
-			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", t.Namespace))
+		return apierrors.NewForbidden(gr, name, fmt.Errorf("unable to create new content in namespace %s because it is being terminated", namespace))
 	}
 	return nil
 }
