@@ -75,7 +75,8 @@ func TestEncryptionAtRest(t *testing.T) {
 	for _, name := range []string{"db2", "db3"} {
 		secret += "---\napiVersion: v1\nkind: Secret\nmetadata: {name: " + name + ", namespace: shop}\nstringData: {password: hunter2}\n"
 	}
-	mustRun(t, "create", "-f", manifestFile(t, secret), s.flag(), enc)
+	secrets := manifestFile(t, secret)
+	mustRun(t, "create", "-f", secrets, s.flag(), enc)
 
 	// The route table says what the server would do with that config.
 	var table routetable.RouteTable
@@ -128,6 +129,7 @@ func TestEncryptionAtRest(t *testing.T) {
 		{[]string{"migrate", "secrets", "--encryption", s.flag(), otherKey}, lacking},
 		{[]string{"migrate", "--versions", s.flag()}, noConfig},
 		{[]string{"diff", "--from", "rev:1", "secrets", "--patch", s.flag()}, noConfig},
+		{[]string{"diff", "-f", secrets, s.flag()}, noConfig},
 	} {
 		stdout, stderr, code := run(t, c.args...)
 		// A yaml list that stops says so, lest it pass for an empty one.

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/storage/etcd3/testserver"
@@ -112,13 +113,18 @@ func TestMigrateReencryptsAsTheServerMigrates(t *testing.T) {
 		for round := 1; round <= 3; round++ {
 			for i := busy; i < count; i++ {
 				name := fmt.Sprintf("s%02d", i)
-				secret, err := secrets.Get(ctx, name, metav1.GetOptions{})
+				// As a controller updates: read, change, write, and read
+				// again when another writer (the migration) came first.
+				err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+					secret, err := secrets.Get(ctx, name, metav1.GetOptions{})
+					if err != nil {
+						return err
+					}
+					secret.Data["n"] = []byte(fmt.Sprint(round))
+					_, err = secrets.Update(ctx, secret, metav1.UpdateOptions{})
+					return err
+				})
 				if err != nil {
-					t.Error(err)
-					return
-				}
-				secret.Data["n"] = []byte(fmt.Sprint(round))
-				if _, err := secrets.Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
 					t.Error(err)
 					return
 				}

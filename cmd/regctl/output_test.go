@@ -376,7 +376,7 @@ func TestManifestDecodeErrorsNameTheField(t *testing.T) {
 	s := newLiveEtcd(t)
 	bad := strings.Replace(webPod, "  containers:\n  - name: c\n    image: busybox\n", "  containers: busybox\n", 1)
 	_, stderr, code := run(t, "create", "-f", manifestFile(t, shopNamespace+"---\n"+bad), s.flag())
-	if code == 0 || !strings.Contains(stderr, "error: document 2: decoding Pod: spec.containers: expected a list, got a string\n") || strings.Contains(stderr, "Go struct") {
+	if code == 0 || !strings.Contains(stderr, "error: document 2: decoding Pod: spec.containers: expected a list, got a string: nothing was written\n") || strings.Contains(stderr, "Go struct") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }

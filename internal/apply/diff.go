@@ -16,6 +16,7 @@ import (
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/regctl/regctl/internal/manifest"
+	"github.com/regctl/regctl/internal/storedvalue"
 	"github.com/regctl/regctl/internal/stores"
 )
 
@@ -72,7 +73,7 @@ func Diff(ctx context.Context, m Manifest, o DiffOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := readyAllocators(ctx, mp, objs, m); err != nil {
+	if err := prepare(ctx, mp, objs, m); err != nil {
 		return err
 	}
 
@@ -134,17 +135,23 @@ func stdinAsFile(in io.Reader, filenames []string) ([]string, func(), error) {
 	return out, cleanup, nil
 }
 
-// readyAllocators resolves each object to a path of the map, refusing in
-// regctl's words those none stores, and readies what a dry-run write of
-// one allocates from (a service's cluster IP), as the stores do before a
-// write: the server's handlers call the services store directly.
-func readyAllocators(ctx context.Context, mp Map, objs []manifest.Object, m Manifest) error {
+// prepare resolves each object to a path of the map, refusing in regctl's
+// words those none stores; reads what is stored of it, so that a value
+// encrypted with a key the flags lack is one line, said before kubectl
+// reads anything; and readies what a dry-run write of it allocates from
+// (a service's cluster IP), as the stores do before a write: the server's
+// handlers call the services store directly.
+func prepare(ctx context.Context, mp Map, objs []manifest.Object, m Manifest) error {
 	var errs []error
 	for _, o := range objs {
 		t, err := planTarget(mp, o, m.Scope, "")
 		if err != nil {
 			errs = append(errs, &manifest.Error{File: o.File, FileIndex: o.FileIndex, Doc: o.Doc, Item: o.Item, Err: err})
 			continue
+		}
+		var missing *storedvalue.KeyError
+		if _, err := stores.GetInternal(ctx, t, o.Name); errors.As(err, &missing) {
+			return missing
 		}
 		if t.Allocators == nil {
 			continue
