@@ -257,20 +257,20 @@ func TestDiffAgreesWithKubectlDiff(t *testing.T) {
 		flags    []string
 		code     int
 	}{
-		{"the applied file, unchanged since, labelled", app, nil, 0},
-		{"the applied file, changed: a key dropped, another changed, a new image and replicas",
-			manifestFile(t, strings.Replace(appConfig, "mode: live, level: info", "mode: legacy", 1)+"---\n"+deployment(3, "nginx:1.28")), nil, 1},
-		{"a replaced object, and one to create", manifestFile(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: replaced, namespace: shop}\ndata: {mode: live, extra: \"1\"}\n"+fresh), nil, 1},
-		{"server-side, unchanged", manifestFile(t, ssa), []string{"--server-side"}, 0},
-		{"server-side, changed, and one to create", manifestFile(t, strings.Replace(ssa, "mode: live", "mode: legacy", 1)+fresh), []string{"--server-side"}, 1},
-		{"server-side over kubectl's client-side apply, which it takes over", manifestFile(t, deployment(3, "nginx:1.28")), []string{"--server-side"}, 1},
-		{"server-side over fields a replace owns: conflicts", manifestFile(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: replaced, namespace: shop}\ndata: {mode: live}\n"), []string{"--server-side"}, 2},
-		{"server-side, forcing the conflicts", manifestFile(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: replaced, namespace: shop}\ndata: {mode: live}\n"), []string{"--server-side", "--force-conflicts"}, 1},
-		{"a custom resource, unchanged", manifestFile(t, widget), nil, 0},
-		{"a custom resource, a field dropped", manifestFile(t, strings.Replace(widget, ", color: blue", "", 1)), nil, 1},
-		{"a custom resource, server-side, changed", manifestFile(t, strings.Replace(widget, "large", "small", 1)), []string{"--server-side", "--force-conflicts"}, 1},
+		// Client-side, as kubectl apply merges.
+		{"applied, unchanged since (but for a label): a built-in resource and a custom one", manifestFile(t, appConfig+"---\n"+deployment(1, "nginx:1.27")+"---\n"+widget), nil, 0},
+		{"applied, changed (a key dropped, another changed, a new image and replicas, a custom resource's field dropped), a replaced object, and one to create",
+			manifestFile(t, strings.Replace(appConfig, "mode: live, level: info", "mode: legacy", 1)+"---\n"+deployment(3, "nginx:1.28")+"---\n"+strings.Replace(widget, ", color: blue", "", 1)+
+				"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: replaced, namespace: shop}\ndata: {mode: live, extra: \"1\"}\n"+fresh), nil, 1},
 		{"an object in a namespace that does not exist", manifestFile(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lost, namespace: nowhere}\n"), nil, 2},
 		{"an invalid object", manifestFile(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Not_A_Name, namespace: shop}\n"), nil, 2},
+		// Server-side, as kubectl apply --server-side merges.
+		{"server-side, unchanged", manifestFile(t, ssa), []string{"--server-side"}, 0},
+		{"server-side, changed, over kubectl's client-side apply (which it takes over), and one to create",
+			manifestFile(t, strings.Replace(ssa, "mode: live", "mode: legacy", 1)+"---\n"+deployment(3, "nginx:1.28")+fresh), []string{"--server-side"}, 1},
+		{"server-side over fields a replace owns: conflicts", manifestFile(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: replaced, namespace: shop}\ndata: {mode: live}\n"), []string{"--server-side"}, 2},
+		{"server-side, forcing the conflicts, a custom resource's too",
+			manifestFile(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: replaced, namespace: shop}\ndata: {mode: live}\n---\n"+strings.Replace(widget, "large", "small", 1)), []string{"--server-side", "--force-conflicts"}, 1},
 	} {
 		ours, theirs := regctlDiff(t, append([]string{"-f", c.manifest, etcdFlag}, c.flags...)...), kubectlDiff(t, k, c.manifest, c.flags...)
 		if ours.code != c.code {

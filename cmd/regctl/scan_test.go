@@ -10,17 +10,16 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"sigs.k8s.io/yaml"
 
 	"github.com/regctl/regctl/internal/scan"
+	"github.com/regctl/regctl/internal/storagemap/maptest"
 	"github.com/regctl/regctl/test/apiserver"
 )
 
@@ -420,7 +419,7 @@ func TestScanFindsCorruptValuesAndOrphans(t *testing.T) {
 	put(cms+"garbage", []byte("not a kubernetes object"))
 	put(cms+"truncated", source[:len(source)/2])
 	put(cms+"moved", source)
-	put(cms+"extra", withUnknownField(t, get(cms+"extra"), 99))
+	put(cms+"extra", maptest.WithUnknownField(t, get(cms+"extra"), 99))
 	const widgets = "/registry/example.com/widgets/shop/"
 	put(widgets+"kept", bytes.Replace(get(widgets+"kept"), []byte(`"spec":{`), []byte(`"spec":{"shade":"teal",`), 1))
 	gizmoBytes := int64(len(get("/registry/example.com/gizmos/shop/left")))
@@ -511,23 +510,6 @@ func TestScanFindsCorruptValuesAndOrphans(t *testing.T) {
 	if live != fromSnapshot {
 		t.Errorf("the snapshot's report differs from the live etcd's:\nlive:\n%s\nsnapshot:\n%s", live, fromSnapshot)
 	}
-}
-
-// withUnknownField adds field number to the object inside a stored
-// protobuf value, as a server whose type had that field would have written.
-func withUnknownField(t *testing.T, stored []byte, number protowire.Number) []byte {
-	t.Helper()
-	magic := []byte("k8s\x00")
-	var u runtime.Unknown
-	if err := u.Unmarshal(bytes.TrimPrefix(stored, magic)); err != nil {
-		t.Fatal(err)
-	}
-	u.Raw = protowire.AppendString(protowire.AppendTag(u.Raw, number, protowire.BytesType), "from a newer server")
-	data, err := u.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return append(magic, data...)
 }
 
 func TestScanFlags(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -18,12 +19,31 @@ import (
 
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/storagemap/maptest"
 )
 
 func TestMain(m *testing.M) {
 	logs.Setup(0, io.Discard)
 	os.Exit(m.Run())
+}
+
+// failOnOneOrphan scans the orphans of s's etcd with --fail-on orphans,
+// wants it to fail for one finding once the report is printed, and
+// returns the report.
+func failOnOneOrphan(t *testing.T, s *storagemap.Session, main *clientv3.Client) Report {
+	t.Helper()
+	r := Request{Output: render.JSON, Only: []string{Orphans}, FailOn: []string{Orphans}, ChunkSize: DefaultPageSize}
+	var out bytes.Buffer
+	err := Scan(context.Background(), &out, io.Discard, main, s.Map.Table.EtcdPrefix, s.Map.Ordered(), r)
+	if err == nil || err.Error() != "the scan found 1 orphans finding" {
+		t.Errorf("--fail-on orphans: %v", err)
+	}
+	var report Report
+	if err := json.Unmarshal(out.Bytes(), &report); err != nil {
+		t.Fatalf("the report is printed before the scan fails: %v\n%s", err, out.String())
+	}
+	return report
 }
 
 // TestScanOnAMap scans the etcd of a default server's map, with a key no
@@ -35,20 +55,11 @@ func TestScanOnAMap(t *testing.T) {
 	if _, err := main.Put(ctx, "/registry/widgets.example.com/shop/w", "{}"); err != nil {
 		t.Fatal(err)
 	}
-	r := Request{Output: render.JSON, Only: []string{Orphans}, FailOn: []string{Orphans}, ChunkSize: DefaultPageSize}
-	var out bytes.Buffer
-	err := Scan(ctx, &out, io.Discard, main, s.Map.Table.EtcdPrefix, s.Map.Ordered(), r)
-	if err == nil || err.Error() != "the scan found 1 orphans finding" {
-		t.Errorf("--fail-on orphans: %v", err)
-	}
-	var report Report
-	if err := json.Unmarshal(out.Bytes(), &report); err != nil {
-		t.Fatalf("the report is printed before the scan fails: %v\n%s", err, out.String())
-	}
+	report := failOnOneOrphan(t, s, main)
 	if len(report.Orphans) != 1 || report.Orphans[0].Keys != 1 {
 		t.Errorf("orphans %+v", report.Orphans)
 	}
-	r.FailOn = nil
+	r := Request{Output: render.JSON, Only: []string{Orphans}, ChunkSize: DefaultPageSize}
 	if err := Scan(ctx, io.Discard, io.Discard, main, s.Map.Table.EtcdPrefix, s.Map.Ordered(), r); err != nil {
 		t.Errorf("without --fail-on: %v", err)
 	}
@@ -109,24 +120,17 @@ func TestObjectsInANamespaceThatIsGoneAreFound(t *testing.T) {
 			create("configmaps", &api.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}, ns)
 		}
 	}
-	r := Request{Output: render.JSON, Only: []string{Orphans}, FailOn: []string{Orphans}, ChunkSize: DefaultPageSize}
-	var out bytes.Buffer
-	err := Scan(ctx, &out, io.Discard, main, s.Map.Table.EtcdPrefix, s.Map.Ordered(), r)
-	if err == nil || err.Error() != "the scan found 1 orphans finding" {
-		t.Errorf("--fail-on orphans: %v", err)
-	}
-	var report Report
-	if err := json.Unmarshal(out.Bytes(), &report); err != nil {
-		t.Fatal(err)
-	}
+	report := failOnOneOrphan(t, s, main)
 	want := []Finding{{Kind: Orphans, Reason: ReasonNamespaceGone, Resource: "configmaps", Key: "/registry/configmaps/gone/",
 		Detail: "2 objects in namespace gone, which does not exist: left by a namespace deleted without its objects"}}
 	if !reflect.DeepEqual(report.Findings, want) {
 		t.Errorf("findings %+v, want %+v", report.Findings, want)
 	}
 	var table bytes.Buffer
-	r.Output = render.Table
-	_ = Scan(ctx, &table, io.Discard, main, s.Map.Table.EtcdPrefix, s.Map.Ordered(), r)
+	r := Request{Output: render.Table, Only: []string{Orphans}, ChunkSize: DefaultPageSize}
+	if err := Scan(ctx, &table, io.Discard, main, s.Map.Table.EtcdPrefix, s.Map.Ordered(), r); err != nil {
+		t.Fatal(err)
+	}
 	if !strings.Contains(table.String(), "/registry/configmaps/gone/") {
 		t.Errorf("the table does not list the finding:\n%s", table.String())
 	}

@@ -190,14 +190,7 @@ func (s *scanner) result(etcdPrefix string, rev int64, sections []string, target
 		}
 	}
 
-	keys := slices.Collect(maps.Keys(resources))
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].t.order != keys[j].t.order {
-			return keys[i].t.order < keys[j].t.order
-		}
-		return keys[i].namespace < keys[j].namespace
-	})
-	for _, k := range keys {
+	for _, k := range sortedKeys(resources) {
 		res := s.resourceReport(k, resources[k], storedVersions)
 		r.Resources = append(r.Resources, res)
 		if v := res.Versions; v != nil && len(v.Missing) > 0 {
@@ -306,14 +299,7 @@ func merge(into, v *resourceTally) *resourceTally {
 // partial restore. No server lists them under a namespace, and a namespace
 // created again of that name would find them.
 func (s *scanner) namespaceGone(r *Report, findings map[findingKey][]Finding, namespaces map[string]bool, inNamespace map[resourceKey]int64) {
-	keys := slices.Collect(maps.Keys(inNamespace))
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].t.order != keys[j].t.order {
-			return keys[i].t.order < keys[j].t.order
-		}
-		return keys[i].namespace < keys[j].namespace
-	})
-	for _, k := range keys {
+	for _, k := range sortedKeys(inNamespace) {
 		if namespaces[k.namespace] {
 			continue
 		}
@@ -330,4 +316,17 @@ func objectsNoun(n int64) string {
 		return "object"
 	}
 	return "objects"
+}
+
+// sortedKeys are m's keys in the map's order of resources, then by
+// namespace.
+func sortedKeys[V any](m map[resourceKey]V) []resourceKey {
+	keys := slices.Collect(maps.Keys(m))
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].t.order != keys[j].t.order {
+			return keys[i].t.order < keys[j].t.order
+		}
+		return keys[i].namespace < keys[j].namespace
+	})
+	return keys
 }
