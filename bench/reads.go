@@ -140,7 +140,8 @@ func reads(dir, launcher, regctl string, n, pods int, profile func([]command) er
 
 // buildKubectlServer builds kubectl and, because upstream's test server
 // wants a testing.TB, the test binary that serves a kube-apiserver
-// (reads_test.go). An error says why kubectl cannot be measured.
+// (reads_test.go, built with the bench tag only: `go test ./...` has no
+// kube-apiserver to link for it). An error says why kubectl cannot be measured.
 func buildKubectlServer(dir string) (kubectl, apiserverTest string, err error) {
 	progress("building kubectl")
 	if kubectl, err = buildKubectl(dir); err != nil {
@@ -148,7 +149,7 @@ func buildKubectlServer(dir string) (kubectl, apiserverTest string, err error) {
 	}
 	progress("building the kube-apiserver test binary")
 	apiserverTest = filepath.Join(dir, "bench.test")
-	if err := goCmd("", "test", "-c", "-o", apiserverTest, "./bench").Run(); err != nil {
+	if err := goCmd("", "test", "-c", "-tags", "bench", "-o", apiserverTest, "./bench").Run(); err != nil {
 		return "", "", fmt.Errorf("building the kube-apiserver test binary: %w", err)
 	}
 	return kubectl, apiserverTest, nil

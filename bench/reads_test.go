@@ -1,3 +1,5 @@
+//go:build bench
+
 package main
 
 import (
@@ -17,7 +19,8 @@ import (
 // $REGCTL_BENCH_ETCD, for `go run ./bench reads` to measure kubectl against:
 // it writes a kubeconfig for the server to $REGCTL_BENCH_KUBECONFIG and
 // serves until its standard input closes. It runs only with REGCTL_BENCH=1;
-// upstream's test server is what needs it to be a test. Flags for the
+// upstream's test server is what needs it to be a test, which the bench
+// builds with the bench tag (buildKubectlServer). Flags for the
 // server, one a line, may come in $REGCTL_BENCH_APISERVER_FLAGS.
 func TestServeKubeAPIServer(t *testing.T) {
 	if os.Getenv("REGCTL_BENCH") != "1" {
