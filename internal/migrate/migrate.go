@@ -459,7 +459,9 @@ func (mig *migration) rewrite(ctx context.Context, h *handle.Handle, client *cli
 				return current, err
 			}
 		}
-		_, err = stores.Update(ctx, t, obj, stores.WriteOptions{Namespaces: mig.namespaces, DropUnknownFields: mig.req.DropUnknownFields})
+		// The scan that chose the value checked it for what a rewrite
+		// would lose; a value written since is checked as it is written.
+		_, err = stores.Update(ctx, t, obj, stores.WriteOptions{Namespaces: mig.namespaces, DropUnknownFields: mig.req.DropUnknownFields, LossCheckedAt: mig.report.Revision})
 		last = err
 		if apierrors.IsConflict(err) {
 			continue

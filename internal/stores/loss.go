@@ -48,6 +48,9 @@ func checkStored(ctx context.Context, t Target, stored runtime.Object, opts Writ
 	if err != nil {
 		return fmt.Errorf("reading the resourceVersion of %s: %w", m.GetName(), err)
 	}
+	if rv <= opts.LossCheckedAt {
+		return nil // this very value was checked
+	}
 	key, err := t.Key(m.GetNamespace(), m.GetName())
 	if err != nil {
 		return err

@@ -94,6 +94,11 @@ type WriteOptions struct {
 	// (LossError). A value stored at a newer version is refused either
 	// way.
 	DropUnknownFields bool
+	// LossCheckedAt, when set, is a revision at which every value the
+	// write may go over was checked for what it would lose, as a scan
+	// with Options.Losses checks them (a migration's): a value not
+	// written since is not read again.
+	LossCheckedAt int64
 }
 
 // DefaultFieldManager is the manager regctl's writes are recorded as when
