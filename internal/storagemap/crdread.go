@@ -153,7 +153,9 @@ func (c chain) readStoredCRDs(ctx context.Context, crdVersions []servedVersion, 
 		if internal.Continue == "" {
 			return out, nil
 		}
-		opts.Continue = internal.Continue
+		// The token holds the revision the first page was read at, which
+		// the server takes from it alone.
+		opts.Continue, opts.ResourceVersion, opts.ResourceVersionMatch = internal.Continue, "", ""
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/regctl/regctl/internal/etcdview"
 	"os"
 	"path"
 	"path/filepath"
@@ -202,6 +203,22 @@ func TestCommandsBuildOnlyTheCRDsTheyTouch(t *testing.T) {
 	}
 	if built := all.Map.BuiltCRDs(); len(built) != 0 {
 		t.Errorf("building every route built the storage of %v", built)
+	}
+	// At a revision (what diff --from rev:N reads through), page after
+	// page of CRDs, each page at that revision.
+	rev, err := etcdview.Revision(context.Background(), client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := NewOptions()
+	opts.Server.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
+	then, err := Open(context.Background(), Config{Options: opts, Timeout: 10 * time.Second, CRDRevision: rev})
+	if err != nil {
+		t.Fatalf("a map at revision %d: %v", rev, err)
+	}
+	t.Cleanup(func() { then.Close() })
+	if got := len(then.Map.crds); got != 40+20 {
+		t.Errorf("the map at revision %d has %d custom resource paths, want 60", rev, got)
 	}
 
 	// A name RESOURCE.GROUP reads the CRD of that name only, when it is
