@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 	_ "github.com/regctl/regctl/internal/english"
 	"github.com/regctl/regctl/internal/etcdview"
 	_ "github.com/regctl/regctl/internal/gctune"
+	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/logs/early"
 )
 
@@ -25,6 +27,10 @@ const interruptGrace = 900 * time.Millisecond
 
 func main() {
 	early.Restore()
+	// klog starts silent, whatever a package's initialiser set it to (the
+	// server's test utilities, linked into test binaries, raise it to 5):
+	// -v, parsed with the command line, is what raises it.
+	logs.Setup(0, io.Discard)
 	// cobra gives every command the flags of pflag.CommandLine, where the
 	// server's packages register flags of their own (component-base's
 	// --version, which prints the Kubernetes version and quits in a

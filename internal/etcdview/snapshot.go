@@ -119,9 +119,9 @@ func OpenSnapshot(path string) (*Snapshot, error) {
 		return nil, fmt.Errorf("serving the snapshot: %w", err)
 	}
 	s := &Snapshot{ClientURL: "http://" + lis.Addr().String(), db: db, path: path, file: file, size: size, listener: lis, server: grpc.NewServer()}
-	etcdserverpb.RegisterKVServer(s.server, snapshotKV{s})
+	etcdserverpb.RegisterKVServer(s.server, snapshotKV{s: s})
 	etcdserverpb.RegisterLeaseServer(s.server, &snapshotLeases{s: s})
-	etcdserverpb.RegisterWatchServer(s.server, snapshotWatches{s})
+	etcdserverpb.RegisterWatchServer(s.server, snapshotWatches{s: s})
 	go s.server.Serve(lis)
 	return s, nil
 }
@@ -306,7 +306,7 @@ func (s *Snapshot) value(r storedRevision, buf *[]byte) (*mvccpb.KeyValue, error
 		}
 	}
 	var kv mvccpb.KeyValue
-	if err := kv.Unmarshal(b); err != nil {
+	if err := unmarshalKeyValue(b, &kv); err != nil {
 		return nil, fmt.Errorf("reading revision %d: %w", r.main, err)
 	}
 	return &kv, nil
@@ -526,7 +526,12 @@ func (idx *snapshotIndex) between(key, end []byte) []indexedKey {
 	return idx.keys[from:to]
 }
 
-type snapshotKV struct{ s *Snapshot }
+// snapshotKV serves ranges; what else the KV service has (writes, streamed
+// ranges of newer etcds) is unimplemented.
+type snapshotKV struct {
+	etcdserverpb.UnimplementedKVServer
+	s *Snapshot
+}
 
 func (kv snapshotKV) Range(_ context.Context, r *etcdserverpb.RangeRequest) (*etcdserverpb.RangeResponse, error) {
 	idx, err := kv.s.indexed()
@@ -628,7 +633,7 @@ func (l *snapshotLeases) LeaseTimeToLive(_ context.Context, r *etcdserverpb.Leas
 			}
 			var lease leasepb.Lease
 			if stored := b.Get(leaseKey(r.ID)); stored != nil {
-				if err := lease.Unmarshal(stored); err != nil {
+				if err := unmarshalLease(stored, &lease); err != nil {
 					return err
 				}
 				resp.GrantedTTL = lease.TTL
@@ -656,7 +661,10 @@ func leaseKey(id int64) []byte {
 // events from a watch's start revision to the snapshot's, and a progress
 // notification at the snapshot's revision when asked. Nothing happens
 // after: the snapshot does not change.
-type snapshotWatches struct{ s *Snapshot }
+type snapshotWatches struct {
+	etcdserverpb.UnimplementedWatchServer
+	s *Snapshot
+}
 
 // watchBatch is how many events one watch response carries at most.
 const watchBatch = 1000

@@ -2,7 +2,13 @@ package stores
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/storage"
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/handle"
@@ -41,6 +47,7 @@ func explainAt(ctx context.Context, t Target, name string, rev int64, err error)
 // explainKey looks at the value of key at revision rev (0: now), on the
 // etcd that holds the resource of h.
 func explainKey(ctx context.Context, h *handle.Handle, key string, rev int64, err error) error {
+	err = valueFault(err)
 	c, cerr := h.Client(ctx)
 	if cerr != nil {
 		return fmt.Errorf("reading %s: %w", key, err)
@@ -58,4 +65,24 @@ func explainKey(ctx context.Context, h *handle.Handle, key string, rev int64, er
 		return fmt.Errorf("reading %s: cannot decrypt the value encrypted with %s: %w", key, env, err)
 	}
 	return fmt.Errorf("reading %s: cannot decode the stored value (%s, %d bytes): %w", key, etcdview.MediaType(kv.Value), len(kv.Value), err)
+}
+
+// valueFault is what a store said about the one value it could not read,
+// without the key the message names anyway. The storage says it as a
+// StorageError; since Kubernetes 1.37 a list passes it on flattened into
+// a StoreReadError ("failed to read one or more pods from the storage:
+// StorageError: corrupt object, Code: 7, Key: K, ResourceVersion: 0,
+// AdditionalErrorMsg: CAUSE"), whose text alone is left of it.
+func valueFault(err error) error {
+	var se *storage.StorageError
+	if errors.As(err, &se) && errors.Unwrap(se) != nil {
+		return errors.Unwrap(se)
+	}
+	if apierrors.ReasonForError(err) != metav1.StatusReasonStoreReadError {
+		return err
+	}
+	if _, cause, ok := strings.Cut(err.Error(), ", AdditionalErrorMsg: "); ok && cause != "" {
+		return errors.New(cause)
+	}
+	return err
 }

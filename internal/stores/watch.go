@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/apiserver/pkg/storage/etcd3"
 
 	"github.com/regctl/regctl/internal/etcdview"
 )
@@ -73,8 +72,8 @@ func Watch(ctx context.Context, t Target, opts WatchOptions, fn func(watch.Event
 	// Upstream's tests set KUBE_PANIC_WATCH_DECODE_ERROR, which makes a
 	// value that cannot be decoded panic the process, in a goroutine no
 	// recover reaches. regctl wants the error event the server sends.
-	etcd3.TestOnlySetFatalOnDecodeError(false)
-	ctx, cancel := context.WithCancel(requestContext(ctx, t))
+	watchDecodeErrorsAsEvents()
+	ctx, cancel := context.WithCancel(RequestContext(ctx, t))
 	defer cancel()
 	if opts.OnLost != nil {
 		c, err := t.Client(ctx)

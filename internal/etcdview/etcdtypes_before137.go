@@ -1,0 +1,15 @@
+//go:build k8s1.35 || k8s1.36
+
+package etcdview
+
+import (
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/server/v3/lease/leasepb"
+)
+
+// etcd 3.6 (Kubernetes 1.35 and 1.36) generates its API types with gogo
+// protobuf: each decodes itself.
+
+func unmarshalKeyValue(b []byte, kv *mvccpb.KeyValue) error { return kv.Unmarshal(b) }
+
+func unmarshalLease(b []byte, l *leasepb.Lease) error { return l.Unmarshal(b) }
