@@ -9,7 +9,6 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
@@ -125,7 +124,7 @@ func changedPods(ctx context.Context, dir, url string, count int) (from, to int6
 	for i := 0; i < count; i += 100 {
 		spec, _ := benchPod(i)
 		ns, name := spec.Namespace, spec.Name
-		nsCtx := genericapirequest.WithNamespace(ctx, ns)
+		nsCtx := inNamespace(ctx, "pods", ns)
 		obj, gerr := getter.Get(nsCtx, name, &metav1.GetOptions{})
 		if gerr != nil {
 			return 0, 0, "", "", fmt.Errorf("reading pod %s/%s: %w", ns, name, gerr)

@@ -14,7 +14,6 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
@@ -206,7 +205,7 @@ func seedSecrets(ctx context.Context, etcdURL, encryptionConfig string, n int) e
 			Type:       api.SecretTypeOpaque,
 			Data:       map[string][]byte{"token": bytes.Repeat([]byte("x"), 2048)},
 		}
-		if _, err := creater.Create(genericapirequest.WithNamespace(ctx, ns), s, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+		if _, err := creater.Create(inNamespace(ctx, "secrets", ns), s, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating secret %s: %w", s.Name, err)
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
@@ -38,7 +37,7 @@ func plaintext(dir, launcher, regctl string, n, secrets int) error {
 			Type:       api.SecretTypeOpaque,
 			Data:       map[string][]byte{"token": []byte(strings.Repeat("x", 1024))},
 		}
-		sctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), ns)
+		sctx := inNamespace(context.Background(), "secrets", ns)
 		if _, err := creater.Create(sctx, s, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating secret %d: %w", i, err)
 		}

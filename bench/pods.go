@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -98,7 +99,7 @@ func seedNamespaces(w *storagemap.Session) error {
 	nsCreater := w.Map.Handles["namespaces"].Storage.(rest.Creater)
 	for _, ns := range benchNamespaces {
 		obj := &api.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"kubernetes.io/metadata.name": ns}}}
-		ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), metav1.NamespaceNone)
+		ctx := inNamespace(context.Background(), "namespaces", metav1.NamespaceNone)
 		if _, err := nsCreater.Create(ctx, obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating namespace %s: %w", ns, err)
 		}
@@ -108,14 +109,13 @@ func seedNamespaces(w *storagemap.Session) error {
 
 func seedPod(creater rest.Creater, statusUpdater rest.Updater, i int) error {
 	spec, status := benchPod(i)
-	ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), spec.Namespace)
-	created, err := creater.Create(ctx, spec, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+	created, err := creater.Create(inNamespace(context.Background(), "pods", spec.Namespace), spec, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("creating pod %s/%s: %w", spec.Namespace, spec.Name, err)
 	}
 	running := created.(*api.Pod)
 	running.Status = status.Status
-	_, _, err = statusUpdater.Update(ctx, running.Name, rest.DefaultUpdatedObjectInfo(running),
+	_, _, err = statusUpdater.Update(inNamespace(context.Background(), "pods/status", spec.Namespace), running.Name, rest.DefaultUpdatedObjectInfo(running),
 		rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
 	if err != nil {
 		return fmt.Errorf("writing the status of pod %s/%s: %w", spec.Namespace, spec.Name, err)
@@ -281,4 +281,13 @@ func startWithNamespaces(ctx context.Context) (e *etcdview.Embedded, w *storagem
 		return nil, nil, nil, err
 	}
 	return e, w, close, nil
+}
+
+// inNamespace is what a request for resource (pods, or pods/status) in ns
+// carries to its store: the namespace, and request info, which the stores'
+// declarative validation reads. Every object the bench writes is core v1.
+func inNamespace(ctx context.Context, resource, ns string) context.Context {
+	res, sub, _ := strings.Cut(resource, "/")
+	return genericapirequest.WithRequestInfo(genericapirequest.WithNamespace(ctx, ns),
+		&genericapirequest.RequestInfo{IsResourceRequest: true, APIVersion: "v1", Resource: res, Subresource: sub, Namespace: ns})
 }

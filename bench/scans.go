@@ -136,7 +136,7 @@ func seedMixed(w *storagemap.Session, from, to int) error {
 // scheduling left.
 func seedNeighbours(configMaps, events rest.Creater, i int) error {
 	spec, _ := benchPod(i)
-	ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), spec.Namespace)
+	ctx := inNamespace(context.Background(), "configmaps", spec.Namespace)
 	cm := &api.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-config", spec.Name), Namespace: spec.Namespace, Labels: spec.Labels},
 		Data: map[string]string{
@@ -161,7 +161,7 @@ func seedNeighbours(configMaps, events rest.Creater, i int) error {
 	}
 	// Core events are validated by the version they are created in.
 	ctx = genericapirequest.WithRequestInfo(ctx, &genericapirequest.RequestInfo{IsResourceRequest: true, APIVersion: "v1", Resource: "events", Namespace: spec.Namespace, Verb: "create"})
-	if _, err := events.Create(ctx, ev, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+	if _, err := events.Create(inNamespace(context.Background(), "events", spec.Namespace), ev, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating event %s/%s: %w", ev.Namespace, ev.Name, err)
 	}
 	return nil

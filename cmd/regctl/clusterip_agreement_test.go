@@ -146,7 +146,12 @@ func TestServiceAllocationsAgreeWithKubeAPIServer(t *testing.T) {
 		if err != nil || served.Spec.ClusterIP == "" {
 			t.Fatalf("after the replace the server serves %+v (%v)", served.Spec, err)
 		}
-		if ref := ipAddress(t, s, served.Spec.ClusterIP).Spec.ParentRef; ref == nil || ref.Name != "ext" {
+		if repairDropsExternalNameIPs {
+			// The server's repair loop, racing the update, may delete
+			// the new IPAddress, whoever allocated it: whether it is
+			// there says nothing of regctl.
+			t.Logf("Kubernetes %s: the IPAddress of a service that was ExternalName is left to the server's repair loop", releaseVersion)
+		} else if ref := ipAddress(t, s, served.Spec.ClusterIP).Spec.ParentRef; ref == nil || ref.Name != "ext" {
 			t.Errorf("IPAddress %s refers to %+v", served.Spec.ClusterIP, ref)
 		}
 		toExternal := "apiVersion: v1\nkind: Service\nmetadata: {name: ext, resourceVersion: \"" + served.ResourceVersion + "\"}\nspec: {type: ExternalName, externalName: db.example.com}\n"

@@ -1,3 +1,9 @@
+//go:build !k8s1.35 && !k8s1.36
+
+// The reference and man pages in docs/ are those of the newest release's
+// build (the root module's): the server's flags they list, with their
+// ranges and defaults, are that release's.
+
 package main
 
 import (

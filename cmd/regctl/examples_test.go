@@ -17,10 +17,11 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	api "k8s.io/kubernetes/pkg/apis/core"
 	"k8s.io/utils/ptr"
+
+	"github.com/regctl/regctl/internal/stores"
 )
 
 // unrunnableExamples are example lines that cannot run in the sandbox, each
@@ -366,7 +367,7 @@ func newSandbox(t *testing.T) *sandbox {
 		}
 		for _, obj := range r.objects {
 			m, _ := obj.(metav1.ObjectMetaAccessor)
-			ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), m.GetObjectMeta().GetNamespace())
+			ctx := stores.RequestContext(context.Background(), stores.Target{Handle: w.Map.Handles[resource], Namespace: m.GetObjectMeta().GetNamespace()})
 			if _, err := creater.Create(ctx, obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 				t.Fatalf("seeding the sandbox with %s %s: %v", resource, m.GetObjectMeta().GetName(), err)
 			}

@@ -35,7 +35,7 @@ func TestReadsAgreeWithKubeAPIServer(t *testing.T) {
 	for _, o := range objs {
 		groups[o.GVR.Group] = true
 	}
-	if len(objs) < 58 || len(groups) < 17 {
+	if len(objs) < storageDataObjects || len(groups) < 17 {
 		t.Fatalf("created %d objects of %d groups, want one per resource a default server serves in upstream's data", len(objs), len(groups))
 	}
 	t.Run("get -o json equals the apiserver's GET, every group", func(t *testing.T) {

@@ -64,9 +64,26 @@ func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
+	goldenFile(t, filepath.Join("testdata", name), got)
+}
+
+// releaseGolden is golden for an output that differs between the
+// Kubernetes releases regctl builds for: testdata/<release>/name.
+func releaseGolden(t *testing.T, name, got string) {
+	t.Helper()
+	goldenFile(t, filepath.Join("testdata", releaseVersion, name), got)
+}
+
+// committedTable is the route table of a default server committed for the
+// release this build carries, the one `routes --check` checks in CI.
+func committedTable() string {
+	return filepath.Join("..", "..", "docs", "routes", releaseVersion+".yaml")
+}
+
+func goldenFile(t *testing.T, path, got string) {
+	t.Helper()
 	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {

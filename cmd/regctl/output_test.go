@@ -9,12 +9,13 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/regctl/regctl/internal/completion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	api "k8s.io/kubernetes/pkg/apis/core"
 	"sigs.k8s.io/yaml"
+
+	"github.com/regctl/regctl/internal/completion"
+	"github.com/regctl/regctl/internal/stores"
 )
 
 // tableLines splits a table into its lines, each with its cells.
@@ -338,7 +339,7 @@ func TestTablesEscapeTerminalControl(t *testing.T) {
 	// A status reason is free text that a kubelet (or anyone who can write
 	// pods/status) sets; the STATUS column shows it.
 	w := s.session(t)
-	ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), "default")
+	ctx := stores.RequestContext(context.Background(), stores.Target{Handle: w.Map.Handles["pods/status"], Namespace: "default"})
 	obj, err := w.Map.Handles["pods"].Storage.(rest.Getter).Get(ctx, "pod-00000", &metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

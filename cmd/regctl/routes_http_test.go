@@ -20,7 +20,7 @@ func TestRoutesHTTPGolden(t *testing.T) {
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	golden(t, "routes-http.txt", stdout)
+	releaseGolden(t, "routes-http.txt", stdout)
 }
 
 // httpRoutes runs `routes --http -o json` with args and decodes the table.

@@ -13,8 +13,8 @@ func TestVersionJSON(t *testing.T) {
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	if !strings.Contains(stdout, `"kubernetesVersion": "v1.36.3"`) {
-		t.Errorf("output does not name Kubernetes v1.36.3:\n%s", stdout)
+	if !strings.Contains(stdout, `"kubernetesVersion": "`+releaseVersion+`"`) {
+		t.Errorf("output does not name Kubernetes %s:\n%s", releaseVersion, stdout)
 	}
 	var got map[string]string
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
@@ -53,8 +53,8 @@ func TestVersionText(t *testing.T) {
 		}
 		column = start
 	}
-	if !strings.Contains(stdout, "kubernetesVersion: v1.36.3\n") {
-		t.Errorf("output does not name Kubernetes v1.36.3:\n%s", stdout)
+	if !strings.Contains(stdout, "kubernetesVersion: "+releaseVersion+"\n") {
+		t.Errorf("output does not name Kubernetes %s:\n%s", releaseVersion, stdout)
 	}
 }
 

@@ -9,6 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/features"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	featuregatetesting "k8s.io/component-base/featuregate/testing"
 
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
@@ -49,11 +52,16 @@ func TestNoResources(t *testing.T) {
 	}
 }
 
-// TestUnsafeDeleteWarning says, with the gate off as it is by default,
-// that the option does nothing, as the server drops it.
+// TestUnsafeDeleteWarning says, with the gate off, that the option does
+// nothing, as the server drops it; with it on, what it skips.
 func TestUnsafeDeleteWarning(t *testing.T) {
+	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.AllowUnsafeMalformedObjectDeletion, false)
 	if got := unsafeDeleteWarning(); !strings.Contains(got, "has no effect") || !strings.Contains(got, "AllowUnsafeMalformedObjectDeletion") {
 		t.Errorf("warning with the gate off: %q", got)
+	}
+	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.AllowUnsafeMalformedObjectDeletion, true)
+	if got := unsafeDeleteWarning(); !strings.Contains(got, "deleted unread") {
+		t.Errorf("warning with the gate on: %q", got)
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap/maptest"
 	"github.com/regctl/regctl/internal/storedvalue"
+	"github.com/regctl/regctl/internal/stores"
 )
 
 func TestMain(m *testing.M) {
@@ -70,7 +70,7 @@ func TestAComparisonGoesOnPastAnObjectItCannotRead(t *testing.T) {
 	put(t, c, "/registry/configmaps/default/b", "\x00garbage")
 	// c changes through its store.
 	h := req.Pairs[0].To
-	nsCtx := genericapirequest.WithNamespace(genericapirequest.NewContext(), "default")
+	nsCtx := stores.RequestContext(ctx, stores.Target{Handle: h.Handle, Namespace: "default"})
 	obj, err := h.Storage.(rest.Getter).Get(nsCtx, "c", &metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/stores"
 )
 
 const noFileComp = ":4" // cobra.ShellCompDirectiveNoFileComp
@@ -60,7 +60,7 @@ func complete(t *testing.T, fn cobra.CompletionFunc, args ...string) (got []stri
 // keeps it.
 func committedTable(t *testing.T) routetable.RouteTable {
 	t.Helper()
-	f, err := os.Open("../../docs/routes/v1.36.3.yaml")
+	f, err := os.Open("../../docs/routes/" + storagemap.KubernetesVersion() + ".yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestObjectNames(t *testing.T) {
 	t.Cleanup(func() { w.Close() })
 	create := func(namespace, name string) {
 		t.Helper()
-		ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), namespace)
+		ctx := stores.RequestContext(context.Background(), stores.Target{Handle: w.Map.Handles["configmaps"], Namespace: namespace})
 		cm := &api.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
 		if _, err := w.Map.Handles["configmaps"].Storage.(rest.Creater).Create(ctx, cm, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)

@@ -95,7 +95,9 @@ func kindFiller(seed int64) *randfill.Filler {
 			},
 		}
 	})
-	return fuzzer.FuzzerFor(funcs, rand.NewSource(seed), scheme.Codecs).NilChance(0.2).NumElements(0, 3)
+	// Some kinds nest many levels deep, each level a list of up to three
+	// more: a bound on the depth keeps a fill from growing without end.
+	return fuzzer.FuzzerFor(funcs, rand.NewSource(seed), scheme.Codecs).NilChance(0.2).NumElements(0, 3).MaxDepth(12)
 }
 
 // Every kind of every built-in group, filled at random (strings of any

@@ -17,11 +17,12 @@ import (
 
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/routetable"
+	"github.com/regctl/regctl/internal/storagemap"
 )
 
 // committed is the route table of a default server, as docs/routes keeps
 // it.
-const committed = "../../docs/routes/v1.36.3.yaml"
+var committed = "../../docs/routes/" + storagemap.KubernetesVersion() + ".yaml"
 
 func readTable(t *testing.T, path string) routetable.RouteTable {
 	t.Helper()

@@ -13,7 +13,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/storagemap/maptest"
+	"github.com/regctl/regctl/internal/stores"
 )
 
 func TestMain(m *testing.M) {
@@ -109,7 +109,7 @@ func TestObjectsInANamespaceThatIsGoneAreFound(t *testing.T) {
 	s, main := maptest.Open(t)
 	create := func(path string, obj runtime.Object, namespace string) {
 		t.Helper()
-		rctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), namespace)
+		rctx := stores.RequestContext(context.Background(), stores.Target{Handle: s.Map.Handles[path], Namespace: namespace})
 		if _, err := s.Map.Handles[path].Storage.(rest.Creater).Create(rctx, obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}

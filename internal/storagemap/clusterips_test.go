@@ -9,15 +9,17 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	api "k8s.io/kubernetes/pkg/apis/core"
 	"k8s.io/kubernetes/pkg/apis/networking"
 	netutils "k8s.io/utils/net"
+
+	"github.com/regctl/regctl/internal/stores"
 )
 
-func inNamespace(ns string) context.Context {
-	return genericapirequest.WithNamespace(context.Background(), ns)
+// inNamespace is what a request to h in ns carries to its store.
+func inNamespace(h *Handle, ns string) context.Context {
+	return stores.RequestContext(context.Background(), stores.Target{Handle: h, Namespace: ns})
 }
 
 // TestClusterIPAllocatorStartsForWritesOnly builds the map on an etcd no
@@ -27,7 +29,7 @@ func inNamespace(ns string) context.Context {
 func TestClusterIPAllocatorStartsForWritesOnly(t *testing.T) {
 	w := build(t)
 	services := w.Map.Handles["services"]
-	if _, err := services.Storage.(rest.Lister).List(inNamespace("default"), nil); err != nil {
+	if _, err := services.Storage.(rest.Lister).List(inNamespace(services, "default"), nil); err != nil {
 		t.Fatal(err)
 	}
 	if w.clusterIPs.stop != nil {
@@ -47,7 +49,7 @@ func TestClusterIPAllocatorStartsForWritesOnly(t *testing.T) {
 	}
 
 	cidr := &networking.ServiceCIDR{ObjectMeta: metav1.ObjectMeta{Name: "kubernetes"}, Spec: networking.ServiceCIDRSpec{CIDRs: []string{"10.0.0.0/24"}}}
-	if _, err := w.Map.Handles["servicecidrs.networking.k8s.io"].Storage.(rest.Creater).Create(inNamespace(""), cidr, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+	if _, err := w.Map.Handles["servicecidrs.networking.k8s.io"].Storage.(rest.Creater).Create(inNamespace(w.Map.Handles["servicecidrs.networking.k8s.io"], ""), cidr, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// The allocator learned etcd holds none; a new map, as the next command
@@ -74,7 +76,7 @@ func TestClusterIPAllocatorStartsForWritesOnly(t *testing.T) {
 			Ports: []api.ServicePort{{Port: 80, Protocol: api.ProtocolTCP, TargetPort: intstr.FromInt32(80)}},
 		},
 	}
-	out, err := services.Storage.(rest.Creater).Create(inNamespace("default"), svc, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+	out, err := services.Storage.(rest.Creater).Create(inNamespace(services, "default"), svc, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,8 +84,9 @@ func TestClusterIPAllocatorStartsForWritesOnly(t *testing.T) {
 	if _, subnet, _ := netutils.ParseCIDRSloppy("10.0.0.0/24"); !subnet.Contains(netutils.ParseIPSloppy(ip)) {
 		t.Fatalf("allocated %q, not in the ServiceCIDR", ip)
 	}
-	ipAddresses := w.Map.Handles["ipaddresses.networking.k8s.io"].Storage.(rest.Getter)
-	got, err := ipAddresses.Get(inNamespace(""), ip, &metav1.GetOptions{})
+	ipAddressesPath := w.Map.Handles["ipaddresses.networking.k8s.io"]
+	ipAddresses := ipAddressesPath.Storage.(rest.Getter)
+	got, err := ipAddresses.Get(inNamespace(ipAddressesPath, ""), ip, &metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("the IPAddress of %s: %v", ip, err)
 	}
@@ -91,10 +94,10 @@ func TestClusterIPAllocatorStartsForWritesOnly(t *testing.T) {
 		t.Errorf("IPAddress %s refers to %+v", ip, ref)
 	}
 
-	if _, _, err := services.Storage.(rest.GracefulDeleter).Delete(inNamespace("default"), "web", rest.ValidateAllObjectFunc, &metav1.DeleteOptions{}); err != nil {
+	if _, _, err := services.Storage.(rest.GracefulDeleter).Delete(inNamespace(services, "default"), "web", rest.ValidateAllObjectFunc, &metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ipAddresses.Get(inNamespace(""), ip, &metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := ipAddresses.Get(inNamespace(ipAddressesPath, ""), ip, &metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("after the delete, IPAddress %s: %v, want it gone", ip, err)
 	}
 }

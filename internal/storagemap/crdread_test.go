@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/regctl/regctl/internal/etcdview"
 	"os"
 	"path"
 	"path/filepath"
@@ -14,6 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/stores"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -24,7 +26,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"sigs.k8s.io/yaml"
 
@@ -340,7 +341,7 @@ func TestEstablishingWritesStatusOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := genericapirequest.WithNamespace(context.Background(), "")
+	ctx := stores.RequestContext(context.Background(), stores.Target{Handle: h})
 	created, err := h.Storage.(rest.Creater).Create(ctx, managed, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -11,11 +11,11 @@ import (
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/stores"
 )
 
 // crdsInEtcd are three CRDs of one group: one established with two served
@@ -166,7 +166,8 @@ func writeCRDs(t *testing.T, w *Session, docs []string, establish bool) {
 	t.Helper()
 	crds := w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io"].Storage.(rest.Creater)
 	status := w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io/status"].Storage.(rest.Updater)
-	ctx := genericapirequest.WithNamespace(context.Background(), "")
+	crdCtx := stores.RequestContext(context.Background(), stores.Target{Handle: w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io"]})
+	statusCtx := stores.RequestContext(context.Background(), stores.Target{Handle: w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io/status"]})
 	for _, doc := range docs {
 		v1 := &apiextensionsv1.CustomResourceDefinition{}
 		if err := yaml.Unmarshal([]byte(doc), v1); err != nil {
@@ -176,7 +177,7 @@ func writeCRDs(t *testing.T, w *Session, docs []string, establish bool) {
 		if err := apiextensionsapiserver.Scheme.Convert(v1, crd, nil); err != nil {
 			t.Fatal(err)
 		}
-		created, err := crds.Create(ctx, crd, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+		created, err := crds.Create(crdCtx, crd, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
 		if err != nil {
 			t.Fatalf("creating %s: %v", crd.Name, err)
 		}
@@ -188,7 +189,7 @@ func writeCRDs(t *testing.T, w *Session, docs []string, establish bool) {
 		for _, c := range []apiextensions.CustomResourceDefinitionConditionType{apiextensions.NamesAccepted, apiextensions.Established} {
 			crd.Status.Conditions = append(crd.Status.Conditions, apiextensions.CustomResourceDefinitionCondition{Type: c, Status: apiextensions.ConditionTrue, Reason: "Test"})
 		}
-		if _, _, err := status.Update(ctx, crd.Name, rest.DefaultUpdatedObjectInfo(crd), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{}); err != nil {
+		if _, _, err := status.Update(statusCtx, crd.Name, rest.DefaultUpdatedObjectInfo(crd), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{}); err != nil {
 			t.Fatalf("establishing %s: %v", crd.Name, err)
 		}
 	}

@@ -1,8 +1,12 @@
 package storagemap
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	utilversion "k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/component-base/version"
 
 	"k8s.io/apiserver/pkg/util/compatibility"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
@@ -73,7 +77,7 @@ func TestFeatureGatesActWhileTheMapLives(t *testing.T) {
 
 	// A default map says so and changes nothing.
 	w = build(t)
-	if w.Map.Table.EmulatedVersion != "1.36" || w.Map.Table.FeatureGates != nil {
+	if w.Map.Table.EmulatedVersion != version.DefaultKubeBinaryVersion || w.Map.Table.FeatureGates != nil {
 		t.Errorf("default map: emulatedVersion %q, featureGates %v", w.Map.Table.EmulatedVersion, w.Map.Table.FeatureGates)
 	}
 }
@@ -83,7 +87,7 @@ func TestBadVersionFlagsAreRefusedWithTheServersReason(t *testing.T) {
 	for flag, want := range map[string]string{
 		"--feature-gates=NoSuchGate=true":  "reading `--feature-gates`: unrecognized feature gate: NoSuchGate",
 		"--feature-gates=AllAlpha":         "reading `--feature-gates`: missing bool value for AllAlpha",
-		"--emulated-version=1.20":          "emulation version 1.20 is not between [1.33, 1.36.0]",
+		"--emulated-version=1.20":          "emulation version 1.20 is not between [" + oldest() + ", " + version.DefaultKubeBinaryVersion + ".0]",
 		"--emulated-version=x":             `reading ` + "`--emulated-version`" + `: could not parse "x" as version`,
 		"--min-compatibility-version=1.99": "checking `--min-compatibility-version`",
 	} {
@@ -93,4 +97,11 @@ func TestBadVersionFlagsAreRefusedWithTheServersReason(t *testing.T) {
 		}
 	}
 	sameState(t, "after refused flags", before)
+}
+
+// oldest is the oldest version this release's server emulates: three
+// minors back.
+func oldest() string {
+	v := utilversion.MustParse(version.DefaultKubeBinaryVersion)
+	return fmt.Sprintf("%d.%d", v.Major(), v.Minor()-3)
 }

@@ -76,13 +76,9 @@ func TestRoutesFollowTheServersGroupOrder(t *testing.T) {
 		}
 		lastGV, lastPath = gv, r.Path
 	}
-	want := []string{"", "authentication.k8s.io", "authorization.k8s.io", "autoscaling", "batch", "certificates.k8s.io",
-		"coordination.k8s.io", "discovery.k8s.io", "networking.k8s.io", "node.k8s.io", "policy", "rbac.authorization.k8s.io",
-		"scheduling.k8s.io", "storage.k8s.io", "flowcontrol.apiserver.k8s.io", "apps", "admissionregistration.k8s.io",
-		"events.k8s.io", "resource.k8s.io",
-		// The apiextensions and aggregator servers, after kube-apiserver's
-		// own groups.
-		"apiextensions.k8s.io", "apiregistration.k8s.io"}
+	// The apiextensions and aggregator servers come after kube-apiserver's
+	// own groups.
+	want := defaultGroups
 	if strings.Join(groups, ",") != strings.Join(want, ",") {
 		t.Errorf("groups in the order\n%q\nwant the server's provider order, then the chain's\n%q", groups, want)
 	}
@@ -98,8 +94,8 @@ func TestRoutesFollowTheServersGroupOrder(t *testing.T) {
 			t.Errorf("%s: no handle", r.Path)
 		}
 	}
-	if w.Map.Table.KubernetesVersion != "v1.36.3" {
-		t.Errorf("kubernetesVersion = %q, want v1.36.3", w.Map.Table.KubernetesVersion)
+	if w.Map.Table.KubernetesVersion != releaseVersion {
+		t.Errorf("kubernetesVersion = %q, want %s", w.Map.Table.KubernetesVersion, releaseVersion)
 	}
 	if w.Map.Table.EtcdPrefix != "/registry" {
 		t.Errorf("etcdPrefix = %q, want /registry", w.Map.Table.EtcdPrefix)
@@ -158,8 +154,8 @@ func TestDecorators(t *testing.T) {
 					}
 				}
 			}
-			if owned != 60 {
-				t.Errorf("%d paths own a store, want the 60 resource versions with storage of a default server (CRDs and APIServices included)", owned)
+			if owned != storedPaths {
+				t.Errorf("%d paths own a store, want the %d resource versions with storage of a default server (CRDs and APIServices included)", owned, storedPaths)
 			}
 		})
 	}

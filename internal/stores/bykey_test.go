@@ -102,7 +102,7 @@ func TestListByKeyResumesAfterAKeyAtTheRevisionGiven(t *testing.T) {
 	s, bad := configMapsWithGarbage(t)
 	rev := s.create(t, "cm-00a") // the revision before cm-05a
 	s.create(t, "cm-05a")
-	ctx := requestContext(context.Background(), s.target)
+	ctx := RequestContext(context.Background(), s.target)
 	for _, tc := range []struct {
 		name     string
 		opts     ListOptions

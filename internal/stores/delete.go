@@ -42,8 +42,14 @@ func UnsafeDeleteAllowed() bool {
 }
 
 // UnsafeDeleteFlags are what a delete of an object that cannot be read
-// takes, for messages.
-var UnsafeDeleteFlags = fmt.Sprintf("`--ignore-store-read-error-with-cluster-breaking-potential` with `--feature-gates=%s=true`", features.AllowUnsafeMalformedObjectDeletion)
+// takes, for messages: the option, and the gate while it is off (its
+// default before Kubernetes 1.37).
+func UnsafeDeleteFlags() string {
+	if UnsafeDeleteAllowed() {
+		return "`--ignore-store-read-error-with-cluster-breaking-potential`"
+	}
+	return fmt.Sprintf("`--ignore-store-read-error-with-cluster-breaking-potential` with `--feature-gates=%s=true`", features.AllowUnsafeMalformedObjectDeletion)
+}
 
 // UnsafeDeleteCollectionError is the server's refusal of the option on a
 // DELETE of a collection. The handler (DeleteCollection in
@@ -121,7 +127,7 @@ func Delete(ctx context.Context, t Target, name string, opts DeleteOptions) (Del
 		last = obj.DeepCopyObject()
 		return nil
 	}
-	out, removed, err := deleter.Delete(requestContext(ctx, t), name, validate, options)
+	out, removed, err := deleter.Delete(RequestContext(ctx, t), name, validate, options)
 	if err != nil {
 		// What validate refused is about a value the store did read.
 		var refusedHere *unwrittenError
@@ -135,7 +141,7 @@ func Delete(ctx context.Context, t Target, name string, opts DeleteOptions) (Del
 					err = fmt.Errorf("reading %s: %w", key, err)
 				}
 			}
-			return Deleted{}, fmt.Errorf("%w; deleting it unread takes %s", err, UnsafeDeleteFlags)
+			return Deleted{}, fmt.Errorf("%w; deleting it unread takes %s", err, UnsafeDeleteFlags())
 		}
 		return Deleted{}, err
 	}

@@ -124,7 +124,7 @@ func deleteLoss(ctx context.Context, t Target, name string, deleter rest.Gracefu
 	dry := options.DeepCopy()
 	dry.DryRun = []string{metav1.DryRunAll}
 	dry.Preconditions = &metav1.Preconditions{ResourceVersion: ptr.To(strconv.FormatInt(modRev, 10))}
-	_, removed, err := deleter.Delete(requestContext(ctx, t), name, rest.ValidateAllObjectFunc, dry)
+	_, removed, err := deleter.Delete(RequestContext(ctx, t), name, rest.ValidateAllObjectFunc, dry)
 	switch {
 	case err != nil:
 		return 0, err

@@ -21,7 +21,7 @@ func GetInternal(ctx context.Context, t Target, name string) (runtime.Object, er
 	if !ok {
 		return nil, fmt.Errorf("%s cannot be read: it has no getter", t.Path)
 	}
-	obj, err := getter.Get(requestContext(ctx, t), name, &metav1.GetOptions{})
+	obj, err := getter.Get(RequestContext(ctx, t), name, &metav1.GetOptions{})
 	if err != nil {
 		return nil, explain(ctx, t, name, err)
 	}
@@ -42,7 +42,7 @@ func GetInternalAt(ctx context.Context, t Target, name string, rev int64) (runti
 		return nil, err
 	}
 	lo.FieldSelector = fields.OneTermEqualSelector("metadata.name", name)
-	list, err := t.Store.List(requestContext(ctx, t), lo)
+	list, err := t.Store.List(RequestContext(ctx, t), lo)
 	if err != nil {
 		return nil, explainAt(ctx, t, name, rev, err)
 	}

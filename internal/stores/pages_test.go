@@ -100,7 +100,7 @@ func TestListsReadEveryObjectOnceInKeyOrderAtOneRevision(t *testing.T) {
 				t.Fatal(err)
 			}
 			// A test that fails midway stops the readers.
-			ctx, cancel := context.WithCancel(requestContext(ctx, s.target))
+			ctx, cancel := context.WithCancel(RequestContext(ctx, s.target))
 			defer cancel()
 			out := make(chan fetched)
 			go readSideBySide(ctx, s.target, s.target.Storage.(rest.Lister), *lo, 0, workers, out)
@@ -176,7 +176,7 @@ func TestAListStoppedByItsCallerStopsItsReaders(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(requestContext(context.Background(), s.target))
+		ctx, cancel := context.WithCancel(RequestContext(context.Background(), s.target))
 		out := make(chan fetched)
 		done := make(chan struct{})
 		go func() {

@@ -36,13 +36,14 @@ type Target = handle.Target
 // it, and the map's authorizer allows it.
 var Identity = &user.DefaultInfo{Name: "regctl", Groups: []string{user.SystemPrivilegedGroup, user.AllAuthenticated}}
 
-// requestContext carries what a request to the apiserver would: the namespace, the
-// user, and request info naming the resource, which stores use in their
-// errors. The warnings the server adds to every request to the path are
+// RequestContext carries what a request to the apiserver would: the
+// namespace, the user, and request info naming the resource, which stores
+// use in their errors and validation (since Kubernetes 1.37, a store's
+// declarative validation requires it). The warnings the server adds to every request to the path are
 // added to the context's warning recorder, if it has one, as the server's
 // handler adds them before calling the store; the store and its strategy
 // add theirs (WarningsOnCreate, WarningsOnUpdate) to the same recorder.
-func requestContext(ctx context.Context, t Target) context.Context {
+func RequestContext(ctx context.Context, t Target) context.Context {
 	for _, w := range t.Warnings {
 		warning.AddWarning(ctx, "", w)
 	}
@@ -114,7 +115,7 @@ func List(ctx context.Context, t Target, opts ListOptions, fn func(Page) error) 
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(requestContext(ctx, t))
+	ctx, cancel := context.WithCancel(RequestContext(ctx, t))
 	pages, wait := readPages(ctx, t, lister, *lo, opts.Revision)
 	defer func() {
 		cancel()
@@ -253,7 +254,9 @@ func unreadable(ctx context.Context, err error) bool {
 		return false
 	}
 	var status apierrors.APIStatus
-	return !errors.As(err, &status) || apierrors.IsInternalError(err)
+	// Since Kubernetes 1.37 a list says StoreReadError of the values it
+	// could not read; before, it passed the storage's error on as it was.
+	return !errors.As(err, &status) || apierrors.IsInternalError(err) || apierrors.ReasonForError(err) == metav1.StatusReasonStoreReadError
 }
 
 // unanswered is an error of etcd or of the way to it, not of a value.
@@ -307,7 +310,7 @@ func Table(ctx context.Context, t Target, obj runtime.Object) (*metav1.Table, er
 	if !ok {
 		return nil, fmt.Errorf("%s has no table printer", t.Path)
 	}
-	table, err := conv.ConvertToTable(requestContext(ctx, t), obj, &metav1.TableOptions{})
+	table, err := conv.ConvertToTable(RequestContext(ctx, t), obj, &metav1.TableOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("printing %s: %w", t.Path, err)
 	}

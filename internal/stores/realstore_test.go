@@ -9,7 +9,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
@@ -39,7 +38,7 @@ func newRealConfigMaps(t *testing.T) realConfigMaps {
 // time, and returns the revision of the last one created.
 func (s realConfigMaps) create(t *testing.T, names ...string) int64 {
 	t.Helper()
-	ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), "default")
+	ctx := RequestContext(context.Background(), s.target)
 	creater := s.target.Storage.(rest.Creater)
 	var mu sync.Mutex
 	var last int64

@@ -42,7 +42,7 @@ func ValidateCreate(ctx context.Context, t Target, obj runtime.Object) error {
 	if m.GetGenerateName() != "" && m.GetName() == "" {
 		m.SetName(store.CreateStrategy.GenerateName(m.GetGenerateName()))
 	}
-	ctx = requestContext(ctx, t)
+	ctx = RequestContext(ctx, t)
 	if store.BeginCreate != nil {
 		finish, err := store.BeginCreate(ctx, obj, &metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err != nil {

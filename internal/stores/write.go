@@ -177,7 +177,7 @@ func Create(ctx context.Context, t Target, obj runtime.Object, opts WriteOptions
 	if obj, err = fm.Create(obj, opts.manager()); err != nil {
 		return nil, unwritten(err)
 	}
-	out, err := creater.Create(requestContext(ctx, t), obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{DryRun: opts.dryRun(), FieldManager: opts.manager()})
+	out, err := creater.Create(RequestContext(ctx, t), obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{DryRun: opts.dryRun(), FieldManager: opts.manager()})
 	if err != nil {
 		return nil, inFieldOrder(err)
 	}
@@ -277,7 +277,7 @@ func Update(ctx context.Context, t Target, obj runtime.Object, opts WriteOptions
 	manageFields := func(_ context.Context, newObj, liveObj runtime.Object) (runtime.Object, error) {
 		return fm.UpdateNoErrors(liveObj, newObj, opts.manager()), nil
 	}
-	out, _, err := updater.Update(requestContext(ctx, t), m.GetName(), rest.DefaultUpdatedObjectInfo(obj, refusesLoss(t, opts), manageFields, readiesAllocators(t)),
+	out, _, err := updater.Update(RequestContext(ctx, t), m.GetName(), rest.DefaultUpdatedObjectInfo(obj, refusesLoss(t, opts), manageFields, readiesAllocators(t)),
 		rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{DryRun: opts.dryRun(), FieldManager: opts.manager()})
 	if err != nil {
 		return nil, inFieldOrder(err)

@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/kubernetes/test/integration/etcd"
 	"k8s.io/utils/ptr"
@@ -135,14 +134,15 @@ func establish(t *testing.T, w *storagemap.Session, v1s ...*apiextensionsv1.Cust
 	t.Helper()
 	crds := w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io"].Storage.(rest.Creater)
 	status := w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io/status"].Storage.(rest.Updater)
-	ctx := genericapirequest.WithNamespace(context.Background(), "")
+	crdCtx := stores.RequestContext(context.Background(), stores.Target{Handle: w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io"]})
+	statusCtx := stores.RequestContext(context.Background(), stores.Target{Handle: w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io/status"]})
 	for _, v1 := range v1s {
 		apiextensionsapiserver.Scheme.Default(v1)
 		crd := &apiextensions.CustomResourceDefinition{}
 		if err := apiextensionsapiserver.Scheme.Convert(v1, crd, nil); err != nil {
 			t.Fatal(err)
 		}
-		created, err := crds.Create(ctx, crd, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+		created, err := crds.Create(crdCtx, crd, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
 		if err != nil {
 			t.Fatalf("creating %s: %v", crd.Name, err)
 		}
@@ -151,7 +151,7 @@ func establish(t *testing.T, w *storagemap.Session, v1s ...*apiextensionsv1.Cust
 		for _, c := range []apiextensions.CustomResourceDefinitionConditionType{apiextensions.NamesAccepted, apiextensions.Established} {
 			crd.Status.Conditions = append(crd.Status.Conditions, apiextensions.CustomResourceDefinitionCondition{Type: c, Status: apiextensions.ConditionTrue, Reason: "Test"})
 		}
-		if _, _, err := status.Update(ctx, crd.Name, rest.DefaultUpdatedObjectInfo(crd), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{}); err != nil {
+		if _, _, err := status.Update(statusCtx, crd.Name, rest.DefaultUpdatedObjectInfo(crd), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{}); err != nil {
 			t.Fatalf("establishing %s: %v", crd.Name, err)
 		}
 	}

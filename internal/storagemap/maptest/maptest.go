@@ -53,7 +53,11 @@ func ConfigMaps(t testing.TB, namespace string) (handle.Target, func(name string
 	h := s.Map.Handles["configmaps"]
 	create := func(name string) {
 		t.Helper()
-		ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), namespace)
+		// What a request carries to the store: its declarative
+		// validation reads the request info (stores.RequestContext, which
+		// this package cannot import).
+		ctx := genericapirequest.WithRequestInfo(genericapirequest.WithNamespace(genericapirequest.NewContext(), namespace),
+			&genericapirequest.RequestInfo{IsResourceRequest: true, Verb: "create", APIVersion: "v1", Resource: "configmaps", Namespace: namespace})
 		cm := &api.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
 		if _, err := h.Storage.(rest.Creater).Create(ctx, cm, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
