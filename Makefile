@@ -9,16 +9,31 @@ LDFLAGS   := -s -w -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(C
 # the Go regctl is built with.
 GORELEASER := github.com/goreleaser/goreleaser/v2@v2.12.7
 
-.PHONY: build test docs golden release-check snapshot
+# K8S picks the Kubernetes release regctl carries (see releases/go): empty
+# is the newest, the root go.mod's, built as bin/regctl.
+K8S ?=
+ifeq ($(K8S),)
+BIN := bin/regctl
+GO  := go
+else
+BIN := bin/regctl-$(K8S)
+GO  := releases/go $(K8S)
+endif
 
-## build: bin/regctl, stripped, as a release builds it
+.PHONY: build test test-releases docs golden release-check snapshot
+
+## build: bin/regctl, stripped, as a release builds it; K8S=1.35 writes bin/regctl-1.35
 build:
-	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/regctl ./cmd/regctl
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/regctl
 
 ## test: vet and the whole test suite, against in-process etcd and kube-apiserver
 test:
-	go vet ./...
-	go test ./...
+	$(GO) vet ./...
+	$(GO) test ./...
+
+## test-releases: for each older release, vet, its route table and its agreement tests
+test-releases:
+	releases/check
 
 ## docs: regenerate docs/reference and docs/man from the command tree
 docs:

@@ -94,7 +94,10 @@ func Diff(ctx context.Context, m Manifest, o DiffOptions) error {
 	if o.Program != nil {
 		kd.Diff = o.Program
 	}
-	kd.ShowManagedFields, kd.ShowSecrets, kd.Concurrency = o.ShowManagedFields, o.ShowSecrets, 1
+	kd.ShowManagedFields, kd.Concurrency = o.ShowManagedFields, 1
+	if err := setShowSecrets(kd, o.ShowSecrets); err != nil {
+		return err
+	}
 	kd.FilenameOptions = resource.FilenameOptions{Filenames: filenames, Recursive: m.Recursive}
 	if err := kd.Complete(f, cmd, nil); err != nil {
 		return err
