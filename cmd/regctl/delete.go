@@ -104,7 +104,9 @@ func runDelete(ctx context.Context, opts *deleteOptions) error {
 	if err := opts.sessionConfig().Writable(); err != nil {
 		return err
 	}
-	w, targets, err := storagemap.OpenTargets(ctx, opts.sessionConfig(), refs, opts.Scope, "delete", target.Types)
+	cfg := opts.sessionConfig()
+	cfg.Writes = !opts.DryRun
+	w, targets, err := storagemap.OpenTargets(ctx, cfg, refs, opts.Scope, "delete", target.Types)
 	if err != nil {
 		return err
 	}

@@ -130,6 +130,7 @@ func (o *migrateOptions) validate() error {
 
 func runMigrate(ctx context.Context, o *migrateOptions) error {
 	cfg := o.sessionConfig()
+	cfg.Writes = !o.Migrate.DryRun
 	if len(o.Types) > 0 {
 		// Namespaces are looked up for each update, and the CRDs' status
 		// path drops versions from status.storedVersions.

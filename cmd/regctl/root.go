@@ -39,11 +39,31 @@ type globalOptions struct {
 	Revision int64
 	// DataDir is the sandbox's data directory: an etcd of regctl's own.
 	DataDir string
+	// ReleaseMismatch is what writes do on a cluster of another
+	// Kubernetes release: storagemap.MismatchRefuse or MismatchIgnore.
+	ReleaseMismatch string
+
+	// warned are the warnings said already: one command may open more
+	// than one session, and says each once.
+	warned map[string]bool
 }
 
 // sessionConfig is what a command hands to storagemap.Build.
 func (g *globalOptions) sessionConfig() storagemap.Config {
-	return storagemap.Config{Options: g.Server, Timeout: g.RequestTimeout, Snapshot: g.Snapshot, DataDir: g.DataDir}
+	return storagemap.Config{Options: g.Server, Timeout: g.RequestTimeout, Snapshot: g.Snapshot, DataDir: g.DataDir,
+		ReleaseMismatch: g.ReleaseMismatch, Warn: g.warn}
+}
+
+// warn prints a warning on stderr, once per command.
+func (g *globalOptions) warn(text string) {
+	if g.warned[text] {
+		return
+	}
+	if g.warned == nil {
+		g.warned = map[string]bool{}
+	}
+	g.warned[text] = true
+	fmt.Fprintf(g.IO.ErrOut, "warning: %s\n", text)
 }
 
 // exitError is how a command exits otherwise than with its error and exit
@@ -129,6 +149,9 @@ etcd, regctl builds the map on an ephemeral in-process etcd.`,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			logs.Setup(g.Verbosity, streams.ErrOut)
+			if g.ReleaseMismatch != storagemap.MismatchRefuse && g.ReleaseMismatch != storagemap.MismatchIgnore {
+				return fmt.Errorf("`--%s` is %s or %s, not %q", storagemap.MismatchFlag, storagemap.MismatchRefuse, storagemap.MismatchIgnore, g.ReleaseMismatch)
+			}
 			if g.RequestTimeout < 0 {
 				return fmt.Errorf("`--request-timeout` must be 0 (no timeout) or more, not %s", g.RequestTimeout)
 			}
@@ -166,6 +189,7 @@ etcd, regctl builds the map on an ephemeral in-process etcd.`,
 	fs.StringVar(&g.Snapshot, "snapshot", "", "Read an etcd snapshot file (etcdctl snapshot save, or a stopped member's member/snap/db) instead of a live etcd; it is opened read-only")
 	fs.StringVar(&g.ManifestRoot, "manifest-root", "", "Read the files the manifest names under this directory (a copy of the node's filesystem, e.g. its /etc/kubernetes as DIR/etc/kubernetes)")
 	fs.Int64Var(&g.Revision, "revision", 0, "Read (get, keys, inspect, scan) the keyspace as it was at this etcd revision, if etcd has not compacted it; writes refuse it")
+	fs.StringVar(&g.ReleaseMismatch, storagemap.MismatchFlag, storagemap.MismatchRefuse, "What writes do when the cluster runs another Kubernetes release than this regctl carries (told by the manifest's image, kubeadm-config, the kubelets): refuse, or ignore and write")
 	g.Server.AddFlags(fs)
 
 	cmd.AddCommand(

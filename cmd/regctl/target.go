@@ -46,6 +46,7 @@ func (o *writeOptions) writeConfig(kinds []schema.GroupVersionKind) storagemap.C
 	cfg := o.sessionConfig()
 	cfg.FieldManagement = true
 	cfg.Kinds = kinds
+	cfg.Writes = !o.DryRun
 	return cfg
 }
 

@@ -133,6 +133,16 @@ func ValueAt(ctx context.Context, c *clientv3.Client, key string, rev int64) (*m
 	return resp.Kvs[0], nil
 }
 
+// FirstValues reads the first n keys under prefix with their values, in
+// one request.
+func FirstValues(ctx context.Context, c *clientv3.Client, prefix string, n int64) ([]*mvccpb.KeyValue, error) {
+	resp, err := c.Get(ctx, prefix, clientv3.WithRange(PrefixEnd(prefix)), clientv3.WithLimit(n))
+	if err != nil {
+		return nil, fmt.Errorf("reading keys under %s: %w", prefix, err)
+	}
+	return resp.Kvs, nil
+}
+
 // LeaseTTL returns the seconds left on a lease, or -1 when it has expired.
 func LeaseTTL(ctx context.Context, c *clientv3.Client, lease int64) (int64, error) {
 	resp, err := c.TimeToLive(ctx, clientv3.LeaseID(lease))

@@ -19,30 +19,39 @@ type Flag struct {
 	Value string
 }
 
-// Read returns the flags of the kube-apiserver container of the Pod in the
-// manifest file, in their order. A file that is not a Pod, or a Pod with no
-// container running kube-apiserver, is refused with the reason.
-func Read(file string) ([]Flag, error) {
+// Server is the kube-apiserver container of a manifest.
+type Server struct {
+	// Image is the container's image, whose tag is the server's release.
+	Image string
+	// Flags are its flags, in their order.
+	Flags []Flag
+}
+
+// Read returns the kube-apiserver container of the Pod in the manifest
+// file. A file that is not a Pod, or a Pod with no container running
+// kube-apiserver, is refused with the reason.
+func Read(file string) (Server, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("reading the apiserver manifest: %w", err)
+		return Server{}, fmt.Errorf("reading the apiserver manifest: %w", err)
 	}
 	var pod corev1.Pod
 	if err := yaml.Unmarshal(data, &pod); err != nil {
-		return nil, fmt.Errorf("reading the apiserver manifest %s: not YAML or JSON: %w", file, err)
+		return Server{}, fmt.Errorf("reading the apiserver manifest %s: not YAML or JSON: %w", file, err)
 	}
 	if pod.Kind != "Pod" || pod.APIVersion != "v1" {
-		return nil, fmt.Errorf("reading the apiserver manifest %s: it is a %q of %q, not a v1 Pod", file, pod.Kind, pod.APIVersion)
+		return Server{}, fmt.Errorf("reading the apiserver manifest %s: it is a %q of %q, not a v1 Pod", file, pod.Kind, pod.APIVersion)
 	}
 	for _, c := range pod.Spec.Containers {
 		words := append(append([]string(nil), c.Command...), c.Args...)
 		for i, w := range words {
 			if filepath.Base(w) == "kube-apiserver" {
-				return parse(file, c.Name, words[i+1:])
+				flags, err := parse(file, c.Name, words[i+1:])
+				return Server{Image: c.Image, Flags: flags}, err
 			}
 		}
 	}
-	return nil, fmt.Errorf("reading the apiserver manifest %s: no container of Pod %s runs kube-apiserver", file, pod.Name)
+	return Server{}, fmt.Errorf("reading the apiserver manifest %s: no container of Pod %s runs kube-apiserver", file, pod.Name)
 }
 
 // parse reads --name=value, --name value and boolean --name words.

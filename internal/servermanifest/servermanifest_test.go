@@ -17,6 +17,7 @@ spec:
   - name: sidecar
     command: [/bin/sh, -c, sleep infinity]
   - name: kube-apiserver
+    image: registry.k8s.io/kube-apiserver:v1.37.2
     command: [/usr/local/bin/kube-apiserver, --etcd-servers=https://127.0.0.1:2379]
     args: [--watch-cache-sizes, "secrets#0", --allow-privileged, --etcd-prefix=/registry]
 `
@@ -28,8 +29,8 @@ spec:
 		t.Fatal(err)
 	}
 	want := []Flag{{"etcd-servers", "https://127.0.0.1:2379"}, {"watch-cache-sizes", "secrets#0"}, {"allow-privileged", "true"}, {"etcd-prefix", "/registry"}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("Read = %v, want %v", got, want)
+	if !reflect.DeepEqual(got.Flags, want) || got.Image != "registry.k8s.io/kube-apiserver:v1.37.2" {
+		t.Errorf("Read = %+v, want flags %v and the server's image", got, want)
 	}
 	if got := Under("/copy", "/etc/kubernetes/pki/ca.crt"); got != "/copy/etc/kubernetes/pki/ca.crt" {
 		t.Errorf("Under = %s", got)

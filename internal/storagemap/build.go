@@ -68,6 +68,14 @@ type Config struct {
 	// OpenTargets builds it on an ephemeral etcd when none is named: keys
 	// prints where objects would be stored.
 	MapOnly bool
+	// Writes marks a command that writes: on the etcd of a cluster that
+	// runs another release than this build's, it is refused unless
+	// ReleaseMismatch is MismatchIgnore (checkRelease).
+	Writes          bool
+	ReleaseMismatch string
+	// Warn, when set, says what the command should know of the data
+	// (a cluster of another release) on stderr.
+	Warn func(string)
 	// Leftovers, for a command that reads, serves a name RESOURCE.GROUP
 	// that no CRD serves but whose objects etcd still holds through a
 	// CRD made up from them (leftovers.go), which warns of it.
@@ -356,6 +364,9 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 	factory, err := factoryConfig.Complete(&etcd).New()
 	if err != nil {
 		return fmt.Errorf("building the storage factory: %w", err)
+	}
+	if err := s.checkRelease(ctx, cfg, factory, etcd.StorageConfig.Prefix); err != nil {
+		return err
 	}
 	enc, err := loadEncryption(ctx, &etcd, cfg.Timeout)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 	apiserveroptions "k8s.io/kubernetes/cmd/kube-apiserver/app/options"
 
+	"github.com/regctl/regctl/internal/clusterrelease"
 	"github.com/regctl/regctl/internal/servermanifest"
 )
 
@@ -34,6 +35,10 @@ type Options struct {
 
 	// inert are the accepted flags that shape nothing regctl builds.
 	inert []*pflag.Flag
+
+	// image is the kube-apiserver image of the manifest the flags came
+	// from (ApplyManifest): its tag is the cluster's release.
+	image string
 }
 
 // NewOptions returns the options of a default kube-apiserver.
@@ -165,17 +170,18 @@ var manifestFileFlags = []string{"etcd-cafile", "etcd-certfile", "etcd-keyfile",
 // line, which win. Files the storage flags name are read under root when it
 // is set (the node's /etc/kubernetes copied to root/etc/kubernetes).
 func (o *Options) ApplyManifest(fs *pflag.FlagSet, file, root string) error {
-	flags, err := servermanifest.Read(file)
+	server, err := servermanifest.Read(file)
 	if err != nil {
 		return err
 	}
+	o.image = server.Image
 	given := map[string]bool{}
 	fs.Visit(func(f *pflag.Flag) { given[f.Name] = true })
-	for _, m := range flags {
+	for _, m := range server.Flags {
 		f := fs.Lookup(m.Name)
 		switch {
 		case f == nil:
-			return fmt.Errorf("the apiserver manifest %s sets --%s, which is not a flag of kube-apiserver %s", file, m.Name, KubernetesVersion())
+			return fmt.Errorf("the apiserver manifest %s sets --%s, which is not a flag of kube-apiserver %s%s", file, m.Name, KubernetesVersion(), o.otherRelease())
 		case given[m.Name]:
 			continue
 		}
@@ -184,8 +190,17 @@ func (o *Options) ApplyManifest(fs *pflag.FlagSet, file, root string) error {
 			value = servermanifest.Under(root, value)
 		}
 		if err := fs.Set(m.Name, value); err != nil {
-			return fmt.Errorf("the apiserver manifest %s: --%s: %w", file, m.Name, err)
+			return fmt.Errorf("the apiserver manifest %s: --%s: %w%s", file, m.Name, err, o.otherRelease())
 		}
 	}
 	return nil
+}
+
+// otherRelease completes an error about a manifest's flag when the
+// manifest's image is of another release than this build's: that is why.
+func (o *Options) otherRelease() string {
+	if m := clusterrelease.Judge(buildRelease(), "", []clusterrelease.Source{manifestSource(o.image)}); m != nil {
+		return fmt.Sprintf(" (the manifest runs kube-apiserver %s: use the regctl for Kubernetes %s)", m.Cluster, m.Minor())
+	}
+	return ""
 }
