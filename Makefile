@@ -39,9 +39,9 @@ test-releases:
 docs:
 	go run ./cmd/regctl __gendocs docs
 
-## golden: rewrite cmd/regctl/testdata from the current output; review the diff
+## golden: rewrite cmd/regctl/testdata from the current output (K8S=1.36: that release's); review the diff
 golden:
-	go test ./cmd/regctl -update
+	$(GO) test ./cmd/regctl -update
 
 ## release-check: validate .goreleaser.yaml with the pinned goreleaser
 release-check:

@@ -128,8 +128,8 @@ func (o DeleteOptions) victims(ctx context.Context, t stores.Target, names []str
 
 // unsafeDeleteWarning is said before deletes with
 // --ignore-store-read-error-with-cluster-breaking-potential. kube-apiserver
-// 1.36 sends no warning for such a DELETE (it only annotates the audit
-// event), so this one is regctl's own: what the option does, or that the
+// (1.35 to 1.37) sends no warning for such a DELETE (it only annotates the
+// audit event), so this one is regctl's own: what the option does, or that the
 // server would have dropped it.
 func unsafeDeleteWarning() string {
 	if !stores.UnsafeDeleteAllowed() {

@@ -1,4 +1,5 @@
-// Package apiserver runs a real kube-apiserver v1.36.3 in-process on an
+// Package apiserver runs a real kube-apiserver of the release regctl is built
+// with (k8s.io/kubernetes of go.mod, or of releases/) in-process on an
 // embedded etcd for regctl's agreement tests, and fills it with one object of
 // every resource it serves from upstream's storage test data.
 package apiserver

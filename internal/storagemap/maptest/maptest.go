@@ -101,7 +101,7 @@ func EncodeAt(t testing.TB, obj runtime.Object, gv schema.GroupVersion) []byte {
 }
 
 // NewerStored finds a built-in resource this release stores at a version
-// older than another it knows for the same kind (in 1.36,
+// older than another it knows for the same kind (in 1.36, for example,
 // MutatingAdmissionPolicies: stored at v1beta1, served at v1 too), and
 // returns its handle and an object of its kind at that newer version.
 func NewerStored(t *testing.T, handles map[string]*handle.Handle) (*handle.Handle, runtime.Object, schema.GroupVersion) {
