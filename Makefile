@@ -7,7 +7,7 @@ LDFLAGS   := -s -w -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(C
 
 # goreleaser is run, not required by go.mod: the newest v2 that builds with
 # the Go regctl is built with.
-GORELEASER := github.com/goreleaser/goreleaser/v2@v2.12.7
+GORELEASER := github.com/goreleaser/goreleaser/v2@v2.15.1
 
 # K8S picks the Kubernetes release regctl carries (see releases/go): empty
 # is the newest, the root go.mod's, built as bin/regctl.
