@@ -10,6 +10,7 @@
 //	go run ./bench [-n 3] [-pods 10000] [-crds 1000] crds
 //	go run ./bench [-n 3] [-pods 20000] migrate
 //	go run ./bench [-n 3] [-pods 100000] diffs
+//	go run ./bench [-n 10] [-pods 10000] releases
 //
 // With -profile DIR, each regctl command is also run n times from a build of
 // regctl that writes CPU and allocation profiles into DIR.
@@ -28,6 +29,8 @@
 // secrets after a key rotation next to kubectl's get | replace through a
 // kube-apiserver (see migrate.go). diffs compares two points in time of
 // pods, 1% of them changed, next to etcdctl's read of both (see diffs.go).
+// releases measures routes, get and scan of each Kubernetes release's
+// regctl on the same etcd, in turn (see releases.go).
 package main
 
 import (
@@ -44,18 +47,18 @@ import (
 
 func main() {
 	n := flag.Int("n", 20, "runs per command")
-	pods := flag.Int("pods", 10000, "reads, writes, snapshots, scans, crds, diffs: pods to write before measuring; plaintext, migrate: secrets")
+	pods := flag.Int("pods", 10000, "reads, writes, snapshots, scans, crds, diffs, releases: pods to write before measuring; plaintext, migrate: secrets")
 	crdCount := flag.Int("crds", 1000, "crds: CRDs to create, from the real ones of bench/testdata/crds")
 	profile := flag.String("profile", "", "also write CPU and allocation profiles of each regctl command to this directory")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: go run ./bench [-n runs] [-pods N] [-profile DIR] routes|reads|writes|snapshots|scans|plaintext|crds|migrate|diffs")
+		fmt.Fprintln(os.Stderr, "usage: go run ./bench [-n runs] [-pods N] [-profile DIR] routes|reads|writes|snapshots|scans|plaintext|crds|migrate|diffs|releases")
 		os.Exit(2)
 	}
 	switch flag.Arg(0) {
-	case "routes", "reads", "writes", "snapshots", "scans", "plaintext", "crds", "migrate", "diffs":
+	case "routes", "reads", "writes", "snapshots", "scans", "plaintext", "crds", "migrate", "diffs", "releases":
 	default:
-		fmt.Fprintf(os.Stderr, "unknown benchmark %q: want routes, reads, writes, snapshots, scans, plaintext, crds, migrate or diffs\n", flag.Arg(0))
+		fmt.Fprintf(os.Stderr, "unknown benchmark %q: want routes, reads, writes, snapshots, scans, plaintext, crds, migrate, diffs or releases\n", flag.Arg(0))
 		os.Exit(2)
 	}
 	if err := run(flag.Arg(0), *n, *pods, *crdCount, *profile); err != nil {
@@ -107,6 +110,8 @@ func run(benchmark string, n, pods, crdCount int, profileDir string) error {
 		return migrateBench(dir, launcher, bin, n, pods)
 	case "diffs":
 		return diffs(dir, launcher, bin, n, pods)
+	case "releases":
+		return releasesBench(dir, launcher, n, pods)
 	}
 	t := newTable(launcher, 40, false)
 	cmds := []command{
@@ -301,6 +306,18 @@ func goCmd(dir string, args ...string) *exec.Cmd {
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	return cmd
+}
+
+// buildTags is tags with those GOFLAGS sets: a -tags flag given to the go
+// command replaces GOFLAGS' own, and releases/go names the release's tag
+// there (k8s1.36), which a build of an older release needs.
+func buildTags(tags ...string) string {
+	for _, f := range strings.Fields(os.Getenv("GOFLAGS")) {
+		if t, ok := strings.CutPrefix(f, "-tags="); ok {
+			tags = append(tags, strings.Split(t, ",")...)
+		}
+	}
+	return strings.Join(tags, ",")
 }
 
 // releaseBuild builds as the release does, without cgo. It matters beyond

@@ -149,7 +149,7 @@ func buildKubectlServer(dir string) (kubectl, apiserverTest string, err error) {
 	}
 	progress("building the kube-apiserver test binary")
 	apiserverTest = filepath.Join(dir, "bench.test")
-	if err := goCmd("", "test", "-c", "-tags", "bench", "-o", apiserverTest, "./bench").Run(); err != nil {
+	if err := goCmd("", "test", "-c", "-tags", buildTags("bench"), "-o", apiserverTest, "./bench").Run(); err != nil {
 		return "", "", fmt.Errorf("building the kube-apiserver test binary: %w", err)
 	}
 	return kubectl, apiserverTest, nil
