@@ -37,11 +37,11 @@ func TestMain(m *testing.M) {
 	early.Restore()
 	logs.Setup(0, io.Discard)
 	// The tests wait more than they compute (etcd elections, request
-	// timeouts, servers becoming ready): four side by side keep two cores
+	// timeouts, servers becoming ready): six side by side keep two cores
 	// busy. -test.parallel, when given, wins.
 	flag.Parse()
 	if !flagGiven("test.parallel") {
-		_ = flag.Set("test.parallel", "4")
+		_ = flag.Set("test.parallel", "6")
 	}
 	code := m.Run()
 	removeBinary()
