@@ -9,7 +9,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/coreos/go-semver/semver"
 	bolt "go.etcd.io/bbolt"
+	etcdversion "go.etcd.io/etcd/api/v3/version"
+	"go.etcd.io/etcd/server/v3/storage/schema"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
@@ -148,7 +151,27 @@ func checkDatabase(dir string) error {
 	case err != nil:
 		return fmt.Errorf("%s is not an etcd database: %w", path, unwrapPath(err))
 	}
-	return db.Close()
+	defer db.Close()
+	return db.View(func(tx *bolt.Tx) error { return checkStorageVersion(dir, tx) })
+}
+
+// checkStorageVersion refuses a database a newer etcd wrote: etcd does not
+// go back a version, and says only that the version "is not supported".
+// A newer etcd means a newer Kubernetes release, whose regctl carries it.
+func checkStorageVersion(dir string, tx *bolt.Tx) error {
+	if tx.Bucket(schema.Meta.Name()) == nil {
+		return nil
+	}
+	stored := schema.ReadStorageVersionFromSnapshot(tx)
+	if stored == nil {
+		return nil
+	}
+	own := semver.Must(semver.NewVersion(etcdversion.Version))
+	if stored.Major > own.Major || stored.Major == own.Major && stored.Minor > own.Minor {
+		return fmt.Errorf("the data directory %s was written by etcd %d.%d, and this regctl carries etcd %s, which cannot open it: use the regctl of the cluster's Kubernetes release (`regctl version` names the etcd it carries)",
+			dir, stored.Major, stored.Minor, etcdversion.Version)
+	}
+	return nil
 }
 
 // startLocked starts etcd on the locked dir. A data directory written by

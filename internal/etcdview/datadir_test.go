@@ -1,7 +1,9 @@
 package etcdview
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"net/url"
 	"os"
@@ -11,8 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coreos/go-semver/semver"
+	bolt "go.etcd.io/bbolt"
+	etcdversion "go.etcd.io/etcd/api/v3/version"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.etcd.io/etcd/server/v3/storage/schema"
 )
 
 func clientOf(t *testing.T, e *Embedded) *clientv3.Client {
@@ -211,5 +217,45 @@ func TestStartOnRefusesAnUnwritableDir(t *testing.T) {
 	}
 	if _, err := StartOn(filepath.Join(dir, "sub"), time.Second, nil); err == nil || !strings.Contains(err.Error(), "permission denied") {
 		t.Errorf("%v: want the directory not creatable", err)
+	}
+}
+
+// TestStartOnRefusesANewerEtcdsData: a data directory a newer etcd wrote
+// (a member of a newer Kubernetes release) is refused in one line that
+// names both etcds and what to use, and is left as it was.
+func TestStartOnRefusesANewerEtcdsData(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "member-copy")
+	e, err := StartOn(dir, time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	own := semver.Must(semver.NewVersion(etcdversion.Version))
+	newer := fmt.Sprintf("%d.%d.0", own.Major, own.Minor+1)
+	path := filepath.Join(dir, "member", "snap", "db")
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(schema.Meta.Name()).Put(schema.MetaStorageVersionName, []byte(newer))
+	})
+	if cerr := db.Close(); err != nil || cerr != nil {
+		t.Fatal(err, cerr)
+	}
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = StartOn(dir, time.Second, nil)
+	want := fmt.Sprintf("the data directory %s was written by etcd %d.%d, and this regctl carries etcd %s, which cannot open it: use the regctl of the cluster's Kubernetes release", dir, own.Major, own.Minor+1, etcdversion.Version)
+	if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("StartOn on a newer etcd's data: %v; want %q", err, want)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, before) {
+		t.Error("the database was changed")
 	}
 }
