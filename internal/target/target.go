@@ -8,15 +8,16 @@ package target
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/resource"
-	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 
 	"github.com/regctl/regctl/internal/handle"
 )
@@ -134,19 +135,45 @@ var errArgsRead = errors.New("arguments read")
 
 // kubectlArgsError is what kubectl's resource builder says of args, passed
 // as `kubectl get` passes them: nil if it takes them. The builder is given
-// no server: it stops at errArgsRead when it first maps a type, which it
-// does only once the arguments are read.
+// no server (argsOnly): it stops at errArgsRead when it first maps a type,
+// which it does only once the arguments are read.
 func kubectlArgsError(args []string) error {
-	stop := func() (meta.RESTMapper, error) { return nil, errArgsRead }
-	noCategories := func() (restmapper.CategoryExpander, error) { return restmapper.SimpleCategoryExpander{}, nil }
-	noClient := func(schema.GroupVersion) (resource.RESTClient, error) { return nil, errArgsRead }
-	err := resource.NewFakeBuilder(noClient, stop, noCategories).Unstructured().
+	err := resource.NewBuilder(argsOnly{}).Unstructured().
 		ResourceTypeOrNameArgs(true, args...).RequireObject(false).Do().Err()
 	if errors.Is(err, errArgsRead) {
 		return nil
 	}
 	return err
 }
+
+// argsOnly is the server of a builder that only reads arguments: every
+// request to it ends in errArgsRead. Its discovery, which the builder asks
+// for categories (all), lists nothing, so names are left for regctl's own
+// resolver to expand, as with any other name.
+type argsOnly struct{}
+
+func (argsOnly) ToRESTConfig() (*rest.Config, error)    { return nil, errArgsRead }
+func (argsOnly) ToRESTMapper() (meta.RESTMapper, error) { return nil, errArgsRead }
+
+func (argsOnly) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, error) {
+	refuse := roundTripper(func(*http.Request) (*http.Response, error) { return nil, errArgsRead })
+	d, err := discovery.NewDiscoveryClientForConfig(&rest.Config{Host: "https://arguments.invalid", Transport: refuse})
+	if err != nil {
+		return nil, err
+	}
+	return uncached{d}, nil
+}
+
+// uncached is a discovery client as the builder takes one, with nothing
+// to cache.
+type uncached struct{ *discovery.DiscoveryClient }
+
+func (uncached) Fresh() bool { return true }
+func (uncached) Invalidate() {}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // Named is a resolved type and the objects named of it (none for a
 // list).
