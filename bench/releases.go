@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/version"
+
 	"github.com/regctl/regctl/internal/logs"
 )
 
@@ -169,20 +171,15 @@ func releaseMinors() ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("finding the newest release: %w", err)
 	}
-	parts := strings.SplitN(strings.TrimPrefix(strings.TrimSpace(string(out)), "v"), ".", 3)
-	if len(parts) < 2 {
-		return nil, fmt.Errorf("reading the newest release from %q", out)
+	newest, err := version.ParseGeneric(strings.TrimSpace(string(out)))
+	if err != nil {
+		return nil, fmt.Errorf("reading the newest release: %w", err)
 	}
-	minors = append(minors, parts[0]+"."+parts[1])
-	sort.Slice(minors, func(i, j int) bool { return minorLess(minors[i], minors[j]) })
+	minors = append(minors, fmt.Sprintf("%d.%d", newest.Major(), newest.Minor()))
+	sort.Slice(minors, func(i, j int) bool {
+		return version.MustParseGeneric(minors[i]).LessThan(version.MustParseGeneric(minors[j]))
+	})
 	return minors, nil
-}
-
-func minorLess(a, b string) bool {
-	var am, an, bm, bn int
-	fmt.Sscanf(a, "%d.%d", &am, &an)
-	fmt.Sscanf(b, "%d.%d", &bm, &bn)
-	return am < bm || am == bm && an < bn
 }
 
 // withoutGOFLAGS is env without GOFLAGS: the harness may itself run under
