@@ -20,7 +20,7 @@ func newCreateCmd(g *globalOptions, runF func(context.Context, *createOptions) e
 	opts := &createOptions{writeOptions: writeOptions{globalOptions: g}}
 	var output string
 	cmd := &cobra.Command{
-		Use:   "create -f FILE|- [-n NAMESPACE] [--dry-run] [-o yaml|json|name]",
+		Use:   "create -f FILE|- [-n NAMESPACE] [--dry-run=server] [-o yaml|json|name]",
 		Short: "Create objects in etcd through kube-apiserver's own stores",
 		Long: `Create the objects of a manifest (YAML or JSON: one object, a list such as kind: List or
 ConfigMapList, its items read as kubectl reads them, or a stream of documents) by writing
@@ -55,10 +55,14 @@ the way to bring back a deleted object from ` + "`regctl inspect TYPE/NAME --his
   regctl create -f pods.yaml
 
   # Check what would be stored, without writing
-  regctl create -f pod.yaml --dry-run -o yaml`,
+  regctl create -f pod.yaml --dry-run=server -o yaml`,
 		Args: cobra.NoArgs,
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			opts.NamespaceSet = cmd.Flags().Changed("namespace")
+			var err error
+			if opts.DryRun, err = dryRun(cmd); err != nil {
+				return err
+			}
 			return opts.checkFlags(output)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -71,7 +75,7 @@ the way to bring back a deleted object from ` + "`regctl inspect TYPE/NAME --his
 	fs := cmd.Flags()
 	addFilenameFlags(fs, &opts.writeOptions, &opts.Filenames, "The manifest to create")
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace for objects that do not name one")
-	addWriteFlags(fs, &opts.writeOptions, &output)
+	addWriteFlags(cmd, &output)
 	addManifestFlags(cmd, &opts.writeOptions)
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(writeFormats...))

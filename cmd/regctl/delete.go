@@ -68,6 +68,10 @@ unless --drop-unknown-fields, as replace refuses it.`,
 		Args:              cobra.MinimumNArgs(1),
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			opts.NamespaceSet = cmd.Flags().Changed("namespace")
+			var err error
+			if opts.DryRun, err = dryRun(cmd); err != nil {
+				return err
+			}
 			return opts.checkFlags(output)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -85,7 +89,7 @@ unless --drop-unknown-fields, as replace refuses it.`,
 	fs.BoolVar(&opts.Delete.IgnoreNotFound, "ignore-not-found", false, "Treat objects that do not exist as deleted: say nothing of them and exit 0")
 	fs.Int64Var(&opts.Delete.GracePeriod, "grace-period", -1, "Seconds to give the object to terminate; -1 uses the object's own, 0 removes it at once")
 	fs.BoolVar(&opts.Delete.IgnoreStoreReadError, "ignore-store-read-error-with-cluster-breaking-potential", false, "Delete named objects whose stored value cannot be read, unread and without finalizers or preconditions (needs --feature-gates=AllowUnsafeMalformedObjectDeletion=true)")
-	addWriteFlags(fs, &opts.writeOptions, &output)
+	addWriteFlags(cmd, &output)
 	addDropUnknownFieldsFlag(fs, &opts.Delete.DropUnknownFields)
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(writeFormats...))

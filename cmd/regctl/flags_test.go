@@ -101,6 +101,15 @@ func TestFlagsAreReadAndCheckedWithoutEtcd(t *testing.T) {
 		if err != nil || string(o.Validation) != metav1.FieldValidationStrict || o.FieldManager != "regctl" {
 			t.Errorf("--validate alone: %+v, %v; want strict, and regctl as the field manager", o, err)
 		}
+		// kubectl's --dry-run values: a dry run with server and client, a
+		// write with none.
+		for value, want := range map[string]bool{"server": true, "client": true, "none": false} {
+			o, err := parseFlags(t, newCreateCmd, 0, "-f", "a.yaml", "--dry-run="+value)
+			if err != nil || o.DryRun != want {
+				t.Errorf("--dry-run=%s: dry run %v, %v; want %v", value, o != nil && o.DryRun, err, want)
+			}
+		}
+		refused(t, newCreateCmd, 0, `Invalid dry-run value (later). Must be "none", "server", or "client".`, "-f", "a.yaml", "--dry-run=later")
 		refused(t, newCreateCmd, 4, "`--revision` is for reads", "-f", "a.yaml")
 		refused(t, newCreateCmd, 0, "`--field-manager`", "-f", "a.yaml", "--field-manager", strings.Repeat("m", 129))
 		refused(t, newCreateCmd, 0, "valid values are strict|warn|ignore", "-f", "a.yaml", "--validate=loose")
@@ -124,5 +133,14 @@ func TestFlagsAreReadAndCheckedWithoutEtcd(t *testing.T) {
 			t.Errorf("options %+v", o)
 		}
 		refused(t, newDeleteCmd, 2, "`--revision` is for reads", "pods/web")
+		if o, err := parseFlags(t, newDeleteCmd, 0, "pods/web", "--dry-run=server"); err != nil || !o.DryRun {
+			t.Errorf("--dry-run=server: %+v, %v; want a dry run", o, err)
+		}
+	})
+	t.Run("migrate", func(t *testing.T) {
+		if o, err := parseFlags(t, newMigrateCmd, 0, "--dry-run=server"); err != nil || !o.Migrate.DryRun {
+			t.Errorf("--dry-run=server: %+v, %v; want a dry run", o, err)
+		}
+		refused(t, newMigrateCmd, 0, "Invalid dry-run value", "--dry-run=later")
 	})
 }

@@ -31,7 +31,7 @@ func newMigrateCmd(g *globalOptions, runF func(context.Context, *migrateOptions)
 	var output string
 	var all bool
 	cmd := &cobra.Command{
-		Use:   "migrate [TYPE[,TYPE...]] [-n NAMESPACE | -A] [--encryption] [--versions] [--dry-run]",
+		Use:   "migrate [TYPE[,TYPE...]] [-n NAMESPACE | -A] [--encryption] [--versions] [--dry-run=server]",
 		Short: "Rewrite the values scan finds stale: re-encrypt with the first key, move to the storage version",
 		Long: `Choose the values a scan finds stale, at one etcd revision, and rewrite each through its
 store as kube-apiserver's storage version migration does: the object is read and updated
@@ -65,7 +65,7 @@ rewritten and writes nothing. It works on --etcd-servers and --data-dir, not on 
   regctl migrate secrets -n shop --encryption --encryption-provider-config=encryption.yaml
 
   # What would be rewritten, and why (give the config whenever values are encrypted)
-  regctl migrate --dry-run -n shop --encryption-provider-config=encryption.yaml
+  regctl migrate --dry-run=server -n shop --encryption-provider-config=encryption.yaml
 
   # Move config maps to their storage version; for a custom resource, this also drops the
   # versions left unused from its CRD's status.storedVersions
@@ -87,6 +87,9 @@ rewritten and writes nothing. It works on --etcd-servers and --data-dir, not on 
 			if err != nil {
 				return err
 			}
+			if opts.Migrate.DryRun, err = dryRun(cmd); err != nil {
+				return err
+			}
 			if !opts.Migrate.Encryption && !opts.Migrate.Versions {
 				opts.Migrate.Encryption, opts.Migrate.Versions = true, true
 			}
@@ -105,7 +108,7 @@ rewritten and writes nothing. It works on --etcd-servers and --data-dir, not on 
 	fs.BoolVar(&opts.Migrate.Encryption, "encryption", false, "Rewrite values written with a stale key, or in plain text where the config encrypts")
 	fs.BoolVar(&opts.Migrate.Versions, "versions", false, "Rewrite values stored at another version than the storage version, and drop the versions left unused from the CRDs' status.storedVersions")
 	fs.BoolVar(&opts.Migrate.KeepStoredVersions, "keep-stored-versions", false, "Leave the CRDs' status.storedVersions as they are")
-	fs.BoolVar(&opts.Migrate.DryRun, "dry-run", false, "Report what would be rewritten, and write nothing")
+	addDryRunFlag(cmd, "Report what would be rewritten, and write nothing")
 	fs.Float64Var(&opts.Migrate.QPS, "qps", migrate.DefaultQPS, "Rewrites a second at most; 0 for no bound")
 	fs.Int64Var(&opts.Migrate.ChunkSize, "chunk-size", scan.DefaultPageSize, "Keys read per etcd range request while choosing the values")
 	fs.StringVarP(&output, "output", "o", string(render.Table), "Output format: table|yaml|json")

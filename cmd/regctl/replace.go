@@ -22,7 +22,7 @@ func newReplaceCmd(g *globalOptions, runF func(context.Context, *replaceOptions)
 	opts := &replaceOptions{writeOptions: writeOptions{globalOptions: g}}
 	var output string
 	cmd := &cobra.Command{
-		Use:   "replace -f FILE|- [--subresource status] [--force] [--dry-run] [-o yaml|json|name]",
+		Use:   "replace -f FILE|- [--subresource status] [--force] [--dry-run=server] [-o yaml|json|name]",
 		Short: "Replace objects in etcd through kube-apiserver's own stores",
 		Long: `Replace objects with the versions in a manifest, through the store of their path, as
 kube-apiserver's update (PUT) would: the object's metadata.resourceVersion is the
@@ -57,6 +57,10 @@ this release's kube-apiserver would; use the regctl built for the cluster's rele
 		Args: cobra.NoArgs,
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			opts.NamespaceSet = cmd.Flags().Changed("namespace")
+			var err error
+			if opts.DryRun, err = dryRun(cmd); err != nil {
+				return err
+			}
 			return opts.checkFlags(output)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -71,7 +75,7 @@ this release's kube-apiserver would; use the regctl built for the cluster's rele
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace for objects that do not name one")
 	fs.StringVar(&opts.Subresource, "subresource", "", "Write through this subresource's store (e.g. status)")
 	fs.BoolVar(&opts.Force, "force", false, "Replace objects that carry no resourceVersion: read the current one first")
-	addWriteFlags(fs, &opts.writeOptions, &output)
+	addWriteFlags(cmd, &output)
 	addManifestFlags(cmd, &opts.writeOptions)
 	addDropUnknownFieldsFlag(fs, &opts.DropUnknownFields)
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))

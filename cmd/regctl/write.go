@@ -43,9 +43,24 @@ type writeOptions struct {
 
 var writeFormats = []render.Format{render.YAML, render.JSON, render.Name}
 
-func addWriteFlags(fs *pflag.FlagSet, o *writeOptions, output *string) {
-	fs.StringVarP(output, "output", "o", "", "Print the stored objects (yaml|json) or their names (name) instead of a line per write, as kubectl does")
-	fs.BoolVar(&o.DryRun, "dry-run", false, "Run defaulting, strategies and validation, print the result, write nothing")
+func addWriteFlags(cmd *cobra.Command, output *string) {
+	cmd.Flags().StringVarP(output, "output", "o", "", "Print the stored objects (yaml|json) or their names (name) instead of a line per write, as kubectl does")
+	addDryRunFlag(cmd, "Run defaulting, strategies and validation, print the result, write nothing")
+}
+
+// addDryRunFlag is kubectl's --dry-run (none, server or client; bare, as
+// kubectl still takes it, is client), with usage saying what it does in
+// regctl, where there is no client to stop short of the server: every dry
+// run runs the server's code and writes nothing.
+func addDryRunFlag(cmd *cobra.Command, usage string) {
+	cmdutil.AddDryRunFlag(cmd)
+	cmd.Flags().Lookup("dry-run").Usage = `Must be "none", "server" or "client" (the same in regctl). ` + usage
+}
+
+// dryRun reads --dry-run as kubectl reads it.
+func dryRun(cmd *cobra.Command) (bool, error) {
+	s, err := cmdutil.GetDryRunStrategy(cmd)
+	return s != cmdutil.DryRunNone, err
 }
 
 // addManifestFlags are the flags of the commands that write a manifest's
