@@ -46,42 +46,56 @@ func Pages(ctx context.Context, c *clientv3.Client, prefix, start string, pageSi
 }
 
 // PagesAt is Pages at revision rev; 0 is the revision of the first page.
+// Each request after the first reads a bounded window (see windows), so
+// etcd counts about a page of keys to answer it, however many keys the
+// prefix holds: a walk costs etcd what it reads.
 func PagesAt(ctx context.Context, c *clientv3.Client, prefix, start string, rev, pageSize int64, keysOnly bool, fn func([]*mvccpb.KeyValue) error) error {
-	end := PrefixEnd(prefix)
-	key := start
+	w := newWindows(prefix)
+	from := start
 	limit := pageSize
 	if !keysOnly {
 		// Values may be large: the first page is small, and the next
 		// ones as large as pageBytes allows (nextLimit).
 		limit = min(pageSize, firstPage)
 	}
-	for {
-		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(limit)}
+	for from < w.end {
+		to := w.to(from)
+		opts := []clientv3.OpOption{clientv3.WithRange(to), clientv3.WithLimit(limit)}
 		if keysOnly {
 			opts = append(opts, clientv3.WithKeysOnly())
 		}
 		if rev > 0 {
 			opts = append(opts, clientv3.WithRev(rev))
 		}
-		resp, err := c.Get(ctx, key, opts...)
+		resp, err := c.Get(ctx, from, opts...)
 		if err != nil {
 			return fmt.Errorf("reading keys under %s: %w", prefix, err)
 		}
 		if rev == 0 {
 			rev = resp.Header.Revision
 		}
-		if len(resp.Kvs) > 0 {
-			if err := fn(resp.Kvs); err != nil {
+		kvs := resp.Kvs
+		more := resp.More && len(kvs) > 0
+		next, last := to, ""
+		if len(kvs) > 0 {
+			last = string(kvs[len(kvs)-1].Key)
+		}
+		if more {
+			// The next page starts just after the last key of this one.
+			next = last + "\x00"
+		}
+		if !keysOnly {
+			limit = nextLimit(kvs, limit, pageSize)
+		}
+		w.answered(from, to, resp.Count, int64(len(kvs)), last, more, limit)
+		if len(kvs) > 0 {
+			if err := fn(kvs); err != nil {
 				return err
 			}
 		}
-		if !resp.More || len(resp.Kvs) == 0 {
-			return nil
-		}
-		limit = nextLimit(resp.Kvs, limit, pageSize)
-		// The next page starts just after the last key of this one.
-		key = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+		from = next
 	}
+	return nil
 }
 
 // pageBytes is about how many bytes of values a page holds at most: keys

@@ -1,0 +1,110 @@
+package etcdview
+
+import (
+	"math/big"
+	"strings"
+)
+
+// A range request with a limit makes etcd count every key from the start of
+// the range to its end, to answer with the count beside the first keys: a
+// walk that asked for "the next page of keys under the prefix" would make
+// etcd count to the end of the prefix for every page, a cost that grows
+// with the square of the keys. A walk asks instead for bounded windows,
+// [from, to), each sized from what the windows before it held to hold about
+// a page, so that etcd counts about a page's keys for each. Only the first
+// request reads to the end of the prefix, and counts every key once.
+//
+// A window is sized in positions: the bytes of a key after the prefix, read
+// as a number of windowDigits digits in base 256. A window's width is a
+// difference of positions, and its end the key at its start's position
+// plus its width.
+
+// windowDigits is how many bytes after the prefix a position reads. Keys
+// are at most a namespace and a name long (63 and 253 bytes); keys that
+// share a longer start fall in one window, which is then larger than a
+// page, and still correct.
+const windowDigits = 320
+
+// windowGrowth bounds how much larger a window is than the last one, which
+// held too few keys to say where the next ones are: a window after an empty
+// one reaches windowGrowth times further, so that a gap between keys is
+// crossed in a few requests, and overshoots by at most that much.
+const windowGrowth = 16
+
+// windows sizes the windows of one walk under a prefix.
+type windows struct {
+	prefix string
+	// end is the end of the prefix's range, where the walk stops.
+	end string
+	// width is the next window's, nil before the first answer.
+	width *big.Int
+}
+
+func newWindows(prefix string) *windows {
+	return &windows{prefix: prefix, end: PrefixEnd(prefix)}
+}
+
+// position is key's position: its bytes after the prefix, padded or cut to
+// windowDigits.
+func (w *windows) position(key string) *big.Int {
+	var digits [windowDigits]byte
+	copy(digits[:], strings.TrimPrefix(key, w.prefix))
+	return new(big.Int).SetBytes(digits[:])
+}
+
+// keyAt is the key at position p, or the end of the prefix when p is past
+// its last position. Trailing zero bytes are dropped: the key is only ever
+// a window's end, which needs to be greater than its start, not a key that
+// exists.
+func (w *windows) keyAt(p *big.Int) string {
+	if p.BitLen() > 8*windowDigits {
+		return w.end
+	}
+	var digits [windowDigits]byte
+	p.FillBytes(digits[:])
+	return w.prefix + strings.TrimRight(string(digits[:]), "\x00")
+}
+
+// to is where the window that starts at from ends: the end of the prefix for
+// the first window (nothing is known yet), or from's position plus the
+// width.
+func (w *windows) to(from string) string {
+	if w.width == nil {
+		return w.end
+	}
+	to := w.keyAt(new(big.Int).Add(w.position(from), w.width))
+	return min(to, w.end)
+}
+
+// answered sizes the next window, to hold about target keys, from the window
+// [from, to) read: count is etcd's count of its keys, of which it returned
+// the first returned, up to last; more tells that it held more.
+func (w *windows) answered(from, to string, count, returned int64, last string, more bool, target int64) {
+	var span *big.Int
+	var held int64
+	switch {
+	case more && returned > 0:
+		// The window held more than the page: the keys returned span
+		// [from, last], at the density the next window is cut to.
+		span = new(big.Int).Sub(w.position(last), w.position(from))
+		span.Add(span, big.NewInt(1))
+		held = returned
+	case to == w.end:
+		// Nothing is left after this window.
+		return
+	default:
+		span = new(big.Int).Sub(w.position(to), w.position(from))
+		held = count
+	}
+	next := new(big.Int).Mul(span, big.NewInt(max(target, 1)))
+	if held > 0 {
+		next.Quo(next, big.NewInt(held))
+	}
+	if limit := new(big.Int).Mul(span, big.NewInt(windowGrowth)); next.Cmp(limit) > 0 {
+		next = limit
+	}
+	if next.Sign() <= 0 {
+		next.SetInt64(1)
+	}
+	w.width = next
+}
