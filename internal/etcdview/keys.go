@@ -38,7 +38,7 @@ func CountAt(ctx context.Context, c *clientv3.Client, prefix string, rev int64) 
 }
 
 // Pages reads the keys under prefix, from start on (start is prefix itself
-// for all of them), in pages of pageSize, one range request per page, all at
+// for all of them), in pages of at most pageSize, one range request per page, all at
 // the revision of the first page so the walk is a consistent snapshot. With
 // keysOnly the values are not transferred.
 func Pages(ctx context.Context, c *clientv3.Client, prefix, start string, pageSize int64, keysOnly bool, fn func([]*mvccpb.KeyValue) error) error {
@@ -76,9 +76,9 @@ func PagesAt(ctx context.Context, c *clientv3.Client, prefix, start string, rev,
 		}
 		kvs := resp.Kvs
 		more := resp.More && len(kvs) > 0
-		next, last := to, ""
+		next, first, last := to, "", ""
 		if len(kvs) > 0 {
-			last = string(kvs[len(kvs)-1].Key)
+			first, last = string(kvs[0].Key), string(kvs[len(kvs)-1].Key)
 		}
 		if more {
 			// The next page starts just after the last key of this one.
@@ -87,7 +87,7 @@ func PagesAt(ctx context.Context, c *clientv3.Client, prefix, start string, rev,
 		if !keysOnly {
 			limit = nextLimit(kvs, limit, pageSize)
 		}
-		w.answered(from, to, resp.Count, int64(len(kvs)), last, more, limit)
+		w.answered(from, to, resp.Count, int64(len(kvs)), first, last, more, limit)
 		if len(kvs) > 0 {
 			if err := fn(kvs); err != nil {
 				return err

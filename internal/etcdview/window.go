@@ -72,20 +72,31 @@ func (w *windows) to(from string) string {
 	if w.width == nil {
 		return w.end
 	}
-	to := w.keyAt(new(big.Int).Add(w.position(from), w.width))
-	return min(to, w.end)
+	// The end is rounded up to the window's leading digits, a sixteenth of
+	// it at most, so that it is a key as short as the keys around it.
+	unit := new(big.Int).Lsh(big.NewInt(1), uint(max(0, (w.width.BitLen()-5)/8*8)))
+	to := new(big.Int).Add(w.position(from), w.width)
+	to.Add(to, unit).Sub(to, big.NewInt(1))
+	to.Quo(to, unit).Mul(to, unit)
+	return min(w.keyAt(to), w.end)
 }
 
 // answered sizes the next window, to hold about target keys, from the window
 // [from, to) read: count is etcd's count of its keys, of which it returned
-// the first returned, up to last; more tells that it held more.
-func (w *windows) answered(from, to string, count, returned int64, last string, more bool, target int64) {
+// the first returned, first to last; more tells that it held more.
+func (w *windows) answered(from, to string, count, returned int64, first, last string, more bool, target int64) {
 	var span *big.Int
 	var held int64
 	switch {
-	case more && returned > 0:
-		// The window held more than the page: the keys returned span
-		// [from, last], at the density the next window is cut to.
+	case more && returned > 1:
+		// The window held more than the page: the next window is cut
+		// to the density of the keys returned, from first to last
+		// (from may be far before the first).
+		span = new(big.Int).Sub(w.position(last), w.position(first))
+		span.Mul(span, big.NewInt(returned)).Quo(span, big.NewInt(returned-1))
+		span.Add(span, big.NewInt(1))
+		held = returned
+	case more && returned == 1:
 		span = new(big.Int).Sub(w.position(last), w.position(from))
 		span.Add(span, big.NewInt(1))
 		held = returned
@@ -96,12 +107,12 @@ func (w *windows) answered(from, to string, count, returned int64, last string, 
 		span = new(big.Int).Sub(w.position(to), w.position(from))
 		held = count
 	}
-	next := new(big.Int).Mul(span, big.NewInt(max(target, 1)))
-	if held > 0 {
+	// As many keys as target at the density the window had, growing by
+	// at most windowGrowth where it held too few to say.
+	next := new(big.Int).Mul(span, big.NewInt(windowGrowth))
+	if held > 0 && target < windowGrowth*held {
+		next.Mul(span, big.NewInt(max(target, 1)))
 		next.Quo(next, big.NewInt(held))
-	}
-	if limit := new(big.Int).Mul(span, big.NewInt(windowGrowth)); next.Cmp(limit) > 0 {
-		next = limit
 	}
 	if next.Sign() <= 0 {
 		next.SetInt64(1)

@@ -100,8 +100,8 @@ func TestWalksCountWhatTheyRead(t *testing.T) {
 		keysOnly bool
 	}{{100, true}, {37, true}, {500, false}, {3, true}} {
 		t.Run(fmt.Sprintf("pages of %d, keys only %v", tc.pageSize, tc.keysOnly), func(t *testing.T) {
-			counting := &countingKV{KV: c.KV}
-			walker := *c
+			walker := client(t, e.ClientURL)
+			counting := &countingKV{KV: walker.KV}
 			walker.KV = counting
 			var got []string
 			rev, err := Revision(ctx, c)
@@ -113,7 +113,7 @@ func TestWalksCountWhatTheyRead(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Delete(ctx, prefix+"ns-00/written-after")
-			err = PagesAt(ctx, &walker, prefix, prefix, rev, tc.pageSize, tc.keysOnly, func(kvs []*mvccpb.KeyValue) error {
+			err = PagesAt(ctx, walker, prefix, prefix, rev, tc.pageSize, tc.keysOnly, func(kvs []*mvccpb.KeyValue) error {
 				if int64(len(kvs)) > tc.pageSize {
 					t.Errorf("a page of %d keys, more than %d", len(kvs), tc.pageSize)
 				}

@@ -56,15 +56,22 @@ func explainKey(ctx context.Context, h *handle.Handle, key string, rev int64, er
 	if verr != nil || kv == nil {
 		return fmt.Errorf("reading %s: %w", key, err)
 	}
-	if missing := storedvalue.NeedsKey(ctx, h, kv.Value); missing != nil {
+	return explainValue(ctx, h, key, kv.Value, err)
+}
+
+// explainValue says why the store could not read data, the value of key,
+// with err.
+func explainValue(ctx context.Context, h *handle.Handle, key string, data []byte, err error) error {
+	err = valueFault(err)
+	if missing := storedvalue.NeedsKey(ctx, h, data); missing != nil {
 		// The flags' doing, not the value's: every value so encrypted
 		// fails alike.
 		return missing
 	}
-	if env, ok := etcdview.ParseEnvelope(kv.Value); ok {
+	if env, ok := etcdview.ParseEnvelope(data); ok {
 		return fmt.Errorf("reading %s: cannot decrypt the value encrypted with %s: %w", key, env, err)
 	}
-	return fmt.Errorf("reading %s: cannot decode the stored value (%s, %d bytes): %w", key, etcdview.MediaType(kv.Value), len(kv.Value), err)
+	return fmt.Errorf("reading %s: cannot decode the stored value (%s, %d bytes): %w", key, etcdview.MediaType(data), len(data), err)
 }
 
 // valueFault is what a store said about the one value it could not read,

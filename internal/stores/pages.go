@@ -2,83 +2,95 @@ package stores
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"sync"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/validation"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
-	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/conversion"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/apiserver/pkg/storage/value"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/storedvalue"
 )
 
-// readPages starts reading the pages of a list into a channel, in order,
-// and returns it with a function that waits for the readers to stop once
-// ctx is done.
+// DefaultChunkSize is how many keys a page of a list reads when none is
+// given: kubectl's --chunk-size.
+const DefaultChunkSize = 500
+
+// readList lists the target's objects as its store's List does, page by
+// page: each value through the store's transformer and codec into an item
+// of the store's list type, its resourceVersion set by the storage's
+// versioner, kept when the store's predicate (the selectors) matches it,
+// and each page through the store's decorator.
 //
-// A list with no selector is read side by side when there are cores to do
-// it: decoding is most of a page's cost, and the store decodes one page at
-// a time. The keys under the store's prefix are walked (keys only) at one
-// revision and cut into pages of lo.Limit keys; each page is then the
-// store's own List from a continue token at its first key, limited to its
-// length, so it holds exactly the objects a paged list would, read at that
-// revision. A list with a selector is read page after page, since the
-// store fills each page past keys it filters out and a page's end cannot
-// be known beforehand.
-func readPages(ctx context.Context, t Target, lister rest.Lister, lo metainternalversion.ListOptions, rev int64) (<-chan fetched, func()) {
-	out := make(chan fetched)
-	var wg sync.WaitGroup
-	workers := runtime.GOMAXPROCS(0)
-	if workers < 2 || lo.Limit <= 0 || t.Store == nil || !lo.LabelSelector.Empty() || !lo.FieldSelector.Empty() {
-		wg.Go(func() { fetch(ctx, lister, lo, out) })
-		return out, wg.Wait
+// What differs is how etcd is read. The store asks for the rest of the
+// prefix with a limit, which etcd answers by counting every key to the end
+// of the prefix: paging through n keys so costs it n²/2 pages' worth, and a
+// selector that matches few objects makes one request walk most of the
+// prefix. Here every page is a bounded window of the prefix at one
+// revision (etcdview.PagesAt), which etcd answers counting that window
+// alone, and selectors filter page by page: a list costs what it reads.
+//
+// Pages are decoded side by side on every core and handed to fn in key
+// order, a few at a time: memory stays flat however many objects match.
+func readList(ctx context.Context, t Target, lo *metainternalversion.ListOptions, opts ListOptions, fn func(Page) error) error {
+	store := t.Store
+	pred := store.PredicateFunc(lo.LabelSelector, lo.FieldSelector)
+	namespace := t.Namespace
+	if ns, ok := pred.MatchesSingleNamespace(); ok && namespace == "" && len(validation.ValidateNamespaceName(ns, false)) == 0 {
+		// As the store narrows a list to the namespace a field
+		// selector names.
+		namespace = ns
 	}
-	wg.Go(func() { readSideBySide(ctx, t, lister, lo, rev, workers, out) })
-	return out, wg.Wait
-}
-
-// pageJob is one page read side by side: where it starts, how many objects
-// it holds, and where its result goes.
-type pageJob struct {
-	first  string
-	length int64
-	done   chan fetched
-}
-
-func readSideBySide(ctx context.Context, t Target, lister rest.Lister, lo metainternalversion.ListOptions, rev int64, workers int, out chan<- fetched) {
+	prefix, err := t.KeyPrefix(namespace)
+	if err != nil {
+		return err
+	}
 	c, err := t.Client(ctx)
-	var prefix string
-	if err == nil {
-		prefix, err = t.KeyPrefix(t.Namespace)
+	if err != nil {
+		return err
 	}
-	var count int64
-	if err == nil {
-		count, rev, err = etcdview.CountAt(ctx, c, prefix, rev)
+	rev := opts.Revision
+	if rev == 0 {
+		if rev, err = etcdview.Revision(ctx, c); err != nil {
+			return err
+		}
 	}
-	if err != nil || count <= lo.Limit {
-		// One page (or none) has nothing to share out. When the keys
-		// cannot be counted, the store's own List says why.
-		fetch(ctx, lister, lo, out)
-		return
+	d, err := newItemDecoder(t, pred)
+	if err != nil {
+		return err
 	}
-	defer close(out)
+	chunk := opts.ChunkSize
+	if chunk <= 0 {
+		chunk = DefaultChunkSize
+	}
 
-	// Each page is shared out among the workers, and the shares are handed
-	// on in order, at most workers of them waiting: about two pages are
-	// held at a time, as when they are read one after the other.
-	share := (lo.Limit + int64(workers) - 1) / int64(workers)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workers := opts.workers
+	if workers <= 0 {
+		workers = max(1, runtime.GOMAXPROCS(0))
+	}
+	order := make(chan *decodeJob, workers)
+	jobs := make(chan *decodeJob)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	order := make(chan *pageJob, workers)
-	jobs := make(chan *pageJob)
+	defer cancel()
 	wg.Go(func() {
 		defer close(jobs)
 		defer close(order)
-		err := etcdview.Runs(ctx, c, prefix, rev, share, func(first string, length int64) error {
-			j := &pageJob{first: first, length: length, done: make(chan fetched, 1)}
-			for _, ch := range []chan *pageJob{order, jobs} {
+		err := etcdview.PagesAt(ctx, c, prefix, prefix, rev, chunk, false, func(kvs []*mvccpb.KeyValue) error {
+			j := &decodeJob{kvs: kvs, done: make(chan decodedPage, 1)}
+			for _, ch := range []chan *decodeJob{order, jobs} {
 				select {
 				case ch <- j:
 				case <-ctx.Done():
@@ -88,8 +100,8 @@ func readSideBySide(ctx context.Context, t Target, lister rest.Lister, lo metain
 			return nil
 		})
 		if err != nil && ctx.Err() == nil {
-			j := &pageJob{done: make(chan fetched, 1)}
-			j.done <- fetched{err: err}
+			j := &decodeJob{done: make(chan decodedPage, 1)}
+			j.done <- decodedPage{err: err}
 			select {
 			case order <- j:
 			case <-ctx.Done():
@@ -99,47 +111,196 @@ func readSideBySide(ctx context.Context, t Target, lister rest.Lister, lo metain
 	for range workers {
 		wg.Go(func() {
 			for j := range jobs {
-				j.done <- readPage(ctx, lister, lo, prefix, rev, j)
+				j.done <- d.decodePage(ctx, j.kvs)
 			}
 		})
 	}
+
+	bad := 0
+	pages := 0
 	for j := range order {
-		var f fetched
+		var p decodedPage
 		select {
-		case f = <-j.done:
+		case p = <-j.done:
 		case <-ctx.Done():
-			return
+			return ctx.Err()
 		}
-		select {
-		case out <- f:
-		case <-ctx.Done():
-			return
+		if p.err != nil {
+			return fmt.Errorf("listing %s: %w", t.Path, p.err)
 		}
-		if f.err != nil {
-			return
+		for _, b := range p.bad {
+			err := explainValue(ctx, t.Handle, b.key, b.value, b.err)
+			var missing *storedvalue.KeyError
+			if opts.OnError == nil || errors.As(err, &missing) {
+				// Without a place to report it, or when every value
+				// so encrypted fails alike: said once, and the list
+				// stops.
+				return fmt.Errorf("listing %s: %w", t.Path, err)
+			}
+			bad++
+			opts.OnError(b.key, err)
+		}
+		if len(p.items) == 0 && pages > 0 {
+			continue
+		}
+		page, err := d.page(p.items, rev)
+		if err != nil {
+			return err
+		}
+		pages++
+		if err := fn(page); err != nil {
+			return err
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if pages == 0 {
+		page, err := d.page(nil, rev)
+		if err != nil {
+			return err
+		}
+		if err := fn(page); err != nil {
+			return err
+		}
+	}
+	if bad > 0 {
+		return &UnreadableError{Count: bad, Path: t.Path}
+	}
+	return nil
 }
 
-// readPage lists one page through the store, from a continue token at its
-// first key.
-func readPage(ctx context.Context, lister rest.Lister, lo metainternalversion.ListOptions, prefix string, rev int64, j *pageJob) (f fetched) {
+// decodeJob is one page of values to decode, and where its result goes.
+type decodeJob struct {
+	kvs  []*mvccpb.KeyValue
+	done chan decodedPage
+}
+
+type decodedPage struct {
+	items []apiruntime.Object
+	bad   []badValue
+	err   error
+}
+
+// badValue is a value the store could not read.
+type badValue struct {
+	key   string
+	value []byte
+	err   error
+}
+
+// itemDecoder reads values as the store's storage reads the items of a
+// list (etcd3's GetList): transformer, codec into a new item, versioner.
+type itemDecoder struct {
+	t           Target
+	transformer value.Transformer
+	codec       apiruntime.Codec
+	versioner   storage.Versioner
+	newItem     func() apiruntime.Object
+	pred        storage.SelectionPredicate
+}
+
+func newItemDecoder(t Target, pred storage.SelectionPredicate) (*itemDecoder, error) {
+	codec := t.StorageCodec()
+	if codec == nil {
+		return nil, fmt.Errorf("regctl bug: %s has no storage codec", t.Path)
+	}
+	newItem, err := newItemFunc(t.Store.NewListFunc())
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", t.Path, err)
+	}
+	return &itemDecoder{
+		t:           t,
+		transformer: t.Transformer(),
+		codec:       codec,
+		// The versioner every etcd3 storage is made with.
+		versioner: storage.APIObjectVersioner{},
+		newItem:   newItem,
+		pred:      pred,
+	}, nil
+}
+
+// newItemFunc makes empty items of a list's type, as the storage does: an
+// Unstructured for an unstructured list, a new element otherwise.
+func newItemFunc(list apiruntime.Object) (func() apiruntime.Object, error) {
+	if _, ok := list.(*unstructured.UnstructuredList); ok {
+		return func() apiruntime.Object { return &unstructured.Unstructured{} }, nil
+	}
+	items, err := meta.GetItemsPtr(list)
+	if err != nil {
+		return nil, err
+	}
+	v, err := conversion.EnforcePtr(items)
+	if err != nil || v.Kind() != reflect.Slice {
+		return nil, fmt.Errorf("%T holds no slice of items: %v", list, err)
+	}
+	elem := v.Type().Elem()
+	if elem.Kind() == reflect.Pointer {
+		elem = elem.Elem()
+	}
+	return func() apiruntime.Object { return reflect.New(elem).Interface().(apiruntime.Object) }, nil
+}
+
+// decodePage reads a page's values and keeps those the predicate matches.
+func (d *itemDecoder) decodePage(ctx context.Context, kvs []*mvccpb.KeyValue) (out decodedPage) {
+	// A panic in the server's code here would end the process with a
+	// trace; it becomes the list's error instead.
 	defer func() {
 		if r := recover(); r != nil {
-			f = fetched{err: fmt.Errorf("regctl bug: %v", r)}
+			out = decodedPage{err: fmt.Errorf("regctl bug: %v", r)}
 		}
 	}()
-	token, err := storage.EncodeContinue(j.first, prefix, rev)
-	if err != nil {
-		return fetched{err: err, rev: rev}
+	for _, kv := range kvs {
+		obj, err := d.decode(ctx, kv)
+		if err != nil {
+			out.bad = append(out.bad, badValue{key: string(kv.Key), value: kv.Value, err: err})
+			continue
+		}
+		ok, err := d.pred.Matches(obj)
+		if err != nil {
+			return decodedPage{err: fmt.Errorf("matching %s against the selectors: %w", kv.Key, err)}
+		}
+		if ok {
+			out.items = append(out.items, obj)
+		}
 	}
-	lo.Continue, lo.Limit = token, j.length
-	lo.ResourceVersion, lo.ResourceVersionMatch = "", ""
-	list, err := lister.List(ctx, &lo)
-	if err != nil {
-		return fetched{err: err, rev: rev}
+	return out
+}
+
+func (d *itemDecoder) decode(ctx context.Context, kv *mvccpb.KeyValue) (apiruntime.Object, error) {
+	data := kv.Value
+	if d.transformer != nil {
+		var err error
+		if data, _, err = d.transformer.TransformFromStorage(ctx, kv.Value, value.DefaultContext(kv.Key)); err != nil {
+			return nil, storage.NewInternalError(fmt.Errorf("unable to transform key %q: %w", kv.Key, err))
+		}
 	}
-	f.page.List = list
-	f.page.Items, f.err = meta.ExtractList(list)
-	return f
+	obj, _, err := d.codec.Decode(data, nil, d.newItem())
+	if err != nil {
+		return nil, err
+	}
+	// As the storage, which lists an object whose version it cannot set.
+	_ = d.versioner.UpdateObject(obj, uint64(kv.ModRevision))
+	return obj, nil
+}
+
+// page is a list of the store's type holding items, read at rev, through
+// the store's decorator.
+func (d *itemDecoder) page(items []apiruntime.Object, rev int64) (Page, error) {
+	list := d.t.Store.NewListFunc()
+	if err := meta.SetList(list, items); err != nil {
+		return Page{}, fmt.Errorf("listing %s: %w", d.t.Path, err)
+	}
+	if err := d.versioner.UpdateList(list, uint64(rev), "", nil); err != nil {
+		return Page{}, fmt.Errorf("listing %s: %w", d.t.Path, err)
+	}
+	if d.t.Store.Decorator != nil {
+		d.t.Store.Decorator(list)
+	}
+	// The list holds copies of typed items, which the decorator saw.
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return Page{}, fmt.Errorf("listing %s: %w", d.t.Path, err)
+	}
+	return Page{List: list, Items: items}, nil
 }

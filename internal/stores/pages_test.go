@@ -5,9 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"testing"
-
-	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/regctl/regctl/internal/etcdview"
 )
@@ -21,7 +20,7 @@ func listedAtOneRevision(t *testing.T, pages []Page, want []string, before int64
 	var got []string
 	var rev int64
 	for i, page := range pages {
-		r := listRevision(page.List)
+		r, _ := strconv.ParseInt(page.ResourceVersion(), 10, 64)
 		if i == 0 {
 			rev = r
 		}
@@ -79,40 +78,18 @@ func TestListsReadEveryObjectOnceInKeyOrderAtOneRevision(t *testing.T) {
 	}
 
 	type read func(t *testing.T, chunk int64, onFirst func()) []Page
-	byList := func(t *testing.T, chunk int64, onFirst func()) []Page {
-		var pages []Page
-		err := List(ctx, s.target, ListOptions{ChunkSize: chunk}, func(p Page) error {
-			if len(pages) == 0 {
-				onFirst()
-			}
-			pages = append(pages, p)
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return pages
-	}
-	sideBySide := func(workers int) read {
+	byList := func(workers int) read {
 		return func(t *testing.T, chunk int64, onFirst func()) []Page {
-			lo, err := listOptions(s.target, ListOptions{ChunkSize: chunk})
-			if err != nil {
-				t.Fatal(err)
-			}
-			// A test that fails midway stops the readers.
-			ctx, cancel := context.WithCancel(RequestContext(ctx, s.target))
-			defer cancel()
-			out := make(chan fetched)
-			go readSideBySide(ctx, s.target, s.target.Storage.(rest.Lister), *lo, 0, workers, out)
 			var pages []Page
-			for f := range out {
-				if f.err != nil {
-					t.Fatal(f.err)
-				}
+			err := List(ctx, s.target, ListOptions{ChunkSize: chunk, workers: workers}, func(p Page) error {
 				if len(pages) == 0 {
 					onFirst()
 				}
-				pages = append(pages, f.page)
+				pages = append(pages, p)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
 			}
 			return pages
 		}
@@ -122,11 +99,9 @@ func TestListsReadEveryObjectOnceInKeyOrderAtOneRevision(t *testing.T) {
 		read   read
 		chunks []int64
 	}{
-		{"List", byList, []int64{1, 7, 500, 0}},
-		// readPages reads side by side only pages of a limited size; a
-		// list of one page (2000) is read as a list of pages is.
-		{"side by side with 1 worker", sideBySide(1), []int64{1, 7, 500, 2000}},
-		{"side by side with 4 workers", sideBySide(4), []int64{1, 7, 500, 2000}},
+		{"List", byList(0), []int64{1, 7, 500, 0, 2000}},
+		{"List with 1 worker", byList(1), []int64{1, 7, 500}},
+		{"List with 4 workers", byList(4), []int64{1, 7, 500}},
 	} {
 		for _, chunk := range r.chunks {
 			t.Run(fmt.Sprintf("%s in pages of %d", r.name, chunk), func(t *testing.T) {
@@ -171,25 +146,17 @@ func TestAListStoppedByItsCallerStopsItsReaders(t *testing.T) {
 	if !errors.Is(err, stop) || pages != 1 {
 		t.Errorf("List: %v after %d pages, want the callback's error after 1", err, pages)
 	}
+	// The readers stop once the callback fails, however many decode:
+	// List returns only when they have (a test that hangs here found
+	// readers waiting for ever for a page to be taken).
 	for _, workers := range []int{1, 4} {
-		lo, err := listOptions(s.target, ListOptions{ChunkSize: 2})
-		if err != nil {
-			t.Fatal(err)
+		pages := 0
+		err := List(context.Background(), s.target, ListOptions{ChunkSize: 2, workers: workers}, func(Page) error {
+			pages++
+			return stop
+		})
+		if !errors.Is(err, stop) || pages != 1 {
+			t.Errorf("%d workers: %v after %d pages, want the callback's error after 1", workers, err, pages)
 		}
-		ctx, cancel := context.WithCancel(RequestContext(context.Background(), s.target))
-		out := make(chan fetched)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			readSideBySide(ctx, s.target, s.target.Storage.(rest.Lister), *lo, 0, workers, out)
-		}()
-		if f := <-out; f.err != nil || len(f.page.Items) == 0 {
-			t.Fatalf("%d workers, first page: %v, %v", workers, f.page.Items, f.err)
-		}
-		// The caller takes no more pages and cancels, as List does when
-		// its callback fails: the readers must return (a test that hangs
-		// here found readers waiting for ever).
-		cancel()
-		<-done
 	}
 }

@@ -21,9 +21,11 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/warning"
 
 	"github.com/regctl/regctl/internal/handle"
+	"github.com/regctl/regctl/internal/storedvalue"
 )
 
 // Target is one path of the map and the namespace to work in
@@ -93,6 +95,9 @@ type ListOptions struct {
 	// OnError is told about each object that cannot be read (undecodable,
 	// encrypted with an unknown key); the others are still listed.
 	OnError func(key string, err error)
+
+	// workers decode pages side by side; 0 is one per core.
+	workers int
 }
 
 // Page is one page of a list, in the store's internal version.
@@ -101,11 +106,12 @@ type Page struct {
 	Items []runtime.Object
 }
 
-// List pages through the target's objects with the store's own List and
-// predicates, handing each page to fn. The next pages are read while fn
-// works on this one (see readPages), so a few pages are held at a time:
-// memory stays flat however many objects match, and reading overlaps
-// printing.
+// List pages through the target's objects as the store's List does, with
+// its predicates, handing each page to fn: from bounded windows of etcd,
+// decoded side by side while fn works on the pages before (readList), so a
+// few pages are held at a time and each costs etcd its own keys. A list
+// that names one object (a metadata.name field selector), and a path that
+// lists without a store of its own, are the store's List itself.
 func List(ctx context.Context, t Target, opts ListOptions, fn func(Page) error) error {
 	lister, ok := t.Storage.(rest.Lister)
 	if !ok {
@@ -115,116 +121,55 @@ func List(ctx context.Context, t Target, opts ListOptions, fn func(Page) error) 
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(RequestContext(ctx, t))
-	pages, wait := readPages(ctx, t, lister, *lo, opts.Revision)
+	ctx = RequestContext(ctx, t)
+	if t.Store == nil {
+		return listThroughStore(ctx, t, lister, lo, opts, fn)
+	}
+	if pred := t.Store.PredicateFunc(lo.LabelSelector, lo.FieldSelector); oneName(&pred) {
+		return listThroughStore(ctx, t, lister, lo, opts, fn)
+	}
+	return readList(ctx, t, lo, opts, fn)
+}
+
+// oneName tells whether a list's predicate names one object.
+func oneName(pred *storage.SelectionPredicate) bool {
+	_, ok := pred.MatchesSingle()
+	return ok
+}
+
+// listThroughStore is one List of the store: the store reads a named
+// object's key alone. A value it cannot read is reported when opts say
+// where.
+func listThroughStore(ctx context.Context, t Target, lister rest.Lister, lo *metainternalversion.ListOptions, opts ListOptions, fn func(Page) error) (err error) {
 	defer func() {
-		cancel()
-		wait()
+		// A panic in the server's code here would end the process with
+		// a trace; it becomes the list's error instead.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("regctl bug: %v", r)
+		}
 	}()
-	var last runtime.Object
-	rev := opts.Revision
-	for f := range pages {
-		if rev == 0 {
-			rev = f.rev
-		}
-		if unreadable(ctx, f.err) && opts.OnError != nil {
-			// One bad value fails a whole page in the store; go object by
-			// object from the last good one, at the same revision, to
-			// report it and list the rest.
-			after, err := keyOf(ctx, t, last)
-			if err != nil {
-				return err
-			}
-			return listByKey(ctx, t, lo, after, rev, opts.OnError, fn)
-		}
-		if f.err != nil {
-			return fmt.Errorf("listing %s: %w", t.Path, f.err)
-		}
-		if rev == 0 {
-			rev = listRevision(f.page.List)
-		}
-		if err := fn(f.page); err != nil {
+	lo.Limit = 0
+	list, err := lister.List(ctx, lo)
+	if unreadable(ctx, err) && opts.OnError != nil && t.Store != nil {
+		pred := t.Store.PredicateFunc(lo.LabelSelector, lo.FieldSelector)
+		name, _ := pred.MatchesSingle()
+		err := explainAt(ctx, t, name, opts.Revision, err)
+		var missing *storedvalue.KeyError
+		if errors.As(err, &missing) {
 			return err
 		}
-		if n := len(f.page.Items); n > 0 {
-			last = f.page.Items[n-1]
-		}
+		key, _ := t.Key(t.Namespace, name)
+		opts.OnError(key, err)
+		return &UnreadableError{Count: 1, Path: t.Path}
 	}
-	return ctx.Err()
-}
-
-// listRevision is the etcd revision a page of a list was read at.
-func listRevision(list runtime.Object) int64 {
-	lm, err := meta.ListAccessor(list)
 	if err != nil {
-		return 0
+		return fmt.Errorf("listing %s: %w", t.Path, err)
 	}
-	rev, _ := strconv.ParseInt(lm.GetResourceVersion(), 10, 64)
-	return rev
-}
-
-type fetched struct {
-	page Page
-	err  error
-	// rev is the revision the page was read at when a failed page knows
-	// it.
-	rev int64
-}
-
-// fetch lists page after page into out until the last page or an error,
-// and closes it.
-func fetch(ctx context.Context, lister rest.Lister, lo metainternalversion.ListOptions, out chan<- fetched) {
-	defer close(out)
-	// A panic in the server's code here would end the process with a
-	// trace; it becomes the list's error instead.
-	defer func() {
-		if r := recover(); r != nil {
-			select {
-			case out <- fetched{err: fmt.Errorf("regctl bug: %v", r)}:
-			case <-ctx.Done():
-			}
-		}
-	}()
-	for {
-		f := fetched{}
-		list, err := lister.List(ctx, &lo)
-		continueToken := ""
-		if err == nil {
-			f.page.List = list
-			f.page.Items, err = meta.ExtractList(list)
-		}
-		if err == nil {
-			var lm metav1.ListInterface
-			if lm, err = meta.ListAccessor(list); err == nil {
-				continueToken = lm.GetContinue()
-			}
-		}
-		f.err = err
-		select {
-		case out <- f:
-		case <-ctx.Done():
-			return
-		}
-		if err != nil || continueToken == "" {
-			return
-		}
-		// A continue token carries the revision of the first page; the
-		// store refuses one given beside it.
-		lo.Continue = continueToken
-		lo.ResourceVersion, lo.ResourceVersionMatch = "", ""
-	}
-}
-
-// keyOf is the etcd key of an object the store listed; empty for none.
-func keyOf(ctx context.Context, t Target, obj runtime.Object) (string, error) {
-	if obj == nil {
-		return "", nil
-	}
-	m, err := meta.Accessor(obj)
+	items, err := meta.ExtractList(list)
 	if err != nil {
-		return "", err
+		return fmt.Errorf("listing %s: %w", t.Path, err)
 	}
-	return t.Key(m.GetNamespace(), m.GetName())
+	return fn(Page{List: list, Items: items})
 }
 
 // ListItemToExternal converts an item of a listed page, which nothing else

@@ -29,7 +29,7 @@ func configMapsWithGarbage(t *testing.T) (realConfigMaps, []string) {
 	return s, bad
 }
 
-// collected is what a list by key handed on and reported.
+// collected is what a list handed on and reported.
 type collected struct {
 	names []string
 	bad   []string
@@ -63,12 +63,11 @@ func wantUnreadable(t *testing.T, err error, n int) {
 	}
 }
 
-// TestAListWithUnreadableValuesReportsThemAndListsTheRest: a page of the
-// store's list fails on a value it cannot read; List goes on key by key
-// from the last object listed, at the revision of the pages before, so
-// every readable object is listed once, in order, a config map created
-// once the list has started (after the first unreadable value) is not,
-// and each unreadable key is reported.
+// TestAListWithUnreadableValuesReportsThemAndListsTheRest: a page holds a
+// value the store cannot read; the list reports its key and goes on at
+// the same revision, so every readable object is listed once, in order, a
+// config map created once the list has started is not, and each
+// unreadable key is reported.
 func TestAListWithUnreadableValuesReportsThemAndListsTheRest(t *testing.T) {
 	s, bad := configMapsWithGarbage(t)
 	want := []string{"cm-00", "cm-01", "cm-02", "cm-03", "cm-04", "cm-05", "cm-06", "cm-07", "cm-08", "cm-09"}
@@ -94,39 +93,43 @@ func TestAListWithUnreadableValuesReportsThemAndListsTheRest(t *testing.T) {
 	}
 }
 
-// TestListByKeyResumesAfterAKeyAtTheRevisionGiven: listByKey lists what
-// comes after the key it is given, as it was at the revision given (an
-// object created since is not listed), in pages of the list's limit,
-// filtered by its selectors, and reports each unreadable key.
-func TestListByKeyResumesAfterAKeyAtTheRevisionGiven(t *testing.T) {
+// TestListsAtARevisionReportUnreadableValues: lists at a revision (an
+// object created since is not listed), paged or not, filtered by a name
+// or not, hand on every readable object once in key order, in pages of at
+// most their chunk size, and report each unreadable key they reach.
+func TestListsAtARevisionReportUnreadableValues(t *testing.T) {
 	s, bad := configMapsWithGarbage(t)
 	rev := s.create(t, "cm-00a") // the revision before cm-05a
 	s.create(t, "cm-05a")
-	ctx := RequestContext(context.Background(), s.target)
+	atRev := []string{"cm-00", "cm-00a", "cm-01", "cm-02", "cm-03", "cm-04", "cm-05", "cm-06", "cm-07", "cm-08", "cm-09"}
 	for _, tc := range []struct {
 		name     string
 		opts     ListOptions
-		after    string
-		rev      int64
 		want     []string
 		wantPage int
-		// bad are the unreadable keys after the start.
-		bad []string
+		bad      []string
 	}{
-		{"everything now", ListOptions{ChunkSize: 3}, "", 0, []string{"cm-00", "cm-00a", "cm-01", "cm-02", "cm-03", "cm-04", "cm-05", "cm-05a", "cm-06", "cm-07", "cm-08", "cm-09"}, 3, bad},
-		{"after cm-02, at the revision before cm-05a", ListOptions{ChunkSize: 3}, s.key(t, "cm-02"), rev, []string{"cm-03", "cm-04", "cm-05", "cm-06", "cm-07", "cm-08", "cm-09"}, 3, bad},
-		{"after cm-02, now", ListOptions{ChunkSize: 3}, s.key(t, "cm-02"), 0, []string{"cm-03", "cm-04", "cm-05", "cm-05a", "cm-06", "cm-07", "cm-08", "cm-09"}, 3, bad},
-		{"after a key that is not there", ListOptions{ChunkSize: 3}, s.key(t, "cm-065"), rev, []string{"cm-07", "cm-08", "cm-09"}, 3, bad[1:]},
-		{"unpaged, one key at a time", ListOptions{}, s.key(t, "cm-06"), rev, []string{"cm-07", "cm-08", "cm-09"}, 1, bad[1:]},
-		{"by name", ListOptions{ChunkSize: 3, FieldSelector: "metadata.name=cm-07"}, "", rev, []string{"cm-07"}, 1, bad},
+		{"everything now", ListOptions{ChunkSize: 3}, []string{"cm-00", "cm-00a", "cm-01", "cm-02", "cm-03", "cm-04", "cm-05", "cm-05a", "cm-06", "cm-07", "cm-08", "cm-09"}, 3, bad},
+		{"at the revision before cm-05a", ListOptions{ChunkSize: 3, Revision: rev}, atRev, 3, bad},
+		{"unpaged, at that revision", ListOptions{Revision: rev}, atRev, DefaultChunkSize, bad},
+		{"by name", ListOptions{ChunkSize: 3, FieldSelector: "metadata.name=cm-07", Revision: rev}, []string{"cm-07"}, 1, nil},
+		{"by the name of an unreadable value", ListOptions{ChunkSize: 3, FieldSelector: "metadata.name=cm-04-bad"}, nil, 0, bad[:1]},
+		{"by a name that matches none", ListOptions{ChunkSize: 3, FieldSelector: "metadata.name!=cm-07"}, slices.DeleteFunc(slices.Clone(atRev), func(n string) bool { return n == "cm-07" }), 3, bad},
 	} {
-		lo, err := listOptions(s.target, tc.opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		opts := tc.opts
 		var c collected
-		err = listByKey(ctx, s.target, lo, tc.after, tc.rev, c.onError(t), c.page)
-		wantUnreadable(t, err, len(tc.bad))
+		opts.OnError = c.onError(t)
+		err := List(context.Background(), s.target, opts, c.page)
+		if len(tc.bad) > 0 {
+			wantUnreadable(t, err, len(tc.bad))
+		} else if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		if tc.name == "by a name that matches none" {
+			// Listed now: cm-05a is there.
+			tc.want = append(tc.want, "cm-05a")
+			slices.Sort(tc.want)
+		}
 		if !slices.Equal(c.names, tc.want) {
 			t.Errorf("%s: listed %q, want %q", tc.name, c.names, tc.want)
 		}
@@ -136,15 +139,5 @@ func TestListByKeyResumesAfterAKeyAtTheRevisionGiven(t *testing.T) {
 		if c.big > tc.wantPage {
 			t.Errorf("%s: a page of %d objects, want at most %d", tc.name, c.big, tc.wantPage)
 		}
-	}
-	// Past the last unreadable key, nothing is reported and the list
-	// ends without error.
-	lo, err := listOptions(s.target, ListOptions{ChunkSize: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c collected
-	if err := listByKey(ctx, s.target, lo, bad[1], 0, c.onError(t), c.page); err != nil || len(c.names) != 0 || len(c.bad) != 0 {
-		t.Errorf("after the last key: %q, %q, %v, want nothing", c.names, c.bad, err)
 	}
 }
