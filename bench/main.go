@@ -11,6 +11,7 @@
 //	go run ./bench [-n 3] [-pods 20000] migrate
 //	go run ./bench [-n 3] [-pods 100000] diffs
 //	go run ./bench [-n 10] [-pods 10000] releases
+//	go run ./bench [-n 3] [-pods 1000000] scale
 //
 // With -profile DIR, each regctl command is also run n times from a build of
 // regctl that writes CPU and allocation profiles into DIR.
@@ -30,7 +31,10 @@
 // kube-apiserver (see migrate.go). diffs compares two points in time of
 // pods, 1% of them changed, next to etcdctl's read of both (see diffs.go).
 // releases measures routes, get and scan of each Kubernetes release's
-// regctl on the same etcd, in turn (see releases.go).
+// regctl on the same etcd, in turn (see releases.go). scale loads pods as
+// the pod store writes them, to 10,000, 100,000, then -pods, and measures
+// lists, selectors, keys and scan at each size next to etcdctl's read of
+// the same keys, live and through a snapshot (see scale.go).
 package main
 
 import (
@@ -52,13 +56,13 @@ func main() {
 	profile := flag.String("profile", "", "also write CPU and allocation profiles of each regctl command to this directory")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: go run ./bench [-n runs] [-pods N] [-profile DIR] routes|reads|writes|snapshots|scans|plaintext|crds|migrate|diffs|releases")
+		fmt.Fprintln(os.Stderr, "usage: go run ./bench [-n runs] [-pods N] [-profile DIR] routes|reads|writes|snapshots|scans|plaintext|crds|migrate|diffs|releases|scale")
 		os.Exit(2)
 	}
 	switch flag.Arg(0) {
-	case "routes", "reads", "writes", "snapshots", "scans", "plaintext", "crds", "migrate", "diffs", "releases":
+	case "routes", "reads", "writes", "snapshots", "scans", "plaintext", "crds", "migrate", "diffs", "releases", "scale":
 	default:
-		fmt.Fprintf(os.Stderr, "unknown benchmark %q: want routes, reads, writes, snapshots, scans, plaintext, crds, migrate, diffs or releases\n", flag.Arg(0))
+		fmt.Fprintf(os.Stderr, "unknown benchmark %q: want routes, reads, writes, snapshots, scans, plaintext, crds, migrate, diffs, releases or scale\n", flag.Arg(0))
 		os.Exit(2)
 	}
 	if err := run(flag.Arg(0), *n, *pods, *crdCount, *profile); err != nil {
@@ -112,6 +116,8 @@ func run(benchmark string, n, pods, crdCount int, profileDir string) error {
 		return diffs(dir, launcher, bin, n, pods)
 	case "releases":
 		return releasesBench(dir, launcher, n, pods)
+	case "scale":
+		return scale(dir, launcher, bin, n, pods, profile)
 	}
 	t := newTable(launcher, 40, false)
 	cmds := []command{

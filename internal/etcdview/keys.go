@@ -53,7 +53,14 @@ func PagesAt(ctx context.Context, c *clientv3.Client, prefix, start string, rev,
 	w := newWindows(prefix)
 	from := start
 	limit := pageSize
-	if !keysOnly {
+	// total is how many keys the walk reads, known from the first
+	// answer; read, how many it has.
+	total, read := int64(-1), int64(0)
+	if pageSize <= 0 {
+		// No pages: one request for every key (kubectl's
+		// --chunk-size=0).
+		limit = 0
+	} else if !keysOnly {
 		// Values may be large: the first page is small, and the next
 		// ones as large as pageBytes allows (nextLimit).
 		limit = min(pageSize, firstPage)
@@ -84,14 +91,25 @@ func PagesAt(ctx context.Context, c *clientv3.Client, prefix, start string, rev,
 			// The next page starts just after the last key of this one.
 			next = last + "\x00"
 		}
-		if !keysOnly {
+		if !keysOnly && limit > 0 {
 			limit = nextLimit(kvs, limit, pageSize)
 		}
-		w.answered(from, to, resp.Count, int64(len(kvs)), first, last, more, limit)
+		// Windows are cut to hold a few pages, so that a window whose
+		// keys are sparser than the last one's still fills its page:
+		// etcd counts a few pages' keys for each, and answers with one.
+		w.answered(from, to, resp.Count, int64(len(kvs)), first, last, more, windowPages*limit)
 		if len(kvs) > 0 {
 			if err := fn(kvs); err != nil {
 				return err
 			}
+		}
+		if total < 0 {
+			// The first request reads to the end of the prefix: its
+			// count, at the walk's revision, is what the walk reads.
+			total = resp.Count
+		}
+		if read += int64(len(kvs)); read >= total {
+			return nil
 		}
 		from = next
 	}

@@ -31,6 +31,24 @@ const windowDigits = 320
 // crossed in a few requests, and overshoots by at most that much.
 const windowGrowth = 16
 
+// windowPages is how many pages a window is cut to hold: keys are not
+// spread evenly over their positions (names of decimal digits use ten of
+// a byte's 256 values), and a window that holds fewer keys than a page
+// costs a request for less than a page.
+const windowPages = 4
+
+// windowJump bounds how much larger than an empty window the next one is
+// when it reaches to the end of the keys that start as the empty one's
+// ends do.
+const windowJump = 1 << 16
+
+func bigMin(a, b *big.Int) *big.Int {
+	if a.Cmp(b) < 0 {
+		return a
+	}
+	return b
+}
+
 // windows sizes the windows of one walk under a prefix.
 type windows struct {
 	prefix string
@@ -113,6 +131,26 @@ func (w *windows) answered(from, to string, count, returned int64, first, last s
 	if held > 0 && target < windowGrowth*held {
 		next.Mul(span, big.NewInt(max(target, 1)))
 		next.Quo(next, big.NewInt(held))
+	}
+	if held == 0 {
+		// An empty window ends the keys that start as both its ends
+		// do, up to the byte where they differ: the next keys start
+		// otherwise (the next namespace, the next hundred of a
+		// numbered name), and the next window reaches the end of that
+		// shared start, within windowJump of this one's width.
+		common := len(w.prefix)
+		for common < min(len(from), len(to)) && from[common] == to[common] {
+			common++
+		}
+		if common > len(w.prefix) {
+			if end := PrefixEnd(to[:common]); end < w.end {
+				jump := new(big.Int).Sub(w.position(end), w.position(to))
+				jump = bigMin(jump, new(big.Int).Mul(span, big.NewInt(windowJump)))
+				if jump.Cmp(next) > 0 {
+					next = jump
+				}
+			}
+		}
 	}
 	if next.Sign() <= 0 {
 		next.SetInt64(1)

@@ -28,11 +28,47 @@ func (o *Options) listOptions() stores.ListOptions {
 	}
 }
 
-// listTables pages through each type's store, keeping a table's cells (and
-// row metadata), and prints the tables once every list has been read to
-// its end: a list that stops early prints no table at all.
+// listTables prints each type's table page by page as its store lists it
+// (render.TableStream). With --sort-by every row is needed first: the
+// tables keep their cells (and row metadata) and are printed once every
+// list has been read to its end, so that a list that stops early prints
+// no table at all.
 func listTables(ctx context.Context, targets []stores.Target, o *Options) error {
 	o.boundHeap()
+	if o.Print.HoldsObjects() {
+		return listWholeTables(ctx, targets, o)
+	}
+	stream := o.Print.NewTableStream(o.Out, o.Output == render.Wide)
+	var unreadable error
+	for _, t := range targets {
+		kind := schema.GroupKind{Group: t.Resource.Group, Kind: t.Resource.Kind}
+		if err := stream.Start(kind, o.AllNamespaces && t.Resource.Namespaced, len(targets) > 1); err != nil {
+			return err
+		}
+		err := stores.List(ctx, t, o.listOptions(), func(p stores.Page) error {
+			if len(p.Items) == 0 {
+				return nil
+			}
+			tb, err := stores.Table(ctx, t, p.List)
+			if err != nil {
+				return err
+			}
+			return stream.Append(tb)
+		})
+		if !stores.WalkedToEnd(err) {
+			return listCut(ctx, t, err)
+		}
+		unreadable = cmp.Or(unreadable, err)
+	}
+	if !stream.Printed() && unreadable == nil && !o.IgnoreNotFound {
+		fmt.Fprintln(o.ErrOut, NoResources(targets))
+	}
+	return unreadable
+}
+
+// listWholeTables reads every type's list to its end, keeping the rows,
+// then prints the tables.
+func listWholeTables(ctx context.Context, targets []stores.Target, o *Options) error {
 	var tables []*render.ObjectTable
 	var unreadable error
 	for _, t := range targets {

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap/maptest"
@@ -79,4 +83,99 @@ func mustRevision(t *testing.T, rv string) int64 {
 		t.Fatal(err)
 	}
 	return rev
+}
+
+// flushes records what a list printed by the time each page was read.
+type flushes struct {
+	bytes.Buffer
+	writes int
+}
+
+func (f *flushes) Write(p []byte) (int, error) {
+	f.writes++
+	return f.Buffer.Write(p)
+}
+
+// TestTablesPrintPageByPage: a table of a list read in pages is printed a
+// page at a time, as it is read, with its header once and every row lined
+// up with the rows before it; with --sort-by, once, whole, and sorted.
+func TestTablesPrintPageByPage(t *testing.T) {
+	cms, create := maptest.ConfigMaps(t, "shop")
+	var names []string
+	for i := range 25 {
+		name := "cm-" + strconv.Itoa(i)
+		if i == 20 {
+			// Wider than the rows before it: later rows line up with it.
+			name += "-with-a-much-longer-name"
+		}
+		names = append(names, name)
+		create(name)
+	}
+	list := func(sortBy string) (string, int) {
+		o := Options{ChunkSize: 10}
+		o.Print = render.NewGetPrintFlags()
+		cmd := &cobra.Command{Use: "get"}
+		cmd.Flags().StringP("output", "o", "", "")
+		o.Print.AddFlags(cmd)
+		if sortBy != "" {
+			if err := cmd.ParseFlags([]string{"--sort-by", sortBy}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var err error
+		if o.Output, err = o.Print.Format("table", false, render.Table, render.Name); err != nil {
+			t.Fatal(err)
+		}
+		var out flushes
+		var errOut bytes.Buffer
+		o.Out, o.ErrOut = &out, &errOut
+		if err := Run(context.Background(), []target.Named{{Target: cms}}, o); err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), out.writes
+	}
+	out, writes := list("")
+	if writes < 3 {
+		t.Errorf("25 rows in pages of 10 written in %d writes, want one a page at least", writes)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 26 || !strings.HasPrefix(lines[0], "NAME") || strings.Count(out, "NAME") != 1 {
+		t.Fatalf("printed %q, want one header and 25 rows", out)
+	}
+	// The first page lines up with the header; the wide row is in the
+	// second (rows come in key order), which lines up with it, and so do
+	// the pages after it.
+	dataAt := func(line string) int { return strings.Index(line, " 0 ") + 1 }
+	header := strings.Index(lines[0], "DATA")
+	wide := header
+	for _, line := range lines[1:] {
+		if strings.HasPrefix(line, names[20]) {
+			wide = dataAt(line)
+		}
+	}
+	if wide <= header {
+		t.Fatalf("the wide row is not wider than the header: %q", out)
+	}
+	for i, line := range lines[1:] {
+		want := header
+		if i >= 10 {
+			want = wide
+		}
+		if at := dataAt(line); at != want {
+			t.Errorf("row %d %q: DATA at %d, want %d (header at %d, the wide row's at %d)", i, line, at, want, header, wide)
+		}
+	}
+
+	sorted, writes := list(".metadata.name")
+	if writes != 1 {
+		t.Errorf("a sorted table written in %d writes, want 1", writes)
+	}
+	want := slices.Sorted(slices.Values(names))
+	var got []string
+	for _, line := range strings.Split(strings.TrimSuffix(sorted, "\n"), "\n")[1:] {
+		got = append(got, strings.Fields(line)[0])
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("sorted rows %q, want %q", got, want)
+	}
 }

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/cmd/get"
+
+	"github.com/liggitt/tabwriter"
 )
 
 // ObjectTable accumulates the server-side tables (metav1.Table) of one or
@@ -67,6 +69,15 @@ func (t *ObjectTable) rowObject(obj runtime.Object) (runtime.Object, error) {
 	}
 	if by := t.flags.sortBy(); by != "" && t.served != nil {
 		return t.wholeObject(obj, by)
+	}
+	return partialMetadata(obj)
+}
+
+// partialMetadata is an object's metadata, as meta.AsPartialObjectMetadata
+// makes it, without managedFields.
+func partialMetadata(obj runtime.Object) (runtime.Object, error) {
+	if obj == nil {
+		return nil, nil
 	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -192,3 +203,70 @@ func PrintTables(w io.Writer, f Format, tables []*ObjectTable) (printed bool, er
 	}
 	return printed, nil
 }
+
+// TableStream prints the tables of a list page by page, as they are read,
+// the way kubectl get --watch prints rows: the header once, above a type's
+// first row, and each page lined up with the pages before it (kubectl's
+// tabwriter remembers column widths across flushes, which only grow), so
+// that memory does not grow with the list. A list of one page prints as
+// kubectl get prints it. --sort-by needs every row first and is printed
+// whole (ObjectTable).
+type TableStream struct {
+	w       io.Writer
+	flags   *GetPrintFlags
+	wide    bool
+	tw      *tabwriter.Writer
+	printer printers.ResourcePrinter
+	// rows counts the rows of the current type; printed, of all types.
+	rows, printed int
+}
+
+// NewTableStream starts printing tables to w, wide or not.
+func (f *GetPrintFlags) NewTableStream(w io.Writer, wide bool) *TableStream {
+	return &TableStream{w: w, flags: f, wide: wide, tw: printers.GetNewTabWriter(w)}
+}
+
+// Start starts the table of a type: its own header and column widths, a
+// blank line after the table before it unless --no-headers (as
+// PrintTables), names prefixed with the kind when several types are
+// printed.
+func (s *TableStream) Start(kind schema.GroupKind, withNamespace, withKind bool) error {
+	if err := s.tw.Flush(); err != nil {
+		return err
+	}
+	s.tw.SetRememberedWidths(nil)
+	p, err := s.flags.humanPrinter(kind, withNamespace, withKind, s.wide)
+	if err != nil {
+		return fmt.Errorf("making the table printer: %w", err)
+	}
+	s.printer, s.rows = p, 0
+	return nil
+}
+
+// Append prints the rows of one page of the current type.
+func (s *TableStream) Append(table *metav1.Table) error {
+	if len(table.Rows) == 0 {
+		return nil
+	}
+	if s.rows == 0 && s.printed > 0 && (s.flags == nil || !*s.flags.kubectl.NoHeaders) {
+		if _, err := io.WriteString(s.w, "\n"); err != nil {
+			return err
+		}
+	}
+	for i, row := range table.Rows {
+		obj, err := partialMetadata(row.Object.Object)
+		if err != nil {
+			return err
+		}
+		table.Rows[i].Object = runtime.RawExtension{Object: obj}
+	}
+	if err := s.printer.PrintObj(table, s.tw); err != nil {
+		return fmt.Errorf("printing the table: %w", err)
+	}
+	s.rows += len(table.Rows)
+	s.printed += len(table.Rows)
+	return s.tw.Flush()
+}
+
+// Printed tells whether any row was printed.
+func (s *TableStream) Printed() bool { return s.printed > 0 }

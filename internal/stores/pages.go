@@ -22,10 +22,6 @@ import (
 	"github.com/regctl/regctl/internal/storedvalue"
 )
 
-// DefaultChunkSize is how many keys a page of a list reads when none is
-// given: kubectl's --chunk-size.
-const DefaultChunkSize = 500
-
 // readList lists the target's objects as its store's List does, page by
 // page: each value through the store's transformer and codec into an item
 // of the store's list type, its resourceVersion set by the storage's
@@ -69,10 +65,9 @@ func readList(ctx context.Context, t Target, lo *metainternalversion.ListOptions
 	if err != nil {
 		return err
 	}
-	chunk := opts.ChunkSize
-	if chunk <= 0 {
-		chunk = DefaultChunkSize
-	}
+	// No chunk size is one request for every key (kubectl's
+	// --chunk-size=0).
+	chunk := max(opts.ChunkSize, 0)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -131,10 +126,12 @@ func readList(ctx context.Context, t Target, lo *metainternalversion.ListOptions
 		for _, b := range p.bad {
 			err := explainValue(ctx, t.Handle, b.key, b.value, b.err)
 			var missing *storedvalue.KeyError
-			if opts.OnError == nil || errors.As(err, &missing) {
-				// Without a place to report it, or when every value
-				// so encrypted fails alike: said once, and the list
-				// stops.
+			if errors.As(err, &missing) {
+				// Every value so encrypted fails alike: said once, and
+				// the list stops.
+				return err
+			}
+			if opts.OnError == nil {
 				return fmt.Errorf("listing %s: %w", t.Path, err)
 			}
 			bad++

@@ -111,7 +111,7 @@ func TestListsAtARevisionReportUnreadableValues(t *testing.T) {
 	}{
 		{"everything now", ListOptions{ChunkSize: 3}, []string{"cm-00", "cm-00a", "cm-01", "cm-02", "cm-03", "cm-04", "cm-05", "cm-05a", "cm-06", "cm-07", "cm-08", "cm-09"}, 3, bad},
 		{"at the revision before cm-05a", ListOptions{ChunkSize: 3, Revision: rev}, atRev, 3, bad},
-		{"unpaged, at that revision", ListOptions{Revision: rev}, atRev, DefaultChunkSize, bad},
+		{"unpaged, at that revision", ListOptions{Revision: rev}, atRev, len(atRev), bad},
 		{"by name", ListOptions{ChunkSize: 3, FieldSelector: "metadata.name=cm-07", Revision: rev}, []string{"cm-07"}, 1, nil},
 		{"by the name of an unreadable value", ListOptions{ChunkSize: 3, FieldSelector: "metadata.name=cm-04-bad"}, nil, 0, bad[:1]},
 		{"by a name that matches none", ListOptions{ChunkSize: 3, FieldSelector: "metadata.name!=cm-07"}, slices.DeleteFunc(slices.Clone(atRev), func(n string) bool { return n == "cm-07" }), 3, bad},
