@@ -281,11 +281,13 @@ func storedPod(ctx context.Context, h *handle.Handle, i int) (string, []byte, er
 	pod.Labels["app"] = fmt.Sprintf("app-%d", i/scaleNamespaces%scaleApps)
 	pod.Spec.NodeName = fmt.Sprintf("node-%d", i%scaleNodes)
 	rctx := inNamespace(ctx, "pods", ns)
+	// What the store sets before its strategy runs, as it would: a
+	// creation time and a UID (here the same at each run).
+	pod.UID = types.UID(fmt.Sprintf("6a7c0000-0000-4000-8000-%012d", i))
+	pod.CreationTimestamp = metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	if err := rest.BeforeCreate(h.Store.CreateStrategy, rctx, pod); err != nil {
 		return "", nil, fmt.Errorf("creating pod %s/%s: %w", ns, pod.Name, err)
 	}
-	pod.UID = types.UID(fmt.Sprintf("6a7c0000-0000-4000-8000-%012d", i))
-	pod.CreationTimestamp = metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	pod.Status = status.Status
 	key, err := h.Key(ns, pod.Name)
 	if err != nil {
