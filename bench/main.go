@@ -216,13 +216,30 @@ func runOnce(launcher string, c command, stdout bool) (runResult, error) {
 	os.Remove(result)
 	cmd := exec.Command(launcher, append([]string{result, c.bin}, c.args...)...)
 	cmd.Env = append(os.Environ(), c.env...)
-	var out, stderr bytes.Buffer
+	var stderr bytes.Buffer
+	// The output is kept in a file the command writes itself: copied
+	// into this process while the command runs, gigabytes of it (a
+	// million pods in json) would stall the etcd this process serves.
+	outPath := filepath.Join(filepath.Dir(launcher), "stdout")
 	if stdout {
-		cmd.Stdout = &out
+		f, err := os.Create(outPath)
+		if err != nil {
+			return runResult{}, err
+		}
+		defer os.Remove(outPath)
+		defer f.Close()
+		cmd.Stdout = f
 	}
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
 		return runResult{}, fmt.Errorf("running %s: %w: %s", c.name, err, strings.TrimSpace(stderr.String()))
+	}
+	var out []byte
+	if stdout {
+		var err error
+		if out, err = os.ReadFile(outPath); err != nil {
+			return runResult{}, err
+		}
 	}
 	var wall, maxRSS int64
 	data, err := os.ReadFile(result)
@@ -232,7 +249,7 @@ func runOnce(launcher string, c command, stdout bool) (runResult, error) {
 	if err != nil {
 		return runResult{}, fmt.Errorf("reading the measure of %s: %w", c.name, err)
 	}
-	return runResult{sample: sample{wall: time.Duration(wall), maxRSS: maxRSS}, stdout: out.Bytes()}, nil
+	return runResult{sample: sample{wall: time.Duration(wall), maxRSS: maxRSS}, stdout: out}, nil
 }
 
 // stats summarises a command's runs.

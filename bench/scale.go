@@ -13,9 +13,11 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
 	"github.com/regctl/regctl/internal/etcdview"
@@ -98,11 +100,14 @@ func scale(dir, launcher, regctl string, n, pods int, profile func([]command) er
 			step, scaleNamespaces, scaleApps, scaleNodes, count, float64(stored)/(1<<20), size(snap))
 
 		t := newTable(launcher, 56, true)
+		// One request for every value: more than etcdctl's 5s at a
+		// million pods.
 		etcd := "--endpoints=" + e.ClientURL
+		timeout := "--command-timeout=10m"
 		live := "--etcd-servers=" + e.ClientURL
 		raw, err := t.add(command{
 			name: "etcdctl get /registry/pods/ --prefix", bin: etcdctl,
-			args:   []string{etcd, "get", "/registry/pods/", "--prefix"},
+			args:   []string{etcd, timeout, "get", "/registry/pods/", "--prefix"},
 			verify: occurs("/registry/pods/", step),
 		}, n, func(stats) string { return "anchor" })
 		if err != nil {
@@ -110,7 +115,7 @@ func scale(dir, launcher, regctl string, n, pods int, profile func([]command) er
 		}
 		rawKeys, err := t.add(command{
 			name: "etcdctl get /registry/pods/ --prefix --keys-only", bin: etcdctl,
-			args:   []string{etcd, "get", "/registry/pods/", "--prefix", "--keys-only"},
+			args:   []string{etcd, timeout, "get", "/registry/pods/", "--prefix", "--keys-only"},
 			verify: occurs("/registry/pods/", step),
 		}, n, func(stats) string { return "anchor" })
 		if err != nil {
@@ -275,27 +280,71 @@ func loadBatch(ctx context.Context, h *handle.Handle, c *clientv3.Client, from, 
 
 // storedPod is pod i as the pod store stores it, and its key.
 func storedPod(ctx context.Context, h *handle.Handle, i int) (string, []byte, error) {
-	pod, status := benchPod(i)
-	ns := scaleNamespace(i)
-	pod.Namespace = ns
-	pod.Labels["app"] = fmt.Sprintf("app-%d", i/scaleNamespaces%scaleApps)
-	pod.Spec.NodeName = fmt.Sprintf("node-%d", i%scaleNodes)
-	rctx := inNamespace(ctx, "pods", ns)
+	pod, status := scalePod(i)
+	rctx := inNamespace(ctx, "pods", pod.Namespace)
 	// What the store sets before its strategy runs, as it would: a
 	// creation time and a UID (here the same at each run).
 	pod.UID = types.UID(fmt.Sprintf("6a7c0000-0000-4000-8000-%012d", i))
 	pod.CreationTimestamp = metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	if err := rest.BeforeCreate(h.Store.CreateStrategy, rctx, pod); err != nil {
-		return "", nil, fmt.Errorf("creating pod %s/%s: %w", ns, pod.Name, err)
+		return "", nil, fmt.Errorf("creating pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	pod.Status = status.Status
-	key, err := h.Key(ns, pod.Name)
+	pod.Status = status
+	key, err := h.Key(pod.Namespace, pod.Name)
 	if err != nil {
 		return "", nil, err
 	}
 	var buf bytes.Buffer
 	if err := h.StorageCodec().Encode(pod, &buf); err != nil {
-		return "", nil, fmt.Errorf("encoding pod %s/%s: %w", ns, pod.Name, err)
+		return "", nil, fmt.Errorf("encoding pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	return key, buf.Bytes(), nil
+}
+
+// scalePod is pod i of a large cluster, as small as pods of one container
+// are (about 750 bytes stored): its app label, node, image and IPs, with
+// the status a kubelet reports once it runs, defaulted as the apiserver
+// defaults what it decodes.
+func scalePod(i int) (*api.Pod, api.PodStatus) {
+	app := fmt.Sprintf("app-%d", i/scaleNamespaces%scaleApps)
+	hash := fmt.Sprintf("%010x", 0x5d8f7c9b6a+i%scaleApps)
+	started := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	ip := fmt.Sprintf("10.%d.%d.%d", 64+i/65536, i/256%256, i%256)
+	image := fmt.Sprintf("registry.example.com/%s:1.%d", app, i%20)
+	controller := true
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      fmt.Sprintf("%s-%s-%06d", app, hash, i),
+			Namespace: scaleNamespace(i),
+			Labels:    map[string]string{"app": app, "pod-template-hash": hash},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "apps/v1", Kind: "ReplicaSet", Name: app + "-" + hash,
+				UID: types.UID(fmt.Sprintf("6a7c0000-0000-4000-9000-%012d", i%(scaleNamespaces*scaleApps))), Controller: &controller,
+			}},
+		},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "app", Image: image}},
+			NodeName:   fmt.Sprintf("node-%d", i%scaleNodes),
+		},
+		Status: corev1.PodStatus{
+			Phase:     corev1.PodRunning,
+			HostIP:    fmt.Sprintf("192.168.%d.%d", i%scaleNodes/250, i%scaleNodes%250),
+			PodIP:     ip,
+			StartTime: &started,
+			QOSClass:  corev1.PodQOSBestEffort,
+			ContainerStatuses: []corev1.ContainerStatus{{
+				Name: "app", Image: image, ImageID: image + "@sha256:" + fmt.Sprintf("%064x", i%20),
+				ContainerID: fmt.Sprintf("containerd://%064x", i), Ready: true,
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}},
+			}},
+		},
+	}
+	legacyscheme.Scheme.Default(p)
+	pod := &api.Pod{}
+	if err := legacyscheme.Scheme.Convert(p, pod, nil); err != nil {
+		panic(err)
+	}
+	status := pod.Status
+	pod.Status = api.PodStatus{}
+	return pod, status
 }

@@ -183,29 +183,3 @@ func LeaseTTL(ctx context.Context, c *clientv3.Client, lease int64) (int64, erro
 	}
 	return resp.TTL, nil
 }
-
-// Runs cuts the keys under prefix at revision rev into runs of n
-// consecutive keys (the last may be shorter) and hands each to fn, by its
-// first key and length, as the keys-only pages that hold them arrive.
-func Runs(ctx context.Context, c *clientv3.Client, prefix string, rev, n int64, fn func(first string, length int64) error) error {
-	var first string
-	var length int64
-	err := PagesAt(ctx, c, prefix, prefix, rev, 4*n, true, func(kvs []*mvccpb.KeyValue) error {
-		for _, kv := range kvs {
-			if length == 0 {
-				first = string(kv.Key)
-			}
-			if length++; length == n {
-				if err := fn(first, length); err != nil {
-					return err
-				}
-				length = 0
-			}
-		}
-		return nil
-	})
-	if err != nil || length == 0 {
-		return err
-	}
-	return fn(first, length)
-}

@@ -2,14 +2,17 @@ package etcdview
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -201,10 +204,12 @@ func (s *Snapshot) Close() error {
 
 // snapshotIndex is etcd's key index of a snapshot: every key, sorted, with
 // the revisions it was written (and deleted) at. It holds no pointers but
-// its three arrays, so that the collector, which runs often while a list is
-// decoded, has next to nothing to scan in it.
+// its arrays, so that the collector, which runs often while a list is
+// decoded, has next to nothing to scan in it. A key costs it 16 bytes, and
+// its name and 40 bytes a revision: the index of a million keys of one
+// revision each is about a hundred MiB.
 type snapshotIndex struct {
-	names []byte           // every key, one after the other
+	names []byte           // every revision's key, one after the other
 	keys  []indexedKey     // sorted by name
 	revs  []storedRevision // each key's revisions, oldest first, key after key
 	// copies are values bbolt did not hand out of the mapping: those of a
@@ -220,19 +225,25 @@ type indexedKey struct {
 	name, revs span
 }
 
-type span struct{ from, to int }
+// span is a part of one of the index's arrays, which hold fewer than 2³²
+// bytes or revisions.
+type span struct{ from, to uint32 }
 
 // storedRevision is one revision of a key, whether it deleted the key, and
 // where its value (a stored mvccpb.KeyValue) is: at offset in the file, or,
-// when offset is negative, at -offset-1 in the index's copies.
+// when offset is negative, at -offset-1 in the index's copies; and where
+// its key's name is in names.
 type storedRevision struct {
 	main, sub int64
 	offset    int64
 	size      int32
 	tombstone bool
+	name      span
 }
 
 func (idx *snapshotIndex) name(k indexedKey) []byte { return idx.names[k.name.from:k.name.to] }
+
+func (idx *snapshotIndex) nameOf(r storedRevision) []byte { return idx.names[r.name.from:r.name.to] }
 
 func (idx *snapshotIndex) revisions(k indexedKey) []storedRevision {
 	return idx.revs[k.revs.from:k.revs.to]
@@ -320,15 +331,9 @@ func (s *Snapshot) value(r storedRevision, buf *[]byte) (*mvccpb.KeyValue, error
 // process (`etcdutl snapshot status`, which runs it first, does).
 func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 	idx := &snapshotIndex{}
-	// The key bucket is ordered by revision: each key's revisions come in
-	// order, and the last entry is the snapshot's revision. They are read
-	// in that order, then grouped by key.
-	type scanned struct {
-		key int
-		rev storedRevision
-	}
-	var scan []scanned
-	seen := map[string]int{} // a key's index in idx.keys
+	// The key bucket is ordered by revision: each revision is read with its
+	// key's name, then they are sorted by name, and by revision for a key.
+	var scan []storedRevision
 	info := s.db.Info()
 	base := info.Data // where the file is mapped
 	// inFile is whether b, a key or value of a bucket stored in pages of
@@ -357,14 +362,11 @@ func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 			if err != nil {
 				return fmt.Errorf("reading revision %d: %w", rev.Main, err)
 			}
-			i, ok := seen[string(key)]
-			if !ok {
-				i = len(idx.keys)
-				seen[string(key)] = i
-				from := len(idx.names)
-				idx.names = append(idx.names, key...)
-				idx.keys = append(idx.keys, indexedKey{name: span{from, len(idx.names)}})
+			if len(idx.names)+len(key) > math.MaxUint32 {
+				return fmt.Errorf("more than %d bytes of keys", uint32(math.MaxUint32))
 			}
+			name := span{uint32(len(idx.names)), uint32(len(idx.names) + len(key))}
+			idx.names = append(idx.names, key...)
 			// A read-only transaction's values are slices of the
 			// mapping, so their place in it is their place in the file;
 			// those bbolt copied out of it (an inline bucket's) are kept.
@@ -373,7 +375,7 @@ func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 				offset = -int64(len(idx.copies)) - 1
 				idx.copies = append(idx.copies, v...)
 			}
-			scan = append(scan, scanned{i, storedRevision{main: rev.Main, sub: rev.Sub, offset: offset, size: int32(len(v)), tombstone: mvcc.IsTombstone(k)}})
+			scan = append(scan, storedRevision{main: rev.Main, sub: rev.Sub, offset: offset, size: int32(len(v)), tombstone: mvcc.IsTombstone(k), name: name})
 			idx.current = rev.Main
 			s.mapped(len(v))
 			return nil
@@ -434,25 +436,29 @@ func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 		return nil, fmt.Errorf("reading the snapshot %s: %w", s.path, err)
 	}
 	idx.current = max(idx.current, idx.compacted)
-	// Group the revisions by key, each key's in the order read.
-	next := make([]int, len(idx.keys))
-	for _, r := range scan {
-		next[r.key]++
+	// Group the revisions by key, each key's oldest first.
+	slices.SortFunc(scan, func(a, b storedRevision) int {
+		return cmp.Or(bytes.Compare(idx.nameOf(a), idx.nameOf(b)), cmp.Compare(a.main, b.main), cmp.Compare(a.sub, b.sub))
+	})
+	if len(scan) > math.MaxUint32 {
+		return nil, fmt.Errorf("reading the snapshot %s: more than %d revisions", s.path, uint32(math.MaxUint32))
 	}
-	at := 0
-	for i := range idx.keys {
-		idx.keys[i].revs = span{at, at}
-		at += next[i]
-		next[i] = idx.keys[i].revs.from
+	// Exactly as large as they are: what append left spare would be
+	// held as long as the snapshot is open.
+	idx.names = slices.Clone(idx.names)
+	idx.revs = slices.Clone(scan)
+	scan = idx.revs
+	for i := 0; i < len(scan); {
+		j := i + 1
+		for j < len(scan) && bytes.Equal(idx.nameOf(scan[j]), idx.nameOf(scan[i])) {
+			j++
+		}
+		idx.keys = append(idx.keys, indexedKey{name: scan[i].name, revs: span{uint32(i), uint32(j)}})
+		i = j
 	}
-	idx.revs = make([]storedRevision, len(scan))
-	for _, r := range scan {
-		idx.revs[next[r.key]] = r.rev
-		next[r.key]++
-		idx.keys[r.key].revs.to++
-	}
-	sort.Slice(idx.keys, func(i, j int) bool { return bytes.Compare(idx.name(idx.keys[i]), idx.name(idx.keys[j])) < 0 })
-	s.reserve(idx.bytes())
+	idx.keys = slices.Clone(idx.keys)
+	// The index is live from here on: a heap bound, which follows what
+	// each collection leaves live, counts it already.
 	return idx, nil
 }
 

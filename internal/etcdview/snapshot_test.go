@@ -459,3 +459,51 @@ func TestDamagedSnapshotsAreOneLine(t *testing.T) {
 	}
 	t.Logf("%d pages, 6 ways each: %d copies refused, %d read whole", pages, refused, intact)
 }
+
+// TestASnapshotsIndexIsCompact: the index of a snapshot holds, for a key
+// of one revision, its name and 56 bytes, whatever the keys; that of a key
+// written three times, its name thrice and 136 bytes. So a million pods
+// index in about a hundred MiB.
+func TestASnapshotsIndexIsCompact(t *testing.T) {
+	e, err := StartEmbedded(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	live := client(t, e.ClientURL)
+	ctx := context.Background()
+	var names int64
+	for i := range 3000 {
+		key := fmt.Sprintf("/registry/pods/ns-%02d/pod-%05d", i%7, i)
+		names += int64(len(key))
+		if _, err := live.Put(ctx, key, strings.Repeat("v", 100)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const rewritten = "/registry/configmaps/default/three-times"
+	for range 3 {
+		if _, err := live.Put(ctx, rewritten, "v"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names += 3 * int64(len(rewritten))
+	path := filepath.Join(t.TempDir(), "index.db")
+	saveSnapshot(t, live, path)
+	snap, err := OpenSnapshot(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	idx, err := snap.indexed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(idx.keys) != 3001 || len(idx.revs) != 3003 {
+		t.Fatalf("indexed %d keys and %d revisions, want 3001 and 3003", len(idx.keys), len(idx.revs))
+	}
+	// Each array is allocated in whole pages of the heap (8 KiB).
+	want := names + 3001*16 + 3003*40 + int64(len(idx.copies)) + 3*8192
+	if got := idx.bytes(); got > want {
+		t.Errorf("the index holds %d bytes, want at most %d", got, want)
+	}
+}

@@ -29,13 +29,13 @@ const windowDigits = 320
 // held too few keys to say where the next ones are: a window after an empty
 // one reaches windowGrowth times further, so that a gap between keys is
 // crossed in a few requests, and overshoots by at most that much.
-const windowGrowth = 16
+const windowGrowth = 8
 
 // windowPages is how many pages a window is cut to hold: keys are not
 // spread evenly over their positions (names of decimal digits use ten of
 // a byte's 256 values), and a window that holds fewer keys than a page
 // costs a request for less than a page.
-const windowPages = 4
+const windowPages = 2
 
 // windowJump bounds how much larger than an empty window the next one is
 // when it reaches to the end of the keys that start as the empty one's
@@ -136,14 +136,17 @@ func (w *windows) answered(from, to string, count, returned int64, first, last s
 		// An empty window ends the keys that start as both its ends
 		// do, up to the byte where they differ: the next keys start
 		// otherwise (the next namespace, the next hundred of a
-		// numbered name), and the next window reaches the end of that
-		// shared start, within windowJump of this one's width.
+		// numbered name). The next window reaches to the end of the
+		// keys that start as its start does up to that byte, one more
+		// than its ends share (the next namespace, not the next ten),
+		// within windowJump of this one's width.
 		common := len(w.prefix)
 		for common < min(len(from), len(to)) && from[common] == to[common] {
 			common++
 		}
-		if common > len(w.prefix) {
-			if end := PrefixEnd(to[:common]); end < w.end {
+		level := common + 1
+		if level <= len(to) {
+			if end := PrefixEnd(to[:level]); end < w.end {
 				jump := new(big.Int).Sub(w.position(end), w.position(to))
 				jump = bigMin(jump, new(big.Int).Mul(span, big.NewInt(windowJump)))
 				if jump.Cmp(next) > 0 {

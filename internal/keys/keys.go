@@ -118,6 +118,9 @@ func Of(ctx context.Context, out io.Writer, t stores.Target, names []string, o O
 
 // stream prints a resource's keys page by page.
 func stream(ctx context.Context, w io.Writer, t stores.Target, o Options) error {
+	// Each page is garbage once printed: the start-up pacing would let
+	// many of them pile up beside what is live (a snapshot's index).
+	gctune.BoundHeap()
 	out := bufio.NewWriter(w)
 	list := render.NewStringList(out, o.Output)
 	err := etcdview.Keys(ctx, t.Handle, t.Namespace, o.Revision, o.ChunkSize, func(keys []string) error {

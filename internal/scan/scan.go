@@ -263,10 +263,9 @@ func (s *scanner) pageSize() int64 {
 	return DefaultPageSize
 }
 
-// DefaultPageSize is how many keys a range request of a scan reads. etcd
-// counts every key left in the range at each request, so a pass over n keys
-// in pages of p costs it about n²/2p key visits: pages larger than a list's
-// 500 keep that small, at a few MiB of values each.
+// DefaultPageSize is how many keys a range request of a scan reads: pages
+// larger than a list's 500 make fewer requests, at a few MiB of values each
+// (each is a bounded window of the keys: see etcdview.PagesAt).
 const DefaultPageSize = 2500
 
 // page is one range response; only is the target every key of it
