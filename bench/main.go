@@ -11,7 +11,7 @@
 //	go run ./bench [-n 3] [-pods 20000] migrate
 //	go run ./bench [-n 3] [-pods 100000] diffs
 //	go run ./bench [-n 10] [-pods 10000] releases
-//	go run ./bench [-n 3] [-pods 1000000] scale
+//	go run ./bench [-n 3] [-pods 1000000] [-match REGEXP] scale
 //
 // With -profile DIR, each regctl command is also run n times from a build of
 // regctl that writes CPU and allocation profiles into DIR.
@@ -54,6 +54,7 @@ func main() {
 	pods := flag.Int("pods", 10000, "reads, writes, snapshots, scans, crds, diffs, releases: pods to write before measuring; plaintext, migrate: secrets")
 	crdCount := flag.Int("crds", 1000, "crds: CRDs to create, from the real ones of bench/testdata/crds")
 	profile := flag.String("profile", "", "also write CPU and allocation profiles of each regctl command to this directory")
+	flag.StringVar(&scaleMatch, "match", "", "scale: measure only the regctl commands whose name matches this regular expression")
 	flag.Parse()
 	if flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: go run ./bench [-n runs] [-pods N] [-profile DIR] routes|reads|writes|snapshots|scans|plaintext|crds|migrate|diffs|releases|scale")

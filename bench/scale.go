@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -43,6 +44,10 @@ const (
 	scaleSnapTarget = 350 // MiB, each command through a snapshot
 	scaleGrowth     = 11.0
 )
+
+// scaleMatch, when set, is a regular expression: scale measures only the
+// regctl commands whose name it matches.
+var scaleMatch string
 
 // scale loads pods into one etcd in steps (10,000, 100,000, then up to
 // pods), each written as kube-apiserver's pod store writes it, and at each
@@ -122,11 +127,7 @@ func scale(dir, launcher, regctl string, n, pods int, profile func([]command) er
 			return err
 		}
 		app, node := step/scaleApps, step/scaleNodes
-		commands := []struct {
-			c      command
-			anchor stats
-			label  string
-		}{
+		commands := []scaleCommand{
 			{command{name: "regctl get pods -A -o name", bin: regctl, args: []string{"get", "pods", "-A", "-o", "name", live}, verify: occurs("pod/", step)}, raw, "get"},
 			{command{name: "regctl get pods -A -o json", bin: regctl, args: []string{"get", "pods", "-A", "-o", "json", live}, verify: occurs(`"kind": "Pod"`, step)}, raw, "get"},
 			{command{name: "regctl get pods -A", bin: regctl, args: []string{"get", "pods", "-A", live}, verify: occurs("\n", step+1)}, raw, "get"},
@@ -140,6 +141,13 @@ func scale(dir, launcher, regctl string, n, pods int, profile func([]command) er
 		}
 		last = last[:0]
 		results := map[string]stats{}
+		if scaleMatch != "" {
+			re, err := regexp.Compile(scaleMatch)
+			if err != nil {
+				return fmt.Errorf("-match: %w", err)
+			}
+			commands = slices.DeleteFunc(commands, func(m scaleCommand) bool { return !re.MatchString(m.c.name) })
+		}
 		for _, m := range commands {
 			st, err := t.add(m.c, n, func(st stats) string { return fmt.Sprintf("%.2fx etcdctl %s", ratio(st, m.anchor), m.label) })
 			if err != nil {
@@ -152,7 +160,7 @@ func scale(dir, launcher, regctl string, n, pods int, profile func([]command) er
 			results[m.c.name] = st
 			last = append(last, m.c)
 		}
-		if step == pods {
+		if step == pods && len(commands) > 0 {
 			fmt.Println()
 			fmt.Printf("targets at %d pods:\n", step)
 			for _, m := range commands {
@@ -197,6 +205,13 @@ func scale(dir, launcher, regctl string, n, pods int, profile func([]command) er
 		return profile(last)
 	}
 	return nil
+}
+
+// scaleCommand is a command measured at each size, beside its anchor.
+type scaleCommand struct {
+	c      command
+	anchor stats
+	label  string
 }
 
 // scaleNamespacesIn creates ns-000 to ns-099 through the namespace store.

@@ -330,6 +330,9 @@ func (s *Snapshot) value(r storedRevision, buf *[]byte) (*mvccpb.KeyValue, error
 // own, where a panic on a damaged page cannot be recovered, and ends the
 // process (`etcdutl snapshot status`, which runs it first, does).
 func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
+	// The index grows by copies of its arrays: collected as soon as they
+	// are garbage, they do not add up to twice what the index holds.
+	defer gctune.Tight()()
 	idx := &snapshotIndex{}
 	// The key bucket is ordered by revision: each revision is read with its
 	// key's name, then they are sorted by name, and by revision for a key.
@@ -443,11 +446,7 @@ func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 	if len(scan) > math.MaxUint32 {
 		return nil, fmt.Errorf("reading the snapshot %s: more than %d revisions", s.path, uint32(math.MaxUint32))
 	}
-	// Exactly as large as they are: what append left spare would be
-	// held as long as the snapshot is open.
-	idx.names = slices.Clone(idx.names)
-	idx.revs = slices.Clone(scan)
-	scan = idx.revs
+	idx.revs = scan
 	for i := 0; i < len(scan); {
 		j := i + 1
 		for j < len(scan) && bytes.Equal(idx.nameOf(scan[j]), idx.nameOf(scan[i])) {
@@ -456,16 +455,16 @@ func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 		idx.keys = append(idx.keys, indexedKey{name: scan[i].name, revs: span{uint32(i), uint32(j)}})
 		i = j
 	}
-	idx.keys = slices.Clone(idx.keys)
 	// The index is live from here on: a heap bound, which follows what
 	// each collection leaves live, counts it already.
 	return idx, nil
 }
 
-// bytes is the memory the index keeps.
+// bytes is the memory the index keeps: what its arrays hold (what append
+// left spare past that was never written, and takes no memory).
 func (idx *snapshotIndex) bytes() int64 {
-	return int64(cap(idx.names)) + int64(cap(idx.keys))*int64(unsafe.Sizeof(indexedKey{})) +
-		int64(cap(idx.revs))*int64(unsafe.Sizeof(storedRevision{})) + int64(cap(idx.copies))
+	return int64(len(idx.names)) + int64(len(idx.keys))*int64(unsafe.Sizeof(indexedKey{})) +
+		int64(len(idx.revs))*int64(unsafe.Sizeof(storedRevision{})) + int64(len(idx.copies))
 }
 
 // keyOf reads the key of a stored mvccpb.KeyValue (its field 1) without

@@ -501,8 +501,7 @@ func TestASnapshotsIndexIsCompact(t *testing.T) {
 	if len(idx.keys) != 3001 || len(idx.revs) != 3003 {
 		t.Fatalf("indexed %d keys and %d revisions, want 3001 and 3003", len(idx.keys), len(idx.revs))
 	}
-	// Each array is allocated in whole pages of the heap (8 KiB).
-	want := names + 3001*16 + 3003*40 + int64(len(idx.copies)) + 3*8192
+	want := names + 3001*16 + 3003*40 + int64(len(idx.copies))
 	if got := idx.bytes(); got > want {
 		t.Errorf("the index holds %d bytes, want at most %d", got, want)
 	}
