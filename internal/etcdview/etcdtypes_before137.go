@@ -13,3 +13,7 @@ import (
 func unmarshalKeyValue(b []byte, kv *mvccpb.KeyValue) error { return kv.Unmarshal(b) }
 
 func unmarshalLease(b []byte, l *leasepb.Lease) error { return l.Unmarshal(b) }
+
+// etcd 3.6 answers a keys-only range from the stored values, which hold
+// the lease: its keys come with it.
+const keysOnlyLease = true

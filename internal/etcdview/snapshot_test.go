@@ -128,6 +128,9 @@ func TestSnapshotReadsAsTheLiveEtcd(t *testing.T) {
 		{"/registry/pods/", []clientv3.OpOption{clientv3.WithPrefix()}},
 		{"/registry/pods/", []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithLimit(7)}},
 		{"/registry/pods/ns1/", []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithKeysOnly()}},
+		{"/registry/", []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithKeysOnly()}},
+		{"/registry/", []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithLimit(3), clientv3.WithMinModRev(afterCompact)}},
+		{"/registry/pods/", []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithRev(afterCompact)}},
 		{"/registry/", []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithCountOnly()}},
 		{"\x00", []clientv3.OpOption{clientv3.WithFromKey(), clientv3.WithCountOnly()}},
 		{"/registry/pods/ns0/pod00", nil},
@@ -461,9 +464,9 @@ func TestDamagedSnapshotsAreOneLine(t *testing.T) {
 }
 
 // TestASnapshotsIndexIsCompact: the index of a snapshot holds, for a key
-// of one revision, its name and 56 bytes, whatever the keys; that of a key
-// written three times, its name thrice and 136 bytes. So a million pods
-// index in about a hundred MiB.
+// of one revision, its name and 80 bytes, whatever the keys; that of a key
+// written three times, its name thrice and 208 bytes. So a million pods
+// index in about 130 MiB.
 func TestASnapshotsIndexIsCompact(t *testing.T) {
 	e, err := StartEmbedded(nil)
 	if err != nil {
@@ -501,7 +504,7 @@ func TestASnapshotsIndexIsCompact(t *testing.T) {
 	if len(idx.keys) != 3001 || len(idx.revs) != 3003 {
 		t.Fatalf("indexed %d keys and %d revisions, want 3001 and 3003", len(idx.keys), len(idx.revs))
 	}
-	want := names + 3001*16 + 3003*40 + int64(len(idx.copies))
+	want := names + 3001*16 + 3003*64 + int64(len(idx.copies))
 	if got := idx.bytes(); got > want {
 		t.Errorf("the index holds %d bytes, want at most %d", got, want)
 	}
