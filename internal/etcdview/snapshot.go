@@ -206,8 +206,8 @@ func (s *Snapshot) Close() error {
 // the revisions it was written (and deleted) at. It holds no pointers but
 // its arrays, so that the collector, which runs often while a list is
 // decoded, has next to nothing to scan in it. A key costs it 16 bytes, and
-// its name and 64 bytes a revision: the index of a million keys of one
-// revision each is about 130 MiB.
+// its name and 56 bytes a revision: the index of a million keys of one
+// revision each is about 120 MiB.
 type snapshotIndex struct {
 	names []byte           // every revision's key, one after the other
 	keys  []indexedKey     // sorted by name
@@ -234,15 +234,29 @@ type span struct{ from, to uint32 }
 // when offset is negative, at -offset-1 in the index's copies; and where
 // its key's name is in names.
 type storedRevision struct {
-	main, sub int64
-	offset    int64
-	size      int32
-	tombstone bool
-	name      span
+	main, offset int64
+	name         span
+	// size is the stored value's length; a tombstone's (a revision that
+	// deleted the key) is kept as -size-1 (see deleted).
+	size int32
+	// sub is the revision's place in its transaction (etcd allows far
+	// fewer operations in one than 2³¹).
+	sub int32
 	// create, version and lease are the stored value's, so that a
 	// keys-only range is answered from the index, without reading the
 	// values.
 	create, version, lease int64
+}
+
+// deleted tells whether the revision deleted its key.
+func (r storedRevision) deleted() bool { return r.size < 0 }
+
+// valueSize is the length of the revision's stored value.
+func (r storedRevision) valueSize() int32 {
+	if r.size < 0 {
+		return -r.size - 1
+	}
+	return r.size
 }
 
 func (idx *snapshotIndex) name(k indexedKey) []byte { return idx.names[k.name.from:k.name.to] }
@@ -310,12 +324,12 @@ func (s *Snapshot) value(r storedRevision, buf *[]byte) (*mvccpb.KeyValue, error
 	var b []byte
 	if r.offset < 0 {
 		from := -r.offset - 1
-		b = s.index.copies[from : from+int64(r.size)]
+		b = s.index.copies[from : from+int64(r.valueSize())]
 	} else {
-		if cap(*buf) < int(r.size) {
-			*buf = make([]byte, r.size)
+		if cap(*buf) < int(r.valueSize()) {
+			*buf = make([]byte, r.valueSize())
 		}
-		b = (*buf)[:r.size]
+		b = (*buf)[:r.valueSize()]
 		if _, err := s.file.ReadAt(b, r.offset); err != nil {
 			return nil, fmt.Errorf("reading revision %d at byte %d: %w", r.main, r.offset, err)
 		}
@@ -383,8 +397,15 @@ func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 				offset = -int64(len(idx.copies)) - 1
 				idx.copies = append(idx.copies, v...)
 			}
-			scan = append(scan, storedRevision{main: rev.Main, sub: rev.Sub, offset: offset, size: int32(len(v)), tombstone: mvcc.IsTombstone(k), name: name,
-				create: header.create, version: header.version, lease: header.lease})
+			r := storedRevision{main: rev.Main, sub: int32(rev.Sub), offset: offset, size: int32(len(v)), name: name,
+				create: header.create, version: header.version, lease: header.lease}
+			if mvcc.IsTombstone(k) {
+				r.size = -r.size - 1
+			}
+			if rev.Sub > math.MaxInt32 {
+				return fmt.Errorf("revision %d_%d: more operations in one transaction than etcd allows", rev.Main, rev.Sub)
+			}
+			scan = append(scan, r)
 			idx.current = rev.Main
 			s.mapped(len(v))
 			return nil
@@ -535,7 +556,7 @@ func (idx *snapshotIndex) at(k indexedKey, rev int64) (storedRevision, bool) {
 	for i >= 0 && revs[i].main > rev {
 		i--
 	}
-	if i < 0 || revs[i].tombstone {
+	if i < 0 || revs[i].deleted() {
 		return storedRevision{}, false
 	}
 	return revs[i], true
@@ -804,7 +825,7 @@ func (s *Snapshot) event(key string, revs []storedRevision, withPrev bool, buf *
 	read := func(r storedRevision) (*mvccpb.KeyValue, error) { return s.value(r, buf) }
 	last := revs[len(revs)-1]
 	ev := &mvccpb.Event{Type: mvccpb.PUT}
-	if last.tombstone {
+	if last.deleted() {
 		ev.Type = mvccpb.DELETE
 		ev.Kv = &mvccpb.KeyValue{Key: []byte(key), ModRevision: last.main}
 	} else {
@@ -814,7 +835,7 @@ func (s *Snapshot) event(key string, revs []storedRevision, withPrev bool, buf *
 		}
 		ev.Kv = kv
 	}
-	if withPrev && len(revs) > 1 && !revs[len(revs)-2].tombstone {
+	if withPrev && len(revs) > 1 && !revs[len(revs)-2].deleted() {
 		prev, err := read(revs[len(revs)-2])
 		if err != nil {
 			return nil, err

@@ -51,7 +51,7 @@ func Tight() (restore func()) {
 
 // tightPercent is the pacing Tight sets: what it builds holds no pointers
 // (the collector has little to mark in it), so collecting often is cheap.
-const tightPercent = 20
+const tightPercent = 10
 
 // BoundHeap sets a soft limit on the Go heap for a command that lists many
 // objects: what it keeps beside the list (the storage map, with a thousand
