@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -46,40 +45,7 @@ func seedPods(ctx context.Context, etcdURL string, n int) error {
 
 	creater := w.Map.Handles["pods"].Storage.(rest.Creater)
 	statusUpdater := w.Map.Handles["pods/status"].Storage.(rest.Updater)
-	work := make(chan int)
-	errs := make(chan error, 1)
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				if err := seedPod(creater, statusUpdater, i); err != nil {
-					select {
-					case errs <- err:
-					default:
-					}
-				}
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		select {
-		case work <- i:
-		case err := <-errs:
-			close(work)
-			wg.Wait()
-			return err
-		}
-	}
-	close(work)
-	wg.Wait()
-	select {
-	case err := <-errs:
-		return err
-	default:
-		return nil
-	}
+	return inParallel(8, 0, n, 1, func(i int) error { return seedPod(creater, statusUpdater, i) })
 }
 
 // openSession builds regctl's map of kube-apiserver's stores on the etcd at

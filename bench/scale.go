@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -244,38 +243,9 @@ func loadPods(ctx context.Context, w *storagemap.Session, etcdURL string, from, 
 	}
 	defer c.Close()
 	const batch = 500
-	work := make(chan int)
-	errs := make(chan error, 1)
-	var wg sync.WaitGroup
-	for range max(2, runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			for first := range work {
-				if err := loadBatch(ctx, h, c, first, min(first+batch, to)); err != nil {
-					select {
-					case errs <- err:
-					default:
-					}
-				}
-			}
-		})
-	}
-	for first := from; first < to; first += batch {
-		select {
-		case work <- first:
-		case err := <-errs:
-			close(work)
-			wg.Wait()
-			return err
-		}
-	}
-	close(work)
-	wg.Wait()
-	select {
-	case err := <-errs:
-		return err
-	default:
-		return nil
-	}
+	return inParallel(max(2, runtime.GOMAXPROCS(0)), from, to, batch, func(first int) error {
+		return loadBatch(ctx, h, c, first, min(first+batch, to))
+	})
 }
 
 func loadBatch(ctx context.Context, h *handle.Handle, c *clientv3.Client, from, to int) error {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
-	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -105,31 +104,12 @@ func seedMixed(w *storagemap.Session, from, to int) error {
 	statusUpdater := w.Map.Handles["pods/status"].Storage.(rest.Updater)
 	configMaps := w.Map.Handles["configmaps"].Storage.(rest.Creater)
 	events := w.Map.Handles["events"].Storage.(rest.Creater)
-	work := make(chan int)
-	var wg sync.WaitGroup
-	var once sync.Once
-	var first error
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				err := seedPod(creater, statusUpdater, i)
-				if err == nil && i%6 == 0 {
-					err = seedNeighbours(configMaps, events, i)
-				}
-				if err != nil {
-					once.Do(func() { first = err })
-				}
-			}
-		}()
-	}
-	for i := from; i < to; i++ {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	return first
+	return inParallel(8, from, to, 1, func(i int) error {
+		if err := seedPod(creater, statusUpdater, i); err != nil || i%6 != 0 {
+			return err
+		}
+		return seedNeighbours(configMaps, events, i)
+	})
 }
 
 // seedNeighbours writes the config map a pod's app reads and the event its
