@@ -38,9 +38,10 @@ func CountAt(ctx context.Context, c *clientv3.Client, prefix string, rev int64) 
 }
 
 // Pages reads the keys under prefix, from start on (start is prefix itself
-// for all of them), in pages of at most pageSize, one range request per page, all at
-// the revision of the first page so the walk is a consistent snapshot. With
-// keysOnly the values are not transferred.
+// for all of them), in pages of at most pageSize, one range request per
+// page, all at the revision of the first page so the walk is a consistent
+// snapshot. With keysOnly the values are not transferred; with no page size
+// (0), every key is read in one request.
 func Pages(ctx context.Context, c *clientv3.Client, prefix, start string, pageSize int64, keysOnly bool, fn func([]*mvccpb.KeyValue) error) error {
 	return PagesAt(ctx, c, prefix, start, 0, pageSize, keysOnly, fn)
 }

@@ -10,9 +10,10 @@ import (
 // walk that asked for "the next page of keys under the prefix" would make
 // etcd count to the end of the prefix for every page, a cost that grows
 // with the square of the keys. A walk asks instead for bounded windows,
-// [from, to), each sized from what the windows before it held to hold about
-// a page, so that etcd counts about a page's keys for each. Only the first
-// request reads to the end of the prefix, and counts every key once.
+// [from, to), each sized from what the windows before it held to hold a
+// few pages (windowPages), so that etcd counts about that many keys for
+// each. Only the first request reads to the end of the prefix, and counts
+// every key once.
 //
 // A window is sized in positions: the bytes of a key after the prefix, read
 // as a number of windowDigits digits in base 256. A window's width is a

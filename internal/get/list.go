@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -39,26 +40,12 @@ func listTables(ctx context.Context, targets []stores.Target, o *Options) error 
 		return listWholeTables(ctx, targets, o)
 	}
 	stream := o.Print.NewTableStream(o.Out, o.Output == render.Wide)
-	var unreadable error
-	for _, t := range targets {
+	unreadable, err := eachTable(ctx, targets, o, func(t stores.Target) error {
 		kind := schema.GroupKind{Group: t.Resource.Group, Kind: t.Resource.Kind}
-		if err := stream.Start(kind, o.AllNamespaces && t.Resource.Namespaced, len(targets) > 1); err != nil {
-			return err
-		}
-		err := stores.List(ctx, t, o.listOptions(), func(p stores.Page) error {
-			if len(p.Items) == 0 {
-				return nil
-			}
-			tb, err := stores.Table(ctx, t, p.List)
-			if err != nil {
-				return err
-			}
-			return stream.Append(tb)
-		})
-		if !stores.WalkedToEnd(err) {
-			return listCut(ctx, t, err)
-		}
-		unreadable = cmp.Or(unreadable, err)
+		return stream.Start(kind, o.AllNamespaces && t.Resource.Namespaced, len(targets) > 1)
+	}, func(tb *metav1.Table) error { return stream.Append(tb) })
+	if err != nil {
+		return err
 	}
 	if !stream.Printed() && unreadable == nil && !o.IgnoreNotFound {
 		fmt.Fprintln(o.ErrOut, NoResources(targets))
@@ -70,31 +57,50 @@ func listTables(ctx context.Context, targets []stores.Target, o *Options) error 
 // then prints the tables.
 func listWholeTables(ctx context.Context, targets []stores.Target, o *Options) error {
 	var tables []*render.ObjectTable
-	var unreadable error
-	for _, t := range targets {
+	unreadable, err := eachTable(ctx, targets, o, func(t stores.Target) error {
 		table := o.newTable(t, o.AllNamespaces && t.Resource.Namespaced)
 		table.WithKind = len(targets) > 1
-		err := stores.List(ctx, t, o.listOptions(), func(p stores.Page) error {
-			if len(p.Items) == 0 {
-				return nil
-			}
-			tb, err := stores.Table(ctx, t, p.List)
-			if err == nil {
-				table.Append(tb)
-			}
-			return err
-		})
-		if !stores.WalkedToEnd(err) {
-			return listCut(ctx, t, err)
-		}
-		unreadable = cmp.Or(unreadable, err)
 		tables = append(tables, table)
+		return nil
+	}, func(tb *metav1.Table) error {
+		tables[len(tables)-1].Append(tb)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	printed, err := render.PrintTables(o.Out, o.Output, tables)
 	if err == nil && !printed && unreadable == nil && !o.IgnoreNotFound {
 		fmt.Fprintln(o.ErrOut, NoResources(targets))
 	}
 	return cmp.Or(unreadable, err)
+}
+
+// eachTable lists each type in turn, calling start before its first page
+// and add with the server-side table of each page that holds objects. It
+// returns the error of values that could not be read (each reported as it
+// was met), apart from err, which stopped the lists before their end.
+func eachTable(ctx context.Context, targets []stores.Target, o *Options, start func(stores.Target) error, add func(*metav1.Table) error) (unreadable, err error) {
+	for _, t := range targets {
+		if err := start(t); err != nil {
+			return nil, err
+		}
+		err := stores.List(ctx, t, o.listOptions(), func(p stores.Page) error {
+			if len(p.Items) == 0 {
+				return nil
+			}
+			tb, err := stores.Table(ctx, t, p.List)
+			if err != nil {
+				return err
+			}
+			return add(tb)
+		})
+		if !stores.WalkedToEnd(err) {
+			return nil, listCut(ctx, t, err)
+		}
+		unreadable = cmp.Or(unreadable, err)
+	}
+	return unreadable, nil
 }
 
 // listObjects streams each type's objects, page by page, into one yaml or
