@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -17,7 +19,7 @@ import (
 )
 
 func runDiffOverTime(ctx context.Context, o *diffOptions) error {
-	sides := &diffSides{o: o, sessions: map[changes.Source]*storagemap.Session{}, names: map[string][]string{}}
+	sides := newPointSessions(o.globalOptions, o.Args, o.targetScope())
 	defer sides.close()
 	req := changes.Request{LabelSelector: o.Selector, ChunkSize: 500}
 	var from, to []handle.Target
@@ -40,6 +42,15 @@ func runDiffOverTime(ctx context.Context, o *diffOptions) error {
 	return diffStatus(errors.Is(err, changes.ErrDiffer), ignore(err, changes.ErrDiffer))
 }
 
+// targetScope is the namespace a diff over time compares: the one -n
+// names, or all.
+func (o *diffOptions) targetScope() target.Scope {
+	if o.NamespaceSet {
+		return target.Scope{Namespace: o.Namespace, NamespaceSet: true}
+	}
+	return target.Scope{AllNamespaces: true}
+}
+
 func ignore(err, target error) error {
 	if errors.Is(err, target) {
 		return nil
@@ -47,12 +58,22 @@ func ignore(err, target error) error {
 	return err
 }
 
-// diffSides opens the sessions the sources of a diff over time read: one
-// on the data the flags name for live, one on it with the CRDs at N for
-// rev:N, and one per snapshot file.
-type diffSides struct {
-	o        *diffOptions
-	sessions map[changes.Source]*storagemap.Session
+// pointSessions opens the sessions points in time are read through (the
+// sides of a diff over time, a restore's source and target): one on the
+// data the flags name for live, one on it with the CRDs at N for rev:N,
+// and one per snapshot file.
+type pointSessions struct {
+	g *globalOptions
+	// args are the types named (all stored when none), scope where.
+	args  []string
+	scope target.Scope
+	// configure, when set, adjusts the config of a source's session.
+	configure func(changes.Source, *storagemap.Config)
+	// namespaceAlone, with no types named and one namespace, reads that
+	// namespace's objects and the namespace itself, and no cluster-scoped
+	// resource (a restore of a namespace).
+	namespaceAlone bool
+	sessions  map[changes.Source]*storagemap.Session
 	// opened are the sessions in the order they were opened: the first
 	// on the flags' data may run the etcd the others read.
 	opened []*storagemap.Session
@@ -60,9 +81,13 @@ type diffSides struct {
 	names map[string][]string
 }
 
+func newPointSessions(g *globalOptions, args []string, scope target.Scope) *pointSessions {
+	return &pointSessions{g: g, args: args, scope: scope, sessions: map[changes.Source]*storagemap.Session{}, names: map[string][]string{}}
+}
+
 // open is a source's side, read at the revision it names (live: the
 // revision now), and its targets.
-func (d *diffSides) open(ctx context.Context, name string) (changes.Side, []handle.Target, error) {
+func (d *pointSessions) open(ctx context.Context, name string) (changes.Side, []handle.Target, error) {
 	src, err := changes.ParseSource(name)
 	if err != nil {
 		return changes.Side{}, nil, err
@@ -92,13 +117,16 @@ func (d *diffSides) open(ctx context.Context, name string) (changes.Side, []hand
 
 // session is the session src is read through: its custom resources are
 // those of the CRDs as they were at src.
-func (d *diffSides) session(ctx context.Context, src changes.Source) (*storagemap.Session, error) {
+func (d *pointSessions) session(ctx context.Context, src changes.Source) (*storagemap.Session, error) {
 	if s, ok := d.sessions[src]; ok {
 		return s, nil
 	}
-	cfg := d.o.sessionConfig()
-	cfg.Only = strings.Join(d.o.Args, ",")
+	cfg := d.g.sessionConfig()
+	cfg.Only = onlyOf(d.args)
 	cfg.CRDRevision = src.Revision
+	if d.configure != nil {
+		d.configure(src, &cfg)
+	}
 	open := storagemap.OpenData
 	if src.Snapshot != "" {
 		cfg.Snapshot, cfg.DataDir = src.Snapshot, ""
@@ -115,7 +143,7 @@ func (d *diffSides) session(ctx context.Context, src changes.Source) (*storagema
 }
 
 // onData is the session open on the flags' data, if any.
-func (d *diffSides) onData() *storagemap.Session {
+func (d *pointSessions) onData() *storagemap.Session {
 	for src, s := range d.sessions {
 		if src.Snapshot == "" {
 			return s
@@ -124,21 +152,24 @@ func (d *diffSides) onData() *storagemap.Session {
 	return nil
 }
 
-// targets are what the diff compares in m: the types named, or every
-// stored resource; in the namespace -n names, or all.
-func (d *diffSides) targets(m *storagemap.Map) ([]handle.Target, error) {
+// targets are what is read in m: the types named, or every stored
+// resource; in the scope's namespace, or all.
+func (d *pointSessions) targets(m *storagemap.Map) ([]handle.Target, error) {
 	ns := ""
-	if d.o.NamespaceSet {
-		ns = d.o.Namespace
+	if !d.scope.AllNamespaces {
+		ns = d.scope.Namespace
 	}
-	if len(d.o.Args) == 0 {
+	if len(d.args) == 0 && d.namespaceAlone && ns != "" {
+		return d.namespaceTargets(m, ns), nil
+	}
+	if len(d.args) == 0 {
 		return changes.Stored(m.Ordered(), ns), nil
 	}
-	refs, err := target.ParseRefs(d.o.Args, "", false)
+	refs, err := target.ParseRefs(d.args, "", false)
 	if err != nil {
 		return nil, err
 	}
-	named, err := target.Types(m, refs, target.Scope{Namespace: ns, AllNamespaces: ns == "", NamespaceSet: d.o.NamespaceSet})
+	named, err := target.Types(m, refs, d.scope)
 	out := make([]handle.Target, len(named))
 	for i, n := range named {
 		out[i] = n.Target
@@ -149,8 +180,72 @@ func (d *diffSides) targets(m *storagemap.Map) ([]handle.Target, error) {
 	return out, err
 }
 
+// namespaceTargets are the namespace ns, and every namespaced resource
+// stored in it.
+func (d *pointSessions) namespaceTargets(m *storagemap.Map, ns string) []handle.Target {
+	var out []handle.Target
+	for _, t := range changes.Stored(m.Ordered(), ns) {
+		switch {
+		case t.Resource.Namespaced:
+			out = append(out, t)
+		case t.Path == "namespaces":
+			out = append(out, t)
+			if !slices.Contains(d.names[t.Path], ns) {
+				d.names[t.Path] = append(d.names[t.Path], ns)
+			}
+		}
+	}
+	return out
+}
+
+// reopen builds src's session again, as it was opened: on a sandbox, on
+// the etcd the one before runs. The targets are those of the new map.
+func (d *pointSessions) reopen(ctx context.Context, src changes.Source) ([]handle.Target, *storagemap.Session, error) {
+	old, ok := d.sessions[src]
+	if !ok {
+		return nil, nil, fmt.Errorf("regctl bug: no session of %s to open again", src.Name)
+	}
+	cfg := d.g.sessionConfig()
+	cfg.Only = onlyOf(d.args)
+	if d.configure != nil {
+		d.configure(src, &cfg)
+	}
+	var s *storagemap.Session
+	var err error
+	if old.Sandbox() {
+		s, err = old.Reopen(ctx, cfg)
+	} else {
+		old.Close()
+		s, err = storagemap.OpenData(ctx, cfg)
+	}
+	// The old session is closed either way; a failed one is closed too.
+	i := slices.Index(d.opened, old)
+	if err != nil {
+		d.opened = slices.Delete(d.opened, i, i+1)
+		delete(d.sessions, src)
+		return nil, nil, err
+	}
+	d.opened[i], d.sessions[src] = s, s
+	targets, err := d.targets(s.Map)
+	return targets, s, err
+}
+
+// onlyOf is the map's Only for the types args name: TYPE/NAME names its
+// TYPE.
+func onlyOf(args []string) string {
+	refs, err := target.ParseRefs(args, "", false)
+	if err != nil || len(args) == 0 {
+		return strings.Join(args, ",")
+	}
+	only := make([]string, len(refs))
+	for i, r := range refs {
+		only[i] = r.Resource
+	}
+	return strings.Join(only, ",")
+}
+
 // close closes the sessions, the last opened first.
-func (d *diffSides) close() {
+func (d *pointSessions) close() {
 	for i := len(d.opened) - 1; i >= 0; i-- {
 		d.opened[i].Close()
 	}

@@ -205,6 +205,7 @@ etcd, regctl builds the map on an ephemeral in-process etcd.`,
 		newScanCmd(g, nil),
 		newMigrateCmd(g, nil),
 		newDiffCmd(g, nil),
+		newRestoreCmd(g, nil),
 	)
 	completion.RequireSubcommands(cmd)
 	cmd.SetUsageTemplate(withIgnoredFlagsLine(cmd.UsageTemplate()))

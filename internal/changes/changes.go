@@ -55,6 +55,47 @@ type Request struct {
 	// each side (nil where there is none), in key order: --patch writes
 	// them out.
 	Changed func(name string, from, to runtime.Object) error
+	// Visit, when set, is given every object of either side, with what
+	// the comparison found of it (unchanged included), resource by
+	// resource, in key order: a restore acts on each. An object a side
+	// could not read is listed unreadable instead.
+	Visit func(Visit) error
+}
+
+// Visit is one object as a comparison found it, with each side's object
+// as its store holds it (nil on a side that holds none).
+type Visit struct {
+	Object
+	Pair     Pair
+	From, To *Held
+}
+
+// Held is one side's object as its store holds it, read when asked for.
+type Held struct{ s *served }
+
+// Object is the object as its store holds it (the store's internal
+// version), read through its store when it was not read yet.
+func (h *Held) Object() (runtime.Object, error) {
+	if h.s.internal == nil {
+		obj, err := h.s.load()
+		if err != nil {
+			return nil, err
+		}
+		h.s.internal = obj
+	}
+	return h.s.internal, nil
+}
+
+// Target is the store the object is read through, once Object read it:
+// a custom resource's is built on the first read.
+func (h *Held) Target() handle.Target { return h.s.t }
+
+// heldOf is s held, nil for none.
+func heldOf(s *served) *Held {
+	if s == nil {
+		return nil
+	}
+	return &Held{s: s}
 }
 
 // Change kinds.
@@ -63,6 +104,8 @@ const (
 	Removed   = "removed"
 	Changed   = "changed"
 	Recreated = "recreated" // deleted and created again: another uid
+	// Unchanged is said of an object only to Request.Visit.
+	Unchanged = "unchanged"
 )
 
 // Report is what changed between two sides.
@@ -186,8 +229,9 @@ func (r *Report) addUnreadable(u Unreadable) {
 type served struct {
 	name string
 	// uid and version tell one value from another: the object's uid and
-	// resourceVersion, or its key's create and mod revisions.
+	// resourceVersion, or (keyed) its key's create and mod revisions.
 	uid, version string
+	keyed        bool
 	key          string // namespace/name, or name: the order of etcd's keys
 	internal     runtime.Object
 	// load reads internal through the store, when it was not listed.
@@ -202,14 +246,11 @@ func (s *served) external() error {
 	if s.ext != nil {
 		return nil
 	}
-	if s.internal == nil {
-		obj, err := s.load()
-		if err != nil {
-			return fmt.Errorf("reading %s %s: %w", s.t.Path, s.key, err)
-		}
-		s.internal = obj
+	obj, err := heldOf(s).Object()
+	if err != nil {
+		return fmt.Errorf("reading %s %s: %w", s.t.Path, s.key, err)
 	}
-	ext, err := stores.ToExternal(s.t, s.internal)
+	ext, err := stores.ToExternal(s.t, obj)
 	if err != nil {
 		return err
 	}
@@ -298,31 +339,52 @@ func (c *comparison) read(side string, s *served) (ok bool, err error) {
 // compareObject compares one object both sides hold. One that has the
 // same uid and resourceVersion on both is the same value: etcd writes a
 // key once at a revision. Most objects are, and are not decoded further.
+// Keys told apart by their create revisions are read for their uids: an
+// object restored (regctl restore) is the same object under a new key.
 func (c *comparison) compareObject(a, b *served) error {
-	if a.uid != b.uid {
-		return c.differs(a, b, Recreated)
-	}
-	if a.version == b.version {
-		c.res.Unchanged++
-		return nil
+	if a.uid == b.uid && a.version == b.version {
+		return c.unchanged(a, b)
 	}
 	for _, each := range []struct {
 		side string
 		s    *served
 	}{{c.req.From.Name, a}, {c.req.To.Name, b}} {
-		if ok, err := c.read(each.side, each.s); !ok {
-			return err
+		if a.uid == b.uid || a.keyed {
+			if ok, err := c.read(each.side, each.s); !ok {
+				return err
+			}
 		}
+	}
+	if a.uid != b.uid && (!a.keyed || uidOf(a.ext) != uidOf(b.ext)) {
+		return c.differs(a, b, Recreated)
 	}
 	paths := stores.ChangedPaths(a.data, b.data)
 	if c.p.From != nil && c.p.To != nil && c.p.From.GroupVersion() != c.p.To.GroupVersion() {
 		paths = without(paths, "apiVersion")
 	}
 	if len(paths) == 0 {
-		c.res.Unchanged++
-		return nil
+		return c.unchanged(a, b)
 	}
 	return c.differs(a, b, Changed, paths...)
+}
+
+// unchanged counts one object both sides hold alike.
+func (c *comparison) unchanged(a, b *served) error {
+	c.res.Unchanged++
+	if c.req.Visit == nil {
+		return nil
+	}
+	o := Object{Resource: c.res.Resource, Namespace: b.namespace(), Name: b.name, Change: Unchanged}
+	return c.req.Visit(Visit{Object: o, Pair: c.p, From: heldOf(a), To: heldOf(b)})
+}
+
+// uidOf is the uid of a served object.
+func uidOf(obj runtime.Object) string {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return string(m.GetUID())
 }
 
 // differs records one object that differs, and hands it to req.Changed.
@@ -368,6 +430,11 @@ func (c *comparison) differs(a, b *served, change string, paths ...string) error
 		}
 	}
 	c.r.Objects = append(c.r.Objects, o)
+	if c.req.Visit != nil {
+		if err := c.req.Visit(Visit{Object: o, Pair: c.p, From: heldOf(a), To: heldOf(b)}); err != nil {
+			return err
+		}
+	}
 	if c.req.Changed == nil {
 		return nil
 	}

@@ -119,3 +119,34 @@ func TestAComparisonStopsAtAKeyTheFlagsLack(t *testing.T) {
 		t.Errorf("compare: %v, want one error naming the key", err)
 	}
 }
+
+// An object written again under its key with the same uid (restored) is
+// the same object, compared field by field; another uid is recreated.
+func TestTheSameUIDUnderANewKeyIsTheSameObject(t *testing.T) {
+	ctx := context.Background()
+	req, c := configMaps(t, "same", "other")
+	for _, name := range []string{"same", "other"} {
+		kv, err := etcdview.ValueAt(ctx, c, "/registry/configmaps/default/"+name, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Delete(ctx, string(kv.Key)); err != nil {
+			t.Fatal(err)
+		}
+		if name == "same" {
+			put(t, c, string(kv.Key), string(kv.Value))
+		}
+	}
+	h := req.Pairs[0].To
+	nsCtx := stores.RequestContext(ctx, stores.Target{Handle: h.Handle, Namespace: "default"})
+	if _, err := h.Storage.(rest.Creater).Create(nsCtx, &api.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "default"}}, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	report, err := Compare(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(report.Objects) != 1 || report.Objects[0].Name != "other" || report.Objects[0].Change != Recreated || report.Resources[0].Unchanged != 1 {
+		t.Errorf("objects %+v, resources %+v: want same unchanged, other recreated", report.Objects, report.Resources)
+	}
+}

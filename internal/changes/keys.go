@@ -72,7 +72,7 @@ func keysOf(ctx context.Context, t handle.Target, names []string, chunk, rev int
 			if len(names) > 0 && !slices.Contains(names, name) {
 				continue
 			}
-			s := &served{name: name, key: rel, uid: strconv.FormatInt(kv.CreateRevision, 10), version: strconv.FormatInt(kv.ModRevision, 10), t: t}
+			s := &served{name: name, key: rel, keyed: true, uid: strconv.FormatInt(kv.CreateRevision, 10), version: strconv.FormatInt(kv.ModRevision, 10), t: t}
 			s.load = load(s, namespace)
 			if err := fn(s); err != nil {
 				return err

@@ -204,3 +204,16 @@ func (o *Options) otherRelease() string {
 	}
 	return ""
 }
+
+// WithEncryptionConfig is o with another `--encryption-provider-config`:
+// what a backup's values were encrypted with, where its keys are not
+// today's.
+func (o *Options) WithEncryptionConfig(path string) *Options {
+	c := *o
+	server := *o.Server
+	etcd := *o.Server.Etcd
+	etcd.EncryptionProviderConfigFilepath = path
+	server.Etcd = &etcd
+	c.Server = &server
+	return &c
+}

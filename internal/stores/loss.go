@@ -55,7 +55,7 @@ func checkStored(ctx context.Context, t Target, stored runtime.Object, opts Writ
 	if err != nil {
 		return err
 	}
-	loss, modRev, err := lossAt(ctx, t, key, opts)
+	loss, modRev, err := lossAt(ctx, t, key, 0, opts)
 	switch {
 	case err != nil:
 		return err
@@ -67,15 +67,33 @@ func checkStored(ctx context.Context, t Target, stored runtime.Object, opts Writ
 	return nil
 }
 
-// lossAt reads the value at key now and returns what this release would
-// lose by writing over it (nil: nothing, or what opts allows to drop), with
-// the revision it was last written at; 0 when there is none.
-func lossAt(ctx context.Context, t Target, key string, opts WriteOptions) (*storedvalue.Loss, int64, error) {
+// Loss is what this release would lose of the value of name in the
+// target's namespace as etcd held it at rev (0: now) by decoding and
+// writing it again (nil: nothing): fields its types do not declare, a
+// storage version newer than the one it writes. A restore asks it of each
+// value it would bring back.
+func Loss(ctx context.Context, t Target, name string, rev int64) (*storedvalue.Loss, error) {
+	if storedvalue.CustomResource(t.Handle) {
+		return nil, nil
+	}
+	key, err := t.Key(t.Namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	loss, _, err := lossAt(ctx, t, key, rev, WriteOptions{})
+	return loss, err
+}
+
+// lossAt reads the value at key at rev (0: now) and returns what this
+// release would lose by writing over it (nil: nothing, or what opts allows
+// to drop), with the revision it was last written at; 0 when there is
+// none.
+func lossAt(ctx context.Context, t Target, key string, rev int64, opts WriteOptions) (*storedvalue.Loss, int64, error) {
 	c, err := t.Client(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
-	kv, err := etcdview.ValueAt(ctx, c, key, 0)
+	kv, err := etcdview.ValueAt(ctx, c, key, rev)
 	if err != nil || kv == nil {
 		return nil, 0, err
 	}
@@ -117,7 +135,7 @@ func deleteLoss(ctx context.Context, t Target, name string, deleter rest.Gracefu
 	if err != nil {
 		return 0, err
 	}
-	loss, modRev, err := lossAt(ctx, t, key, opts)
+	loss, modRev, err := lossAt(ctx, t, key, 0, opts)
 	if err != nil || loss == nil {
 		return 0, err
 	}

@@ -144,6 +144,31 @@ func (c *NamespaceCache) add(ns *api.Namespace) {
 	}
 }
 
+// Namespace is the namespace name as the namespaces store holds it, nil
+// when there is none: looked up once, then remembered.
+func (c *NamespaceCache) Namespace(ctx context.Context, name string) (*api.Namespace, error) {
+	if ns, ok := c.get(name); ok {
+		return ns, nil
+	}
+	got, err := GetInternal(ctx, Target{Handle: c.namespaces}, name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	ns, ok := got.(*api.Namespace)
+	if !ok {
+		return nil, fmt.Errorf("reading namespace %s: got a %T", name, got)
+	}
+	c.add(ns)
+	return ns, nil
+}
+
+// Assume remembers ns as existing, as a dry run that would have created it
+// checks what would be written into it.
+func (c *NamespaceCache) Assume(ns *api.Namespace) { c.add(ns) }
+
 func (o WriteOptions) dryRun() []string {
 	if o.DryRun {
 		return []string{metav1.DryRunAll}

@@ -1,0 +1,454 @@
+// Package restore brings objects back from an earlier point in time (a
+// revision of the etcd, or a snapshot of it) exactly as they were stored:
+// the same uid, creationTimestamp, ownerReferences, managedFields and
+// status, written through today's stores (today's storage version and
+// encryption) where their keys are free. What exists now is compared with
+// the source as `diff --from` compares it, and left alone unless it is
+// the same object (the same uid) and the restore is told to overwrite it.
+package restore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	api "k8s.io/kubernetes/pkg/apis/core"
+
+	"github.com/regctl/regctl/internal/changes"
+	"github.com/regctl/regctl/internal/handle"
+	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/stores"
+)
+
+// Request is one restore.
+type Request struct {
+	// From is the source, To the etcd restored into, as it is now.
+	From, To changes.Side
+	// Pairs are the resources restored, each with its target in the
+	// source's map and in the live one (nil where the live map does not
+	// serve it: its CRD is gone).
+	Pairs []changes.Pair
+	// LabelSelector selects the objects restored.
+	LabelSelector string
+	// ChunkSize is how many objects one read of a side takes.
+	ChunkSize int64
+	// DryRun runs every check a write would (the key free, the namespace
+	// there, a service's cluster IPs free) and writes nothing.
+	DryRun bool
+	// Overwrite writes the source's object over one that differs now, when
+	// it is the same object (the same uid).
+	Overwrite bool
+	// Namespaces is the live map's handle of namespaces.
+	Namespaces *handle.Handle
+	// Reopen, when set, builds the live map again once CRDs were
+	// restored, and returns the pairs and the namespaces handle on it: a
+	// CRD's custom resources are served by a map built after it.
+	Reopen func(context.Context) ([]changes.Pair, *handle.Handle, error)
+	// Timeout bounds each write, which an interrupt does not cut short:
+	// a restore stops between objects.
+	Timeout time.Duration
+	// AllNamespaces says the namespace of each namespaced object on its
+	// line.
+	AllNamespaces bool
+
+	Out, ErrOut io.Writer
+	// Output is a line per object (render.Table) or the report as JSON
+	// or YAML.
+	Output   render.Format
+	Progress *render.Progress
+}
+
+// Results of an object.
+const (
+	Restored    = "restored"
+	Unchanged   = "unchanged"
+	Differs     = "differs"
+	Overwritten = "overwritten"
+	Skipped     = "skipped"
+	Failed      = "failed"
+)
+
+// Object is what became of one object of the source.
+type Object struct {
+	Resource  string `json:"resource"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	UID       string `json:"uid,omitempty"`
+	Result    string `json:"result"`
+	// Fields are the fields that differ between the source and now.
+	Fields []string `json:"fields,omitempty"`
+	// Reason says why an object was skipped or failed.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Report is what a restore did, or with DryRun would do.
+type Report struct {
+	From    changes.Side `json:"from"`
+	To      changes.Side `json:"to"`
+	DryRun  bool         `json:"dryRun,omitempty"`
+	Objects []Object     `json:"objects"`
+	// Interrupted says the restore stopped before its end: the objects
+	// listed are all it wrote or checked.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// ErrLeftAlone is what a restore returns, once it has said so, when some
+// object of the source was not brought back: it differs now, it was
+// skipped, or its write failed.
+var ErrLeftAlone = errors.New("not everything was restored")
+
+// Run restores req, and says what it did on req.Out (and req.ErrOut).
+func Run(ctx context.Context, req Request) (*Report, error) {
+	r := &restorer{req: req, namespaces: stores.NewNamespaceCache(req.Namespaces), served: map[string]*handle.Handle{},
+		report: &Report{From: req.From, To: req.To, DryRun: req.DryRun, Objects: []Object{}}}
+	if req.Output == render.Table || req.Output == "" {
+		r.lines = newLines(req.Out, req.ErrOut, req.DryRun, req.AllNamespaces)
+	}
+	first, rest := split(req.Pairs)
+	err := r.stage(ctx, first)
+	if err == nil && r.crdsRestored > 0 && req.Reopen != nil && !req.DryRun {
+		var pairs []changes.Pair
+		var namespaces *handle.Handle
+		if pairs, namespaces, err = req.Reopen(ctx); err == nil {
+			_, rest = split(pairs)
+			r.namespaces = stores.NewNamespaceCache(namespaces)
+			r.served = map[string]*handle.Handle{}
+		}
+	}
+	if err == nil {
+		err = r.stage(ctx, rest)
+	}
+	req.Progress.Done()
+	if req.Output == render.JSON || req.Output == render.YAML {
+		if perr := render.Print(req.Out, req.Output, r.report); perr != nil && err == nil {
+			err = perr
+		}
+	}
+	if err != nil {
+		return r.report, err
+	}
+	return r.report, r.summary()
+}
+
+// firstPaths are restored before everything else: the namespaces the
+// rest is created in, the CRDs that serve custom resources.
+var firstPaths = []string{"namespaces", "customresourcedefinitions.apiextensions.k8s.io"}
+
+// split is the pairs restored first, in firstPaths' order, and the rest.
+func split(pairs []changes.Pair) (first, rest []changes.Pair) {
+	for _, path := range firstPaths {
+		for _, p := range pairs {
+			if p.Resource == path {
+				first = append(first, p)
+			}
+		}
+	}
+	for _, p := range pairs {
+		if !isFirst(p.Resource) {
+			rest = append(rest, p)
+		}
+	}
+	return first, rest
+}
+
+func isFirst(path string) bool {
+	for _, p := range firstPaths {
+		if p == path {
+			return true
+		}
+	}
+	return false
+}
+
+// restorer is one restore under way.
+type restorer struct {
+	req        Request
+	namespaces *stores.NamespaceCache
+	// served are the live handles that serve a path, built on first use.
+	served map[string]*handle.Handle
+	report *Report
+	lines  *lines
+	// crdsRestored counts the CRDs written; restoredCRDs names them.
+	crdsRestored int
+	restoredCRDs map[string]bool
+	// written counts the objects written, for the progress line.
+	written, toWrite int
+	started          time.Time
+}
+
+// entry is one object of the source with what the restore does with it.
+type entry struct {
+	Object
+	gvk schema.GroupVersionKind
+	// obj is the source's object, as its store held it, to write; live
+	// the live store to write it through.
+	obj  runtime.Object
+	live handle.Target
+	// liveUID and liveVersion are the object's now, the preconditions of
+	// an overwrite.
+	liveUID     types.UID
+	liveVersion string
+	owners      []types.UID
+	// write is what restoring the object takes; nil when nothing is
+	// written.
+	write func(context.Context, *entry) error
+	// quiet entries are said in a warning of their own, not line by line.
+	quiet bool
+}
+
+// stage restores the objects of pairs: compares them with what is stored
+// now, then writes those to write, owners first.
+func (r *restorer) stage(ctx context.Context, pairs []changes.Pair) error {
+	if len(pairs) == 0 {
+		return nil
+	}
+	entries, err := r.plan(ctx, pairs)
+	if err != nil {
+		return err
+	}
+	if err := r.checkNamespaces(ctx, entries); err != nil {
+		return err
+	}
+	return r.apply(ctx, ownersFirst(entries))
+}
+
+// plan compares the source's objects of pairs with those stored now.
+func (r *restorer) plan(ctx context.Context, pairs []changes.Pair) ([]*entry, error) {
+	var entries []*entry
+	visit := func(v changes.Visit) error {
+		if v.From == nil {
+			return nil // only now: not the restore's
+		}
+		e, err := r.entryOf(ctx, v)
+		if err != nil {
+			return err
+		}
+		entries = append(entries, e)
+		return nil
+	}
+	report, err := changes.Compare(ctx, changes.Request{From: r.req.From, To: r.req.To, Pairs: pairs,
+		LabelSelector: r.req.LabelSelector, ChunkSize: r.req.ChunkSize, Visit: visit})
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range report.Unreadable {
+		where := "now"
+		if u.Side == r.req.From.Name {
+			where = "in " + u.Side
+		}
+		r.unreadable(u.Key, fmt.Sprintf("its value could not be read %s: %s", where, u.Error))
+	}
+	for _, res := range report.Resources {
+		if res.Skipped != "" {
+			fmt.Fprintf(r.req.ErrOut, "warning: %s not restored: %s\n", res.Resource, res.Skipped)
+		}
+	}
+	return entries, nil
+}
+
+// unreadable reports a value a side could not read, by its key.
+func (r *restorer) unreadable(key, reason string) {
+	o := Object{Name: key, Result: Failed, Reason: reason}
+	r.report.Objects = append(r.report.Objects, o)
+	if r.lines != nil {
+		r.lines.failed(key, reason)
+	}
+}
+
+// entryOf is what the restore does with the object v found.
+func (r *restorer) entryOf(ctx context.Context, v changes.Visit) (*entry, error) {
+	pair := v.Pair
+	t := pair.From
+	if pair.To != nil {
+		t = pair.To
+	}
+	e := &entry{Object: Object{Resource: v.Resource, Namespace: v.Namespace, Name: v.Name},
+		gvk: t.GroupVersion().WithKind(t.Resource.Kind)}
+	src, err := v.From.Object()
+	if err != nil {
+		return e.skip("its value could not be read in %s: %s", r.req.From.Name, render.OneLine(err)), nil
+	}
+	e.obj = src
+	m, err := meta.Accessor(src)
+	if err != nil {
+		return nil, err
+	}
+	e.UID = string(m.GetUID())
+	for _, ref := range m.GetOwnerReferences() {
+		e.owners = append(e.owners, ref.UID)
+	}
+	switch v.Change {
+	case changes.Unchanged:
+		e.Result = Unchanged
+		return e, nil
+	case changes.Recreated:
+		live, err := v.To.Object()
+		if err != nil {
+			return e.skip("another object of the same name is stored now"), nil
+		}
+		lm, _ := meta.Accessor(live)
+		return e.skip("another object of the same name is stored now (uid %s): delete it to restore this one", lm.GetUID()), nil
+	case changes.Changed:
+		return r.differs(ctx, e, v)
+	}
+	// Stored in the source only.
+	if m.GetDeletionTimestamp() != nil {
+		return e.skip("it was being deleted in %s", r.req.From.Name), nil
+	}
+	if pair.To == nil {
+		if r.req.DryRun && r.restoredCRDs[crdOf(pair.From)] {
+			e.Result, e.Reason = Restored, "once its CRD "+crdOf(pair.From)+" is"
+			return e, nil
+		}
+		return e.skip("%s is not served now: restore its CRD (customresourcedefinitions/%s) first", pair.Resource, crdOf(pair.From)), nil
+	}
+	if skipped, err := r.checkSource(ctx, e, v); skipped != nil || err != nil {
+		return skipped, err
+	}
+	if e.live, err = r.serving(*pair.To, v.Namespace); err != nil {
+		return e.skip("%s", render.OneLine(err)), nil
+	}
+	e.Result, e.write = Restored, r.create
+	return e, nil
+}
+
+// differs is an object stored now, the same one as the source's, with
+// other content: left alone, or with Overwrite written over.
+func (r *restorer) differs(ctx context.Context, e *entry, v changes.Visit) (*entry, error) {
+	for _, f := range v.Fields {
+		e.Fields = append(e.Fields, f.Path)
+	}
+	e.Result = Differs
+	if !r.req.Overwrite {
+		return e, nil
+	}
+	live, err := v.To.Object()
+	if err != nil {
+		return e.skip("its value could not be read now: %s", render.OneLine(err)), nil
+	}
+	if allocationsDiffer(e.obj, live) {
+		return e.skip("its cluster IPs or node ports differ from the ones it has now, which an overwrite does not change: delete it and restore it"), nil
+	}
+	lm, err := meta.Accessor(live)
+	if err != nil {
+		return nil, err
+	}
+	e.liveUID, e.liveVersion = lm.GetUID(), lm.GetResourceVersion()
+	if skipped, err := r.checkSource(ctx, e, v); skipped != nil || err != nil {
+		return skipped, err
+	}
+	e.live = handle.Target{Handle: v.To.Target().Handle, Namespace: v.Namespace}
+	e.Result, e.write = Overwritten, r.overwrite
+	return e, nil
+}
+
+// checkSource refuses to write a source's value that this release would
+// lose part of (fields it does not know, a newer storage version).
+func (r *restorer) checkSource(ctx context.Context, e *entry, v changes.Visit) (*entry, error) {
+	src := v.From.Target()
+	loss, err := stores.Loss(ctx, handle.Target{Handle: src.Handle, Namespace: v.Namespace}, v.Name, r.req.From.Revision)
+	if err != nil {
+		return e.skip("reading its value in %s: %s", r.req.From.Name, render.OneLine(err)), nil
+	}
+	if loss != nil {
+		return e.skip("restoring it would drop what this release cannot read: %s: use the regctl built for the release that wrote it", loss.Error()), nil
+	}
+	return nil, nil
+}
+
+func (e *entry) skip(format string, args ...any) *entry {
+	e.Result, e.Reason, e.write = Skipped, fmt.Sprintf(format, args...), nil
+	return e
+}
+
+// serving is the live store of the path of t, in namespace.
+func (r *restorer) serving(t handle.Target, namespace string) (handle.Target, error) {
+	h, ok := r.served[t.Path]
+	if !ok {
+		var err error
+		if h, err = t.Serving(); err != nil {
+			return handle.Target{}, fmt.Errorf("building the storage of %s: %w", t.Path, err)
+		}
+		r.served[t.Path] = h
+	}
+	return handle.Target{Handle: h, Namespace: namespace}, nil
+}
+
+// crdOf is the name of the CRD that serves the custom resources of t.
+func crdOf(t *handle.Target) string {
+	return t.Route.Resource + "." + t.Route.Group
+}
+
+// checkNamespaces skips, with one warning each, what would be written
+// into a namespace that is gone and not restored, or terminating: the
+// server's NamespaceLifecycle admission refuses it.
+func (r *restorer) checkNamespaces(ctx context.Context, entries []*entry) error {
+	why := map[string]string{}
+	count := map[string]int{}
+	var order []string
+	for _, e := range entries {
+		if e.write == nil || e.Namespace == "" {
+			continue
+		}
+		reason, seen := why[e.Namespace]
+		if !seen {
+			ns, err := r.namespaces.Namespace(ctx, e.Namespace)
+			if err != nil {
+				return fmt.Errorf("reading namespace %s: %w", e.Namespace, err)
+			}
+			switch {
+			case ns == nil:
+				reason = fmt.Sprintf("namespace %s does not exist: restore it too (namespaces/%s)", e.Namespace, e.Namespace)
+			case ns.Status.Phase == api.NamespaceTerminating || ns.DeletionTimestamp != nil:
+				reason = fmt.Sprintf("namespace %s is terminating: restore again once it is gone", e.Namespace)
+			}
+			why[e.Namespace] = reason
+			order = append(order, e.Namespace)
+		}
+		if reason != "" {
+			e.skip("%s", reason).quiet = true
+			count[e.Namespace]++
+		}
+	}
+	for _, ns := range order {
+		if n := count[ns]; n > 0 {
+			fmt.Fprintf(r.req.ErrOut, "warning: %d %s not restored: %s\n", n, plural(n, "object", "objects"), why[ns])
+		}
+	}
+	return nil
+}
+
+// allocationsDiffer tells whether src, a service, holds other cluster IPs
+// or node ports than live.
+func allocationsDiffer(src, live runtime.Object) bool {
+	a, ok := src.(*api.Service)
+	b, _ := live.(*api.Service)
+	if !ok || b == nil {
+		return false
+	}
+	if strings.Join(a.Spec.ClusterIPs, ",") != strings.Join(b.Spec.ClusterIPs, ",") || a.Spec.HealthCheckNodePort != b.Spec.HealthCheckNodePort {
+		return true
+	}
+	ports := func(s *api.Service) []int32 {
+		var out []int32
+		for _, p := range s.Spec.Ports {
+			out = append(out, p.NodePort)
+		}
+		return out
+	}
+	return fmt.Sprint(ports(a)) != fmt.Sprint(ports(b))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
