@@ -73,7 +73,7 @@ type pointSessions struct {
 	// namespace's objects and the namespace itself, and no cluster-scoped
 	// resource (a restore of a namespace).
 	namespaceAlone bool
-	sessions  map[changes.Source]*storagemap.Session
+	sessions       map[changes.Source]*storagemap.Session
 	// opened are the sessions in the order they were opened: the first
 	// on the flags' data may run the etcd the others read.
 	opened []*storagemap.Session
