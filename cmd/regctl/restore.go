@@ -156,7 +156,7 @@ func (o *restoreOptions) run(ctx context.Context) error {
 			// Writes into a namespace look it up, as the server's
 			// NamespaceLifecycle admission does.
 			if cfg.Only != "" {
-				cfg.Only += ",namespaces"
+				cfg.Only += ",namespaces," + crds
 			}
 		} else if o.FromEncryption != "" {
 			cfg.Options = cfg.Options.WithEncryptionConfig(o.FromEncryption)
@@ -175,15 +175,18 @@ func (o *restoreOptions) run(ctx context.Context) error {
 		From: from, To: to, LabelSelector: o.Selector, ChunkSize: 500,
 		DryRun: o.DryRun, Overwrite: o.Overwrite, Timeout: o.RequestTimeout, AllNamespaces: o.AllNamespaces,
 		Pairs:      changes.PairTargets(fromTargets, toTargets, sides.names),
-		Namespaces: namespacesOf(sides.sessions[live]),
+		Namespaces: handleOf(sides.sessions[live], "namespaces"), CRDs: handleOf(sides.sessions[live], crds),
 		Out:        o.IO.Out, ErrOut: o.IO.ErrOut, Output: o.Output, Progress: render.NewProgress(o.IO.ErrOut),
-		Reopen: func(ctx context.Context) ([]changes.Pair, *handle.Handle, error) {
-			targets, s, err := sides.reopen(ctx, live)
-			if err != nil {
-				return nil, nil, err
-			}
-			return changes.PairTargets(fromTargets, targets, sides.names), namespacesOf(s), nil
-		},
+	}
+	req.Reopen = func(ctx context.Context) (*restore.Request, error) {
+		targets, s, err := sides.reopen(ctx, live)
+		if err != nil {
+			return nil, err
+		}
+		again := req
+		again.Pairs = changes.PairTargets(fromTargets, targets, sides.names)
+		again.Namespaces, again.CRDs = handleOf(s, "namespaces"), handleOf(s, crds)
+		return &again, nil
 	}
 	_, err = restore.Run(ctx, req)
 	if errors.Is(err, restore.ErrLeftAlone) {
@@ -192,7 +195,9 @@ func (o *restoreOptions) run(ctx context.Context) error {
 	return err
 }
 
-// namespacesOf is the handle of namespaces in s's map.
-func namespacesOf(s *storagemap.Session) *handle.Handle {
-	return s.Map.Handles["namespaces"]
+const crds = "customresourcedefinitions.apiextensions.k8s.io"
+
+// handleOf is the handle of path in s's map, nil when it has none.
+func handleOf(s *storagemap.Session, path string) *handle.Handle {
+	return s.Map.Handles[path]
 }

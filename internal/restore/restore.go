@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -45,12 +46,13 @@ type Request struct {
 	// Overwrite writes the source's object over one that differs now, when
 	// it is the same object (the same uid).
 	Overwrite bool
-	// Namespaces is the live map's handle of namespaces.
-	Namespaces *handle.Handle
+	// Namespaces is the live map's handle of namespaces; CRDs its handle
+	// of CRDs, when it has one.
+	Namespaces, CRDs *handle.Handle
 	// Reopen, when set, builds the live map again once CRDs were
-	// restored, and returns the pairs and the namespaces handle on it: a
-	// CRD's custom resources are served by a map built after it.
-	Reopen func(context.Context) ([]changes.Pair, *handle.Handle, error)
+	// restored, and returns the request's pairs and handles on it: a CRD's
+	// custom resources are served by a map built after it.
+	Reopen func(context.Context) (*Request, error)
 	// Timeout bounds each write, which an interrupt does not cut short:
 	// a restore stops between objects.
 	Timeout time.Duration
@@ -114,12 +116,12 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 	first, rest := split(req.Pairs)
 	err := r.stage(ctx, first)
 	if err == nil && r.crdsRestored > 0 && req.Reopen != nil && !req.DryRun {
-		var pairs []changes.Pair
-		var namespaces *handle.Handle
-		if pairs, namespaces, err = req.Reopen(ctx); err == nil {
-			_, rest = split(pairs)
-			r.namespaces = stores.NewNamespaceCache(namespaces)
-			r.served = map[string]*handle.Handle{}
+		var again *Request
+		if again, err = req.Reopen(ctx); err == nil {
+			_, rest = split(again.Pairs)
+			r.req.Namespaces, r.req.CRDs = again.Namespaces, again.CRDs
+			r.namespaces = stores.NewNamespaceCache(again.Namespaces)
+			r.served, r.crdRefusals = map[string]*handle.Handle{}, nil
 		}
 	}
 	if err == nil {
@@ -171,8 +173,10 @@ func isFirst(path string) bool {
 type restorer struct {
 	req        Request
 	namespaces *stores.NamespaceCache
-	// served are the live handles that serve a path, built on first use.
-	served map[string]*handle.Handle
+	// served are the live handles that serve a path, built on first use;
+	// crdRefusals why a path's objects are not created, by path.
+	served      map[string]*handle.Handle
+	crdRefusals map[string]string
 	report *Report
 	lines  *lines
 	// crdsRestored counts the CRDs written; restoredCRDs names them.
@@ -309,6 +313,9 @@ func (r *restorer) entryOf(ctx context.Context, v changes.Visit) (*entry, error)
 		}
 		return e.skip("%s is not served now: restore its CRD (customresourcedefinitions/%s) first", pair.Resource, crdOf(pair.From)), nil
 	}
+	if why, err := r.crdRefusal(ctx, pair.To); why != "" || err != nil {
+		return e.skip("%s", why), err
+	}
 	if skipped, err := r.checkSource(ctx, e, v); skipped != nil || err != nil {
 		return skipped, err
 	}
@@ -379,6 +386,33 @@ func (r *restorer) serving(t handle.Target, namespace string) (handle.Target, er
 		r.served[t.Path] = h
 	}
 	return handle.Target{Handle: h, Namespace: namespace}, nil
+}
+
+// crdRefusal says why t's CRD serves no create now, as the CRD handler
+// refuses one: the CRD is being deleted. Empty for a built-in resource.
+func (r *restorer) crdRefusal(ctx context.Context, t *handle.Target) (string, error) {
+	if r.req.CRDs == nil {
+		return "", nil
+	}
+	if why, ok := r.crdRefusals[t.Path]; ok {
+		return why, nil
+	}
+	why := ""
+	obj, err := stores.GetInternal(ctx, handle.Target{Handle: r.req.CRDs}, crdOf(t))
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return "", fmt.Errorf("reading the CRD of %s: %w", t.Path, err)
+	default:
+		if m, err := meta.Accessor(obj); err == nil && m.GetDeletionTimestamp() != nil {
+			why = fmt.Sprintf("its CRD %s is being deleted: restore again once it is gone", crdOf(t))
+		}
+	}
+	if r.crdRefusals == nil {
+		r.crdRefusals = map[string]string{}
+	}
+	r.crdRefusals[t.Path] = why
+	return why, nil
 }
 
 // crdOf is the name of the CRD that serves the custom resources of t.

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A CRD is restored before its custom resources, which are written once a
+// map built after it serves them; none is written while the CRD now is
+// being deleted, as the CRD handler refuses a create then.
+func TestRestoreWritesCRDsBeforeTheirCustomResources(t *testing.T) {
+	t.Parallel()
+	dir, wd := t.TempDir(), t.TempDir()
+	sandbox := func(args ...string) (string, string, int) {
+		return runIn(t, wd, append([]string{"--data-dir", dir}, args...)...)
+	}
+	for _, name := range []string{"namespace", "crd", "widget"} {
+		mustRunIn(t, wd, "--data-dir", dir, "create", "-f", filepath.Join(examplesDir(t), name+".yaml"))
+	}
+	uid := mustRunIn(t, wd, "--data-dir", dir, "get", "widgets/blue", "-n", "shop", "-o", "jsonpath={.metadata.uid}")
+	rev := mustRunIn(t, wd, "--data-dir", dir, "get", "widgets/blue", "-n", "shop", "-o", "jsonpath={.metadata.resourceVersion}")
+	mustRunIn(t, wd, "--data-dir", dir, "delete", "widgets/blue", "-n", "shop")
+	// No controller finishes a deletion in a sandbox: the CRD waits on
+	// its finalizer.
+	mustRunIn(t, wd, "--data-dir", dir, "delete", "crd/widgets.example.com")
+
+	stdout, stderr, code := sandbox("restore", "--from", "rev:"+rev, "widgets", "-n", "shop")
+	if code != 1 || stdout != "widget.example.com/blue skipped: its CRD widgets.example.com is being deleted: restore again once it is gone\n" {
+		t.Errorf("into a CRD being deleted: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	// The finalizer removed, as the CRD's controller would once its
+	// objects are gone: the store then deletes the CRD.
+	crd := mustRunIn(t, wd, "--data-dir", dir, "get", "crd/widgets.example.com", "-o", "yaml")
+	crd = strings.Replace(crd, "  - customresourcecleanup.apiextensions.k8s.io\n", "", 1)
+	mustRunIn(t, wd, "--data-dir", dir, "replace", "-f", writeFile(t, "crd.yaml", crd))
+	if stdout, _, _ := sandbox("get", "crds", "-o", "name"); stdout != "" {
+		t.Fatalf("the CRD is still there: %s", stdout)
+	}
+
+	stdout, stderr, code = sandbox("restore", "--from", "rev:"+rev, "-A", "--dry-run")
+	if code != 0 || !strings.Contains(stdout, "customresourcedefinition.apiextensions.k8s.io/widgets.example.com restored (dry run)\n") ||
+		!strings.Contains(stdout, "widget.example.com/blue restored (dry run) in shop namespace, once its CRD widgets.example.com is\n") {
+		t.Errorf("dry run: exit %d\n%s%s", code, stdout, stderr)
+	}
+	stdout, stderr, code = sandbox("restore", "--from", "rev:"+rev, "-A")
+	crdLine := strings.Index(stdout, "customresourcedefinition.apiextensions.k8s.io/widgets.example.com restored\n")
+	widgetLine := strings.Index(stdout, "widget.example.com/blue restored in shop namespace\n")
+	if code != 0 || crdLine < 0 || widgetLine < crdLine {
+		t.Errorf("restore: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if got := mustRunIn(t, wd, "--data-dir", dir, "get", "widgets/blue", "-n", "shop", "-o", "jsonpath={.metadata.uid}"); got != uid {
+		t.Errorf("blue came back with uid %s, was %s", got, uid)
+	}
+}
+
+// Each way to ask for nothing that can be restored is one line and exit 1,
+// before anything is read.
+func TestRestoreRefusesWhatItCannotDo(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-n", "shop"}, "error: `--from` names no source: give an etcd snapshot file or rev:N\n"},
+		{[]string{"--from", "live", "-n", "shop"}, "error: `--from live` is what is stored now: restore from a snapshot file or rev:N\n"},
+		{[]string{"--from", "rev:3"}, "error: name what to restore: TYPE[/NAME], `-n NAMESPACE` (the namespace and everything in it) or `-A` (everything)\n"},
+		{[]string{"--from", "rev:3", "-n", "shop", "-A"}, "error: `-n` and `-A` both given: name one namespace, or all\n"},
+		{[]string{"--from", "rev:0", "-A"}, "error: \"rev:0\" names no revision: rev:N takes a revision above 0\n"},
+		{[]string{"--from", "rev:3", "-A", "--snapshot", "backup.db"}, "error: backup.db is an etcd snapshot, which regctl only reads: write to a live etcd (`--etcd-servers`)\n"},
+		{[]string{"--from", "rev:3", "-A", "--revision", "3"}, "error: `--revision` and restore: name the revision to restore from with `--from rev:N`\n"},
+		{[]string{"--from", "rev:3", "-A", "-o", "wide"}, "error: unknown output format \"wide\": valid values are table|json|yaml\n"},
+	} {
+		stdout, stderr, code := run(t, append([]string{"restore"}, tc.args...)...)
+		if code != 1 || stdout != "" || stderr != tc.want {
+			t.Errorf("restore %s: exit %d\n%s%s\nwant %s", strings.Join(tc.args, " "), code, stdout, stderr, tc.want)
+		}
+	}
+}
