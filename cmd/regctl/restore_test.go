@@ -78,3 +78,28 @@ func TestRestoreRefusesWhatItCannotDo(t *testing.T) {
 		}
 	}
 }
+
+// A backup encrypted with keys that are not today's is read with its own
+// config, and what comes back is encrypted with today's first key.
+func TestRestoreReadsABackupWithItsOwnKeys(t *testing.T) {
+	t.Parallel()
+	s := newLiveEtcd(t)
+	then := "--encryption-provider-config=" + encryptionConfigFile(t, "then.yaml", map[string]string{"secrets": aescbc("key1") + identityProvider})
+	now := "--encryption-provider-config=" + encryptionConfigFile(t, "now.yaml", map[string]string{"secrets": aescbc("key2") + identityProvider})
+	secret := shopNamespace + "---\napiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: shop}\nstringData: {password: hunter2}\n"
+	mustRun(t, "create", "-f", manifestFile(t, secret), s.flag(), then)
+	backup := saveSnapshot(t, s.client)
+	mustRun(t, "delete", "secrets/db", "-n", "shop", s.flag(), then)
+
+	_, stderr, code := run(t, "restore", "--from", backup, "secrets", "-n", "shop", s.flag(), now)
+	if code != 1 || !strings.Contains(stderr, "aescbc:v1:key1") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("without the backup's keys: exit %d\n%q", code, stderr)
+	}
+	stdout, stderr, code := run(t, "restore", "--from", backup, "secrets", "-n", "shop", s.flag(), now, strings.Replace(then, "--encryption-provider-config", "--from-encryption-provider-config", 1))
+	if code != 0 || stdout != "secret/db restored\n" {
+		t.Fatalf("with them: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if raw := s.rawValue(t, "/registry/secrets/shop/db"); !strings.HasPrefix(string(raw), "k8s:enc:aescbc:v1:key2:") {
+		t.Errorf("restored as %q, want today's key2", raw[:min(len(raw), 30)])
+	}
+}

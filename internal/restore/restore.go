@@ -25,6 +25,7 @@ import (
 	"github.com/regctl/regctl/internal/changes"
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/storedvalue"
 	"github.com/regctl/regctl/internal/stores"
 )
 
@@ -276,6 +277,11 @@ func (r *restorer) entryOf(ctx context.Context, v changes.Visit) (*entry, error)
 	e := &entry{Object: Object{Resource: v.Resource, Namespace: v.Namespace, Name: v.Name},
 		gvk: t.GroupVersion().WithKind(t.Resource.Kind)}
 	src, err := v.From.Object()
+	var missing *storedvalue.KeyError
+	if errors.As(err, &missing) {
+		// The flags' doing, alike for every value: one error.
+		return nil, fmt.Errorf("reading %s: %w (the source's: `--from-encryption-provider-config`)", r.req.From.Name, missing)
+	}
 	if err != nil {
 		return e.skip("its value could not be read in %s: %s", r.req.From.Name, render.OneLine(err)), nil
 	}
