@@ -65,6 +65,9 @@ func TestExamples(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if err := os.WriteFile(filepath.Join(dir, "backup.db"), sb.backup, 0o644); err != nil {
+				t.Fatal(err)
+			}
 			t.Chdir(dir)
 			for _, ex := range examples {
 				if reason, ok := unrunnableExamples[ex.line]; ok {
@@ -260,6 +263,9 @@ func runExample(t *testing.T, sb *sandbox, ex example) {
 // written through kube-apiserver's own stores.
 type sandbox struct {
 	etcdURL string
+	// backup is a snapshot of the sandbox as seeded: backup.db in every
+	// command's directory.
+	backup []byte
 }
 
 // sandboxObjects are what the sandbox's etcd holds, by resource, in the
@@ -378,7 +384,11 @@ func newSandbox(t *testing.T) *sandbox {
 	if _, err := e.client.Put(context.Background(), "/registry/secrets/kube-system/legacy-token", "\x00\xffnot a stored object"); err != nil {
 		t.Fatalf("seeding the sandbox with an unreadable secret: %v", err)
 	}
-	return &sandbox{etcdURL: e.url}
+	backup, err := os.ReadFile(saveSnapshot(t, e.client))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &sandbox{etcdURL: e.url, backup: backup}
 }
 
 func TestParseExamples(t *testing.T) {

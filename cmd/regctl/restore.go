@@ -74,14 +74,16 @@ finds them unchanged and writes the rest. Admission plugins and webhooks do not 
 
 Exit status: 0 when every object was restored or was unchanged, 1 when one was left alone
 (it differs, it was skipped, or its write failed), 130 when interrupted.`,
-		Example: `  # What would come back of the shop namespace, from last night's snapshot
-  regctl restore --from backup.db -n shop --dry-run
+		Example: `  # What would come back of the shop namespace from last night's snapshot, without writing
+  # (give the server's encryption config whenever values are encrypted)
+  regctl restore --from backup.db -n shop --dry-run --encryption-provider-config=encryption.yaml
 
   # Bring it back: the namespace, and everything in it
-  regctl restore --from backup.db -n shop
+  regctl restore --from backup.db -n shop --encryption-provider-config=encryption.yaml
 
-  # One config map as it was at revision 41234 (regctl inspect configmaps/app --history)
-  regctl restore --from rev:41234 configmaps/app -n shop --overwrite`,
+  # One config map as it was at revision 5 (regctl inspect configmaps/app-config -n shop --history),
+  # written over what it holds now
+  regctl restore --from rev:5 configmaps/app-config -n shop --overwrite`,
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			opts.NamespaceSet = cmd.Flags().Changed("namespace")
 			opts.Args = args
