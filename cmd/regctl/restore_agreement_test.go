@@ -35,7 +35,7 @@ var restoreObjects = []struct {
 	{schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, `{apiVersion: v1, kind: ConfigMap, metadata: {name: app, labels: {app: web}}, data: {colour: blue}}`},
 	{schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, `{apiVersion: v1, kind: ConfigMap, metadata: {name: app2}, data: {size: large}}`},
 	{schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, `{apiVersion: v1, kind: Secret, metadata: {name: creds}, stringData: {password: hunter2}}`},
-	{schema.GroupVersionResource{Version: "v1", Resource: "services"}, `{apiVersion: v1, kind: Service, metadata: {name: web}, spec: {ports: [{port: 80}], selector: {app: web}}}`},
+	{schema.GroupVersionResource{Version: "v1", Resource: "services"}, `{apiVersion: v1, kind: Service, metadata: {name: web}, spec: {type: NodePort, ports: [{port: 80}], selector: {app: web}}}`},
 	{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, `{apiVersion: apps/v1, kind: Deployment, metadata: {name: web}, spec: {selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: web, image: nginx}]}}}}`},
 	{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}, `{apiVersion: apps/v1, kind: ReplicaSet, metadata: {name: web-5d4f}, spec: {selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: web, image: nginx}]}}}}`},
 	{schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"}, `{apiVersion: rbac.authorization.k8s.io/v1, kind: Role, metadata: {name: reader}, rules: [{apiGroups: [""], resources: [configmaps], verbs: [get]}]}`},
@@ -125,6 +125,12 @@ func TestRestoreAgreesWithKubeAPIServer(t *testing.T) {
 		ip, err := s.Client.NetworkingV1().IPAddresses().Get(ctx, svc.Spec.ClusterIP, metav1.GetOptions{})
 		if err != nil || ip.Spec.ParentRef == nil || ip.Spec.ParentRef.Name != "web" || ip.Spec.ParentRef.Namespace != "shop" {
 			t.Errorf("the IPAddress of %s: %+v, %v", svc.Spec.ClusterIP, ip, err)
+		}
+		// The node port is taken in the server's bitmap again.
+		port := svc.Spec.Ports[0].NodePort
+		same := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "same-port"}, Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{{Port: 80, NodePort: port}}}}
+		if _, err := s.Client.CoreV1().Services("other").Create(ctx, same, metav1.CreateOptions{}); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "already allocated") {
+			t.Errorf("the server gave node port %d to another service: %v", port, err)
 		}
 	})
 	t.Run("watches see each object added", func(t *testing.T) {
