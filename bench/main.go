@@ -34,7 +34,9 @@
 // regctl on the same etcd, in turn (see releases.go). scale loads pods as
 // the pod store writes them, to 10,000, 100,000, then -pods, and measures
 // lists, selectors, keys and scan at each size next to etcdctl's read of
-// the same keys, live and through a snapshot (see scale.go).
+// the same keys, live and through a snapshot (see scale.go). restores
+// brings a namespace of config maps back from a snapshot, next to the
+// route through a kube-apiserver started on it (see restores.go).
 package main
 
 import (
@@ -51,19 +53,19 @@ import (
 
 func main() {
 	n := flag.Int("n", 20, "runs per command")
-	pods := flag.Int("pods", 10000, "reads, writes, snapshots, scans, crds, diffs, releases: pods to write before measuring; plaintext, migrate: secrets")
+	pods := flag.Int("pods", 10000, "reads, writes, snapshots, scans, crds, diffs, releases: pods to write before measuring; plaintext, migrate: secrets; restores: config maps")
 	crdCount := flag.Int("crds", 1000, "crds: CRDs to create, from the real ones of bench/testdata/crds")
 	profile := flag.String("profile", "", "also write CPU and allocation profiles of each regctl command to this directory")
 	flag.StringVar(&scaleMatch, "match", "", "scale: measure only the regctl commands whose name matches this regular expression")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: go run ./bench [-n runs] [-pods N] [-profile DIR] routes|reads|writes|snapshots|scans|plaintext|crds|migrate|diffs|releases|scale")
+		fmt.Fprintln(os.Stderr, "usage: go run ./bench [-n runs] [-pods N] [-profile DIR] routes|reads|writes|snapshots|scans|plaintext|crds|migrate|diffs|releases|scale|restores")
 		os.Exit(2)
 	}
 	switch flag.Arg(0) {
-	case "routes", "reads", "writes", "snapshots", "scans", "plaintext", "crds", "migrate", "diffs", "releases", "scale":
+	case "routes", "reads", "writes", "snapshots", "scans", "plaintext", "crds", "migrate", "diffs", "releases", "scale", "restores":
 	default:
-		fmt.Fprintf(os.Stderr, "unknown benchmark %q: want routes, reads, writes, snapshots, scans, plaintext, crds, migrate, diffs, releases or scale\n", flag.Arg(0))
+		fmt.Fprintf(os.Stderr, "unknown benchmark %q: want routes, reads, writes, snapshots, scans, plaintext, crds, migrate, diffs, releases, scale or restores\n", flag.Arg(0))
 		os.Exit(2)
 	}
 	if err := run(flag.Arg(0), *n, *pods, *crdCount, *profile); err != nil {
@@ -119,6 +121,8 @@ func run(benchmark string, n, pods, crdCount int, profileDir string) error {
 		return releasesBench(dir, launcher, n, pods)
 	case "scale":
 		return scale(dir, launcher, bin, n, pods, profile)
+	case "restores":
+		return restores(dir, launcher, bin, n, pods)
 	}
 	t := newTable(launcher, 40, false)
 	cmds := []command{
