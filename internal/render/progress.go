@@ -26,9 +26,10 @@ func NewProgress(w io.Writer) *Progress {
 	return &Progress{w: w}
 }
 
-// Show shows line, once elapsed is over a second.
+// Show shows line, once elapsed is over a second; a nil progress shows
+// nothing.
 func (p *Progress) Show(elapsed time.Duration, line string) {
-	if elapsed < time.Second {
+	if p == nil || elapsed < time.Second {
 		return
 	}
 	p.shown = true

@@ -77,7 +77,7 @@ func (r *restorer) applyBatch(ctx context.Context, part []*entry) error {
 			return err
 		}
 	}
-	r.req.Progress.Show(time.Since(r.started), fmt.Sprintf("restoring: %d of %d objects written", r.written, r.toWrite))
+	r.req.Progress.Show(time.Since(r.started), fmt.Sprintf("restoring: %d of %d objects written, %s", r.written, r.toWrite, render.Rate(int64(r.written), int64(r.toWrite), time.Since(r.started))))
 	return nil
 }
 
