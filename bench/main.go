@@ -122,7 +122,7 @@ func run(benchmark string, n, pods, crdCount int, profileDir string) error {
 	case "scale":
 		return scale(dir, launcher, bin, n, pods, profile)
 	case "restores":
-		return restores(dir, launcher, bin, n, pods)
+		return restores(dir, launcher, bin, n, pods, profile)
 	}
 	t := newTable(launcher, 40, false)
 	cmds := []command{

@@ -91,6 +91,11 @@ func profileRuns(bin, out string, n int, cmds []command) error {
 			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
 		}), "-")
 		for i := 1; i <= n; i++ {
+			if c.reset != nil {
+				if err := c.reset(); err != nil {
+					return err
+				}
+			}
 			prefix := filepath.Join(out, fmt.Sprintf("%s.%d", name, i))
 			cmd := exec.Command(bin, c.args...)
 			cmd.Env = append(os.Environ(), c.env...)

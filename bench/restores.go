@@ -42,7 +42,7 @@ const (
 // what create refuses, untimed). The temporary cluster's etcd holds the
 // snapshot's keys from the start: `etcdutl snapshot restore` is not
 // counted.
-func restores(dir, launcher, regctl string, n, count int) error {
+func restores(dir, launcher, regctl string, n, count int, profile func([]command) error) error {
 	logs.Setup(0, io.Discard)
 	kubectl, apiserverTest, err := buildKubectlServer(dir)
 	if err != nil {
@@ -115,13 +115,17 @@ func restores(dir, launcher, regctl string, n, count int) error {
 
 	t := newTable(launcher, 60, true)
 	t.header = "vs regctl"
-	restored, err := t.add(command{
+	restore := command{
 		name: "regctl restore --from backup.db -n shop", bin: regctl,
 		args:  []string{"restore", "--from", backup, "-n", "shop", "--etcd-servers=" + e.ClientURL},
 		reset: reset, check: check,
-	}, n, func(stats) string { return "1.00x" })
+	}
+	restored, err := t.add(restore, n, func(stats) string { return "1.00x" })
 	if err != nil {
 		return err
+	}
+	if profile != nil {
+		return profile([]command{restore})
 	}
 	vs := func(st stats) string { return fmt.Sprintf("%.2fx", ratio(st, restored)) }
 

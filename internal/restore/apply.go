@@ -19,8 +19,10 @@ import (
 // batch are said in the plan's order once it is written, and an
 // interrupt stops the restore between two batches.
 const (
-	batch   = 64
-	writers = 8
+	batch   = 512
+	writers = 32
+	// readers read the source side by side.
+	readers = 8
 )
 
 // apply writes the entries to write, level by level (an object's owners

@@ -22,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/regctl/regctl/internal/changes"
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
@@ -109,7 +111,7 @@ var ErrLeftAlone = errors.New("not everything was restored")
 
 // Run restores req, and says what it did on req.Out (and req.ErrOut).
 func Run(ctx context.Context, req Request) (*Report, error) {
-	r := &restorer{req: req, namespaces: stores.NewNamespaceCache(req.Namespaces), served: map[string]*handle.Handle{},
+	r := &restorer{req: req, namespaces: stores.NewNamespaceCache(req.Namespaces), served: map[string]*handle.Handle{}, sources: map[string]*handle.Handle{},
 		report: &Report{From: req.From, To: req.To, DryRun: req.DryRun, Objects: []Object{}}}
 	if req.Output == render.Table || req.Output == "" {
 		r.lines = newLines(req.Out, req.ErrOut, req.DryRun, req.AllNamespaces)
@@ -174,12 +176,14 @@ func isFirst(path string) bool {
 type restorer struct {
 	req        Request
 	namespaces *stores.NamespaceCache
-	// served are the live handles that serve a path, built on first use;
-	// crdRefusals why a path's objects are not created, by path.
+	// served and sources are the handles that serve a path live and in
+	// the source, built on first use; crdRefusals why a path's objects
+	// are not created, by path.
 	served      map[string]*handle.Handle
+	sources     map[string]*handle.Handle
 	crdRefusals map[string]string
-	report *Report
-	lines  *lines
+	report      *Report
+	lines       *lines
 	// crdsRestored counts the CRDs written; restoredCRDs names them.
 	crdsRestored int
 	restoredCRDs map[string]bool
@@ -206,6 +210,9 @@ type entry struct {
 	write func(context.Context, *entry) error
 	// quiet entries are said in a warning of their own, not line by line.
 	quiet bool
+	// prepare, when set, reads what writing the entry takes from the
+	// source; after the comparison, side by side with the others.
+	prepare func(context.Context) error
 }
 
 // stage restores the objects of pairs: compares them with what is stored
@@ -216,6 +223,9 @@ func (r *restorer) stage(ctx context.Context, pairs []changes.Pair) error {
 	}
 	entries, err := r.plan(ctx, pairs)
 	if err != nil {
+		return err
+	}
+	if err := r.prepareAll(ctx, entries); err != nil {
 		return err
 	}
 	if err := r.checkNamespaces(ctx, entries); err != nil {
@@ -276,42 +286,27 @@ func (r *restorer) entryOf(ctx context.Context, v changes.Visit) (*entry, error)
 	}
 	e := &entry{Object: Object{Resource: v.Resource, Namespace: v.Namespace, Name: v.Name},
 		gvk: t.GroupVersion().WithKind(t.Resource.Kind)}
-	src, err := v.From.Object()
-	var missing *storedvalue.KeyError
-	if errors.As(err, &missing) {
-		// The flags' doing, alike for every value: one error.
-		return nil, fmt.Errorf("reading %s: %w (the source's: `--from-encryption-provider-config`)", r.req.From.Name, missing)
-	}
-	if err != nil {
-		return e.skip("its value could not be read in %s: %s", r.req.From.Name, render.OneLine(err)), nil
-	}
-	e.obj = src
-	m, err := meta.Accessor(src)
-	if err != nil {
-		return nil, err
-	}
-	e.UID = string(m.GetUID())
-	for _, ref := range m.GetOwnerReferences() {
-		e.owners = append(e.owners, ref.UID)
-	}
 	switch v.Change {
 	case changes.Unchanged:
 		e.Result = Unchanged
 		return e, nil
-	case changes.Recreated:
+	case changes.Recreated, changes.Changed:
+		// Both sides were read to be compared.
+		skipped, err := e.source(r, v.From.Object)
+		if skipped || err != nil {
+			return e, err
+		}
+		if v.Change == changes.Changed {
+			return r.differs(ctx, e, v)
+		}
 		live, err := v.To.Object()
 		if err != nil {
 			return e.skip("another object of the same name is stored now"), nil
 		}
 		lm, _ := meta.Accessor(live)
 		return e.skip("another object of the same name is stored now (uid %s): delete it to restore this one", lm.GetUID()), nil
-	case changes.Changed:
-		return r.differs(ctx, e, v)
 	}
 	// Stored in the source only.
-	if m.GetDeletionTimestamp() != nil {
-		return e.skip("it was being deleted in %s", r.req.From.Name), nil
-	}
 	if pair.To == nil {
 		if r.req.DryRun && r.restoredCRDs[crdOf(pair.From)] {
 			e.Result, e.Reason = Restored, "once its CRD "+crdOf(pair.From)+" is"
@@ -322,14 +317,69 @@ func (r *restorer) entryOf(ctx context.Context, v changes.Visit) (*entry, error)
 	if why, err := r.crdRefusal(ctx, pair.To); why != "" || err != nil {
 		return e.skip("%s", why), err
 	}
-	if skipped, err := r.checkSource(ctx, e, v); skipped != nil || err != nil {
-		return skipped, err
-	}
-	if e.live, err = r.serving(*pair.To, v.Namespace); err != nil {
+	from, err := r.serving(r.sources, *pair.From, v.Namespace)
+	if err != nil {
 		return e.skip("%s", render.OneLine(err)), nil
 	}
-	e.Result, e.write = Restored, r.create
+	if e.live, err = r.serving(r.served, *pair.To, v.Namespace); err != nil {
+		return e.skip("%s", render.OneLine(err)), nil
+	}
+	e.Result = Restored
+	// Read after the comparison, side by side with the others.
+	e.prepare = func(ctx context.Context) error {
+		skipped, err := e.source(r, func() (runtime.Object, error) {
+			return stores.GetInternalAt(ctx, from, v.Name, r.req.From.Revision)
+		})
+		if skipped || err != nil {
+			return err
+		}
+		if m, _ := meta.Accessor(e.obj); m.GetDeletionTimestamp() != nil {
+			e.skip("it was being deleted in %s", r.req.From.Name)
+			return nil
+		}
+		if e.checkSource(ctx, r, from) {
+			e.write = r.create
+		}
+		return nil
+	}
 	return e, nil
+}
+
+// source reads the source's object with read: e's uid and owners. A key
+// the flags lack is an error; any other failure skips e.
+func (e *entry) source(r *restorer, read func() (runtime.Object, error)) (skipped bool, err error) {
+	src, err := read()
+	var missing *storedvalue.KeyError
+	if errors.As(err, &missing) {
+		// The flags' doing, alike for every value: one error.
+		return true, fmt.Errorf("reading %s: %w (the source's: `--from-encryption-provider-config`)", r.req.From.Name, missing)
+	}
+	if err != nil {
+		e.skip("its value could not be read in %s: %s", r.req.From.Name, render.OneLine(err))
+		return true, nil
+	}
+	m, err := meta.Accessor(src)
+	if err != nil {
+		return true, err
+	}
+	e.obj, e.UID = src, string(m.GetUID())
+	for _, ref := range m.GetOwnerReferences() {
+		e.owners = append(e.owners, ref.UID)
+	}
+	return false, nil
+}
+
+// prepareAll runs the entries' reads of the source, side by side.
+func (r *restorer) prepareAll(ctx context.Context, entries []*entry) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(readers)
+	for _, e := range entries {
+		if e.prepare == nil {
+			continue
+		}
+		g.Go(func() error { return e.prepare(ctx) })
+	}
+	return g.Wait()
 }
 
 // differs is an object stored now, the same one as the source's, with
@@ -354,26 +404,27 @@ func (r *restorer) differs(ctx context.Context, e *entry, v changes.Visit) (*ent
 		return nil, err
 	}
 	e.liveUID, e.liveVersion = lm.GetUID(), lm.GetResourceVersion()
-	if skipped, err := r.checkSource(ctx, e, v); skipped != nil || err != nil {
-		return skipped, err
+	e.Result = Overwritten
+	src := v.From.Target()
+	if e.checkSource(ctx, r, handle.Target{Handle: src.Handle, Namespace: v.Namespace}) {
+		e.live = handle.Target{Handle: v.To.Target().Handle, Namespace: v.Namespace}
+		e.write = r.overwrite
 	}
-	e.live = handle.Target{Handle: v.To.Target().Handle, Namespace: v.Namespace}
-	e.Result, e.write = Overwritten, r.overwrite
 	return e, nil
 }
 
 // checkSource refuses to write a source's value that this release would
-// lose part of (fields it does not know, a newer storage version).
-func (r *restorer) checkSource(ctx context.Context, e *entry, v changes.Visit) (*entry, error) {
-	src := v.From.Target()
-	loss, err := stores.Loss(ctx, handle.Target{Handle: src.Handle, Namespace: v.Namespace}, v.Name, r.req.From.Revision)
-	if err != nil {
-		return e.skip("reading its value in %s: %s", r.req.From.Name, render.OneLine(err)), nil
+// lose part of (fields it does not know, a newer storage version), and
+// tells whether e may be written.
+func (e *entry) checkSource(ctx context.Context, r *restorer, from handle.Target) bool {
+	loss, err := stores.Loss(ctx, from, e.Name, r.req.From.Revision)
+	switch {
+	case err != nil:
+		e.skip("reading its value in %s: %s", r.req.From.Name, render.OneLine(err))
+	case loss != nil:
+		e.skip("restoring it would drop what this release cannot read: %s: use the regctl built for the release that wrote it", loss.Error())
 	}
-	if loss != nil {
-		return e.skip("restoring it would drop what this release cannot read: %s: use the regctl built for the release that wrote it", loss.Error()), nil
-	}
-	return nil, nil
+	return err == nil && loss == nil
 }
 
 func (e *entry) skip(format string, args ...any) *entry {
@@ -381,15 +432,16 @@ func (e *entry) skip(format string, args ...any) *entry {
 	return e
 }
 
-// serving is the live store of the path of t, in namespace.
-func (r *restorer) serving(t handle.Target, namespace string) (handle.Target, error) {
-	h, ok := r.served[t.Path]
+// serving is the store that serves the path of t, in namespace, built
+// once and kept in built by path.
+func (r *restorer) serving(built map[string]*handle.Handle, t handle.Target, namespace string) (handle.Target, error) {
+	h, ok := built[t.Path]
 	if !ok {
 		var err error
 		if h, err = t.Serving(); err != nil {
 			return handle.Target{}, fmt.Errorf("building the storage of %s: %w", t.Path, err)
 		}
-		r.served[t.Path] = h
+		built[t.Path] = h
 	}
 	return handle.Target{Handle: h, Namespace: namespace}, nil
 }

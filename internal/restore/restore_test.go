@@ -303,7 +303,7 @@ func TestAnInterruptStopsBetweenObjects(t *testing.T) {
 	stop := &cancelAfter{n: &n, at: batch, cancel: cancel}
 	req.Out = stop
 	report, err := Run(ctx, req)
-	if err == nil || !strings.Contains(err.Error(), "restore interrupted: 64 objects written") || !report.Interrupted {
+	if err == nil || !strings.Contains(err.Error(), "restore interrupted: "+strconv.Itoa(batch)+" objects written") || !report.Interrupted {
 		t.Fatalf("got %v (interrupted %v)\n%s", err, report.Interrupted, out.String())
 	}
 	got, err := etcdview.Count(context.Background(), k.c, "/registry/configmaps/shop/")
