@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,7 +26,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
+
 	"github.com/regctl/regctl/internal/changes"
+	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storedvalue"
@@ -210,9 +215,11 @@ type entry struct {
 	write func(context.Context, *entry) error
 	// quiet entries are said in a warning of their own, not line by line.
 	quiet bool
-	// prepare, when set, reads what writing the entry takes from the
-	// source; after the comparison, side by side with the others.
-	prepare func(context.Context) error
+	// from is the source's store of an object to create, key its key
+	// there and under the prefix its pair reads: its value is read after
+	// the comparison (readSources).
+	from       handle.Target
+	key, under string
 }
 
 // stage restores the objects of pairs: compares them with what is stored
@@ -225,7 +232,7 @@ func (r *restorer) stage(ctx context.Context, pairs []changes.Pair) error {
 	if err != nil {
 		return err
 	}
-	if err := r.prepareAll(ctx, entries); err != nil {
+	if err := r.readSources(ctx, entries); err != nil {
 		return err
 	}
 	if err := r.checkNamespaces(ctx, entries); err != nil {
@@ -324,25 +331,40 @@ func (r *restorer) entryOf(ctx context.Context, v changes.Visit) (*entry, error)
 	if e.live, err = r.serving(r.served, *pair.To, v.Namespace); err != nil {
 		return e.skip("%s", render.OneLine(err)), nil
 	}
-	e.Result = Restored
-	// Read after the comparison, side by side with the others.
-	e.prepare = func(ctx context.Context) error {
-		skipped, err := e.source(r, func() (runtime.Object, error) {
-			return stores.GetInternalAt(ctx, from, v.Name, r.req.From.Revision)
-		})
-		if skipped || err != nil {
-			return err
-		}
-		if m, _ := meta.Accessor(e.obj); m.GetDeletionTimestamp() != nil {
-			e.skip("it was being deleted in %s", r.req.From.Name)
-			return nil
-		}
-		if e.checkSource(ctx, r, from) {
-			e.write = r.create
-		}
+	// Read after the comparison, with the others of the pair, in pages.
+	e.Result, e.from = Restored, from
+	if e.key, err = from.Key(v.Namespace, v.Name); err == nil {
+		e.under, err = pair.From.KeyPrefix(pair.From.Namespace)
+	}
+	return e, err
+}
+
+// read finishes e with its value in the source, kv: what writing it takes,
+// or why it is not written.
+func (r *restorer) read(ctx context.Context, reader *stores.ValueReader, e *entry, kv *mvccpb.KeyValue) error {
+	if kv == nil {
+		e.skip("it is gone from %s", r.req.From.Name)
 		return nil
 	}
-	return e, nil
+	var loss *storedvalue.Loss
+	skipped, err := e.source(r, func() (runtime.Object, error) {
+		obj, l, err := reader.Read(ctx, kv)
+		loss = l
+		return obj, err
+	})
+	switch {
+	case skipped || err != nil:
+		return err
+	case loss != nil:
+		e.skip("restoring it would drop what this release cannot read: %s: use the regctl built for the release that wrote it", loss.Error())
+	default:
+		if m, _ := meta.Accessor(e.obj); m.GetDeletionTimestamp() != nil {
+			e.skip("it was being deleted in %s", r.req.From.Name)
+		} else {
+			e.write = r.create
+		}
+	}
+	return nil
 }
 
 // source reads the source's object with read: e's uid and owners. A key
@@ -369,17 +391,90 @@ func (e *entry) source(r *restorer, read func() (runtime.Object, error)) (skippe
 	return false, nil
 }
 
-// prepareAll runs the entries' reads of the source, side by side.
-func (r *restorer) prepareAll(ctx context.Context, entries []*entry) error {
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(readers)
+// bulk is how many objects of a pair are read from the source in pages
+// of its keys rather than key by key.
+const bulk = 32
+
+// readSources reads the source's values of the entries to create, side by
+// side: a pair's in pages of its keys when it has many, key by key
+// otherwise.
+func (r *restorer) readSources(ctx context.Context, entries []*entry) error {
+	byPrefix := map[string][]*entry{}
+	var prefixes []string
 	for _, e := range entries {
-		if e.prepare == nil {
+		if e.key == "" {
 			continue
 		}
-		g.Go(func() error { return e.prepare(ctx) })
+		if _, ok := byPrefix[e.under]; !ok {
+			prefixes = append(prefixes, e.under)
+		}
+		byPrefix[e.under] = append(byPrefix[e.under], e)
 	}
-	return g.Wait()
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(readers)
+	var walkErr error
+	// gone are entries whose key a walk did not meet.
+	var gone []*entry
+	for _, prefix := range prefixes {
+		group := byPrefix[prefix]
+		reader, err := stores.NewValueReader(group[0].from)
+		if err != nil {
+			return err
+		}
+		c, err := group[0].from.Client(ctx)
+		if err != nil {
+			return err
+		}
+		rev := r.req.From.Revision
+		if len(group) < bulk {
+			for _, e := range group {
+				g.Go(func() error {
+					kv, err := etcdview.ValueAt(gctx, c, e.key, rev)
+					if err != nil {
+						return err
+					}
+					return r.read(gctx, reader, e, kv)
+				})
+			}
+			continue
+		}
+		byKey := make(map[string]*entry, len(group))
+		for _, e := range group {
+			byKey[e.key] = e
+		}
+		walkErr = etcdview.PagesAt(gctx, c, prefix, prefix, rev, r.req.ChunkSize, false, func(kvs []*mvccpb.KeyValue) error {
+			var found []*entry
+			var values []*mvccpb.KeyValue
+			for _, kv := range kvs {
+				if e, ok := byKey[string(kv.Key)]; ok {
+					delete(byKey, string(kv.Key))
+					found, values = append(found, e), append(values, kv)
+				}
+			}
+			g.Go(func() error {
+				for i, e := range found {
+					if err := r.read(gctx, reader, e, values[i]); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			return nil
+		})
+		if walkErr != nil {
+			break
+		}
+		gone = append(gone, slices.Collect(maps.Values(byKey))...)
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for _, e := range gone {
+		if err := r.read(ctx, nil, e, nil); err != nil {
+			return err
+		}
+	}
+	return walkErr
 }
 
 // differs is an object stored now, the same one as the source's, with
