@@ -140,12 +140,30 @@ func (o *restoreOptions) validate(output string) error {
 	return o.sessionConfig().Writable()
 }
 
+// live is the etcd a restore writes to, as it is now.
+var live = changes.Source{Name: "live"}
+
 // run opens the live etcd (written) and the source (read), pairs their
 // resources, and restores.
 func (o *restoreOptions) run(ctx context.Context) error {
 	ctx = render.WithWarnings(ctx, o.IO.ErrOut)
 	gctune.BoundHeap()
-	live := changes.Source{Name: "live"}
+	sides := o.sessions()
+	defer sides.close()
+	req, err := o.request(ctx, sides)
+	if err != nil {
+		return err
+	}
+	_, err = restore.Run(ctx, req)
+	if errors.Is(err, restore.ErrLeftAlone) {
+		return &exitError{code: 1}
+	}
+	return err
+}
+
+// sessions are the live session, writable, that also looks up namespaces
+// and CRDs, and the source's, with its own encryption config if given.
+func (o *restoreOptions) sessions() *pointSessions {
 	scope := o.Scope
 	if scope.AllNamespaces {
 		scope.Namespace = ""
@@ -164,21 +182,25 @@ func (o *restoreOptions) run(ctx context.Context) error {
 			cfg.Options = cfg.Options.WithEncryptionConfig(o.FromEncryption)
 		}
 	}
-	defer sides.close()
+	return sides
+}
+
+// request opens both sides and pairs their resources.
+func (o *restoreOptions) request(ctx context.Context, sides *pointSessions) (restore.Request, error) {
 	to, toTargets, err := sides.open(ctx, live.Name)
 	if err != nil {
-		return err
+		return restore.Request{}, err
 	}
 	from, fromTargets, err := sides.open(ctx, o.From)
 	if err != nil {
-		return err
+		return restore.Request{}, err
 	}
 	req := restore.Request{
 		From: from, To: to, LabelSelector: o.Selector, ChunkSize: 500,
 		DryRun: o.DryRun, Overwrite: o.Overwrite, Timeout: o.RequestTimeout, AllNamespaces: o.AllNamespaces,
 		Pairs:      changes.PairTargets(fromTargets, toTargets, sides.names),
 		Namespaces: handleOf(sides.sessions[live], "namespaces"), CRDs: handleOf(sides.sessions[live], crds),
-		Out:        o.IO.Out, ErrOut: o.IO.ErrOut, Output: o.Output, Progress: render.NewProgress(o.IO.ErrOut),
+		Out: o.IO.Out, ErrOut: o.IO.ErrOut, Output: o.Output, Progress: render.NewProgress(o.IO.ErrOut),
 	}
 	req.Reopen = func(ctx context.Context) (*restore.Request, error) {
 		targets, s, err := sides.reopen(ctx, live)
@@ -190,11 +212,7 @@ func (o *restoreOptions) run(ctx context.Context) error {
 		again.Namespaces, again.CRDs = handleOf(s, "namespaces"), handleOf(s, crds)
 		return &again, nil
 	}
-	_, err = restore.Run(ctx, req)
-	if errors.Is(err, restore.ErrLeftAlone) {
-		return &exitError{code: 1}
-	}
-	return err
+	return req, nil
 }
 
 const crds = "customresourcedefinitions.apiextensions.k8s.io"
