@@ -110,11 +110,11 @@ func runDelete(ctx context.Context, opts *deleteOptions) error {
 	}
 	cfg := opts.sessionConfig()
 	cfg.Writes = !opts.DryRun
-	w, targets, err := storagemap.OpenTargets(ctx, cfg, refs, opts.Scope, "delete", target.Types)
+	session, targets, err := storagemap.OpenTargets(ctx, cfg, refs, opts.Scope, "delete", target.Types)
 	if err != nil {
 		return err
 	}
-	defer w.Close()
+	defer session.Close()
 	d := opts.Delete
 	d.Out, d.ErrOut, d.Output, d.DryRun = opts.IO.Out, opts.IO.ErrOut, opts.Output, opts.DryRun
 	return apply.Delete(ctx, refs, targets, d)

@@ -153,11 +153,11 @@ func runGet(ctx context.Context, opts *getOptions) error {
 	// The objects of a CRD that is gone are read through one made up
 	// from them, which says so.
 	cfg.Leftovers = true
-	w, named, err := storagemap.OpenTargets(ctx, cfg, refs, opts.Scope, "get", target.Types)
+	session, named, err := storagemap.OpenTargets(ctx, cfg, refs, opts.Scope, "get", target.Types)
 	if err != nil {
 		return err
 	}
-	defer w.Close()
+	defer session.Close()
 	err = get.Run(ctx, named, opts.Get)
 	if errors.Is(err, get.ErrReported) {
 		// Each failure has its line on stderr already.

@@ -80,10 +80,10 @@ func runInspect(ctx context.Context, opts *inspectOptions) error {
 	if err != nil {
 		return err
 	}
-	w, t, err := opts.openLive(ctx, ref, opts.Scope, "")
+	session, t, err := opts.openLive(ctx, ref, opts.Scope, "")
 	if err != nil {
 		return err
 	}
-	defer w.Close()
+	defer session.Close()
 	return inspect.Object(ctx, opts.IO.Out, t, ref.Names[0], opts.Inspect)
 }

@@ -85,18 +85,18 @@ func runKeys(ctx context.Context, opts *keysOptions) error {
 		if opts.NamespaceSet && !opts.AllNamespaces {
 			opts.Keys.Namespace = opts.Namespace
 		}
-		w, main, err := storagemap.OpenAll(ctx, opts.sessionConfig())
+		session, main, err := storagemap.OpenAll(ctx, opts.sessionConfig())
 		if err != nil {
 			return err
 		}
-		defer w.Close()
-		return keys.Usage(ctx, opts.IO.Out, main, w.Map.Table.EtcdPrefix, w.Map.Ordered(), opts.Keys)
+		defer session.Close()
+		return keys.Usage(ctx, opts.IO.Out, main, session.Map.Table.EtcdPrefix, session.Map.Ordered(), opts.Keys)
 	}
-	w, t, err := opts.open(ctx, *ref)
+	session, t, err := opts.open(ctx, *ref)
 	if err != nil {
 		return err
 	}
-	defer w.Close()
+	defer session.Close()
 	return keys.Of(ctx, opts.IO.Out, t, ref.Names, opts.Keys)
 }
 
@@ -105,9 +105,9 @@ func runKeys(ctx context.Context, opts *keysOptions) error {
 func (o *keysOptions) open(ctx context.Context, ref target.Ref) (*storagemap.Session, stores.Target, error) {
 	cfg := o.sessionConfig()
 	cfg.MapOnly = !o.Keys.NeedsEtcd(ref.Names)
-	w, named, err := storagemap.OpenTargets(ctx, cfg, []target.Ref{ref}, o.Scope, "", target.Each)
+	session, named, err := storagemap.OpenTargets(ctx, cfg, []target.Ref{ref}, o.Scope, "", target.Each)
 	if err != nil {
 		return nil, stores.Target{}, err
 	}
-	return w, named[0].Target, nil
+	return session, named[0].Target, nil
 }

@@ -139,20 +139,20 @@ func runMigrate(ctx context.Context, o *migrateOptions) error {
 		// path drops versions from status.storedVersions.
 		cfg.Only = strings.Join(append(slices.Clone(o.Types), "namespaces", "customresourcedefinitions.apiextensions.k8s.io"), ",")
 	}
-	w, main, err := storagemap.OpenAll(ctx, cfg)
+	session, main, err := storagemap.OpenAll(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer w.Close()
+	defer session.Close()
 	req := o.Migrate
-	if req.Prefixes, err = migratePrefixes(w.Map, o.Types, o.Namespace); err != nil {
+	if req.Prefixes, err = migratePrefixes(session.Map, o.Types, o.Namespace); err != nil {
 		return err
 	}
-	crdStatus, err := w.Map.Handle(crdStatusPath)
+	crdStatus, err := session.Map.Handle(crdStatusPath)
 	if err != nil {
 		crdStatus = nil // --runtime-config serves no CRDs
 	}
-	return migrate.Migrate(ctx, o.IO.Out, o.IO.ErrOut, main, w.Map.Table.EtcdPrefix, w.Map.Ordered(), crdStatus, req, o.Output)
+	return migrate.Migrate(ctx, o.IO.Out, o.IO.ErrOut, main, session.Map.Table.EtcdPrefix, session.Map.Ordered(), crdStatus, req, o.Output)
 }
 
 const crdStatusPath = "customresourcedefinitions.apiextensions.k8s.io/status"

@@ -48,7 +48,7 @@ type globalOptions struct {
 	warned map[string]bool
 }
 
-// sessionConfig is what a command hands to storagemap.Build.
+// sessionConfig is what a command opens its session with (storagemap.Open).
 func (g *globalOptions) sessionConfig() storagemap.Config {
 	return storagemap.Config{Options: g.Server, Timeout: g.RequestTimeout, Snapshot: g.Snapshot, DataDir: g.DataDir,
 		ReleaseMismatch: g.ReleaseMismatch, Warn: g.warn}

@@ -105,11 +105,11 @@ func runRoutesDiff(ctx context.Context, opts *routesDiffOptions) error {
 // openRoutes builds the map from the server flags for the routes commands,
 // which take only its tables.
 func (g *globalOptions) openRoutes(ctx context.Context) (*routes.Live, error) {
-	w, err := storagemap.Open(ctx, g.sessionConfig())
+	session, err := storagemap.Open(ctx, g.sessionConfig())
 	if err != nil {
 		return nil, err
 	}
-	return &routes.Live{Table: w.Map.Table, HTTPRoutes: w.Map.HTTPRoutes, Close: w.Close}, nil
+	return &routes.Live{Table: session.Map.Table, HTTPRoutes: session.Map.HTTPRoutes, Close: session.Close}, nil
 }
 
 // addGroupFlag is kubectl api-resources' `--api-group`, with `--group` as

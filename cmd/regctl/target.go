@@ -20,11 +20,11 @@ import (
 func (g *globalOptions) openLive(ctx context.Context, ref target.Ref, scope target.Scope, verb string) (*storagemap.Session, stores.Target, error) {
 	cfg := g.sessionConfig()
 	cfg.Leftovers = true
-	w, targets, err := storagemap.OpenTargets(ctx, cfg, []target.Ref{ref}, scope, verb, target.Each)
+	session, targets, err := storagemap.OpenTargets(ctx, cfg, []target.Ref{ref}, scope, verb, target.Each)
 	if err != nil {
 		return nil, stores.Target{}, err
 	}
-	return w, targets[0].Target, nil
+	return session, targets[0].Target, nil
 }
 
 // buildLive checks `-n` before building the map for create and replace.
