@@ -11,7 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/regctl/regctl/internal/apply"
+	"github.com/regctl/regctl/internal/stores"
 )
 
 // TestReadsStartNoAllocatorInformers reads services that hold cluster IPs:
@@ -125,7 +125,7 @@ func TestServiceWritesSayOnlyWhatTheyDid(t *testing.T) {
 		{[]string{"create", "-f", svc}, "service/web created\n"},
 		{[]string{"delete", "services/web", "-n", "shop"}, "service \"web\" deleted from shop namespace\n"},
 	} {
-		if stdout, stderr, code := regctl(tc.args...); code != 0 || stdout != tc.want || stderr != apply.BypassWarning+"\n" {
+		if stdout, stderr, code := regctl(tc.args...); code != 0 || stdout != tc.want || stderr != stores.BypassWarning+"\n" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q: want %q and the warning", tc.args, code, stdout, stderr, tc.want)
 		}
 	}

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/regctl/regctl/internal/render"
 )
 
 // A CRD is restored before its custom resources, which are written once a
@@ -101,5 +106,31 @@ func TestRestoreReadsABackupWithItsOwnKeys(t *testing.T) {
 	}
 	if raw := s.rawValue(t, "/registry/secrets/shop/db"); !strings.HasPrefix(string(raw), "k8s:enc:aescbc:v1:key2:") {
 		t.Errorf("restored as %q, want today's key2", raw[:min(len(raw), 30)])
+	}
+}
+
+// On a terminal, a restore says how far it is on one line of standard
+// error, rewritten in place and cleared at the end; the report is on
+// standard output alone.
+func TestRestoreShowsProgressOnATerminal(t *testing.T) {
+	t.Parallel()
+	s := newLiveEtcd(t)
+	manifest := shopNamespace
+	for _, name := range []string{"a", "b", "c"} {
+		manifest += "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", namespace: shop}\n"
+	}
+	mustRun(t, "create", "-f", manifestFile(t, manifest), s.flag())
+	rev := s.revision(t)
+	mustRun(t, "delete", "configmaps", "--all", "-n", "shop", s.flag())
+
+	var out, errOut bytes.Buffer
+	code := Run(context.Background(), IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: render.Terminal{Writer: &errOut}},
+		[]string{"restore", "--from", "rev:" + strconv.FormatInt(rev, 10), "configmaps", "-n", "shop", s.flag()})
+	if code != 0 || out.String() != "configmap/a restored\nconfigmap/b restored\nconfigmap/c restored\n" {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	progress := strings.TrimPrefix(errOut.String(), "warning: regctl writes straight to etcd through the apiserver's stores: admission plugins (but for namespace lifecycle), webhooks and authorization do not run\n")
+	if !strings.HasPrefix(progress, "\r\033[Krestoring: 3 of 3 objects written, ") || !strings.HasSuffix(progress, "\r\033[K") {
+		t.Errorf("standard error on a terminal: %q", errOut.String())
 	}
 }

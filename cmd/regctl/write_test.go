@@ -12,7 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/regctl/regctl/internal/apply"
+	"github.com/regctl/regctl/internal/stores"
 )
 
 // manifestFile writes a manifest to a temp file and returns its path.
@@ -73,7 +73,7 @@ func TestCreateWritesThroughTheStore(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	// With -o the written objects are printed instead of what was done.
-	if !strings.Contains(stderr, apply.BypassWarning) || strings.Contains(stderr+stdout, " created") {
+	if !strings.Contains(stderr, stores.BypassWarning) || strings.Contains(stderr+stdout, " created") {
 		t.Errorf("stderr %q: want the warning, and no created lines with -o", stderr)
 	}
 	var list struct {

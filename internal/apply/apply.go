@@ -187,7 +187,7 @@ func (r *run) planErrs(ctx context.Context, objs []manifest.Object, readErrs []e
 // the CRDs written in a sandbox, and then writes the objects awaiting them,
 // on the map built again to serve them.
 func (r *run) writePlanned(ctx context.Context, todo []stores.Planned, awaiting []manifest.Object) error {
-	fmt.Fprintln(r.ErrOut, BypassWarning)
+	fmt.Fprintln(r.ErrOut, stores.BypassWarning)
 	objectWarnings(r.ErrOut, todo)
 	crds := &sandboxCRDs{on: r.establishes()}
 	rep := NewReport(ReportOptions{Out: r.Out, ErrOut: r.ErrOut, Output: r.Output, DryRun: r.DryRun, Verb: r.Verb.Name, Total: len(todo) + len(awaiting), Named: true})
@@ -246,10 +246,6 @@ func (r *run) writeAwaiting(ctx context.Context, rep *Report, awaiting []manifes
 	objectWarnings(r.ErrOut, todo)
 	return reportEach(ctx, rep, todo, write)
 }
-
-// BypassWarning is said once per write command: regctl writes what the
-// stores write, and nothing in front of them runs.
-const BypassWarning = "warning: regctl writes straight to etcd through the apiserver's stores: admission plugins (but for namespace lifecycle), webhooks and authorization do not run"
 
 // objectWarnings prints what `--validate=warn` found in each object, as
 // kubectl prints the apiserver's warnings.

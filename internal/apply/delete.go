@@ -145,7 +145,7 @@ func (o DeleteOptions) deleteEach(ctx context.Context, doomed []doomedOf, total 
 	if o.GracePeriod >= 0 {
 		do.GracePeriod = &o.GracePeriod
 	}
-	fmt.Fprintln(o.ErrOut, BypassWarning)
+	fmt.Fprintln(o.ErrOut, stores.BypassWarning)
 	if o.IgnoreStoreReadError {
 		fmt.Fprintln(o.ErrOut, unsafeDeleteWarning())
 	}

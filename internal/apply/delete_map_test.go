@@ -12,6 +12,7 @@ import (
 
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/storagemap/maptest"
+	"github.com/regctl/regctl/internal/stores"
 	"github.com/regctl/regctl/internal/target"
 )
 
@@ -53,11 +54,11 @@ func TestDeleteOnAMap(t *testing.T) {
 	}
 
 	stdout, stderr, err := del([]string{"configmaps/a"}, DeleteOptions{})
-	if err != nil || stdout != "configmap \"a\" deleted from shop namespace\n" || stderr != BypassWarning+"\n" {
+	if err != nil || stdout != "configmap \"a\" deleted from shop namespace\n" || stderr != stores.BypassWarning+"\n" {
 		t.Errorf("by name: %q, %q, %v", stdout, stderr, err)
 	}
 	stdout, stderr, err = del([]string{"configmaps", "a"}, DeleteOptions{IgnoreNotFound: true})
-	if err != nil || stdout != "" || stderr != BypassWarning+"\n" {
+	if err != nil || stdout != "" || stderr != stores.BypassWarning+"\n" {
 		t.Errorf("gone, with IgnoreNotFound: %q, %q, %v", stdout, stderr, err)
 	}
 	stdout, stderr, err = del([]string{"configmaps", "a"}, DeleteOptions{})

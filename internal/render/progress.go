@@ -13,23 +13,33 @@ import (
 // rewritten in place, once the command has taken more than a second.
 type Progress struct {
 	w     io.Writer
+	after time.Duration
 	shown bool
 }
+
+// Terminal is a stream that stands for a terminal: progress is shown on it
+// from the start, where a terminal shows it once a command has taken a
+// second. A test gives one as standard error to see what a user would.
+type Terminal struct{ io.Writer }
 
 // NewProgress is the progress shown on w, nil when w is no terminal: a
 // pipe or a file gets the report alone.
 func NewProgress(w io.Writer) *Progress {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return nil
+	switch w := w.(type) {
+	case Terminal:
+		return &Progress{w: w}
+	case *os.File:
+		if term.IsTerminal(int(w.Fd())) {
+			return &Progress{w: w, after: time.Second}
+		}
 	}
-	return &Progress{w: w}
+	return nil
 }
 
-// Show shows line, once elapsed is over a second; a nil progress shows
-// nothing.
+// Show shows line, once elapsed is past the progress's delay; a nil
+// progress shows nothing.
 func (p *Progress) Show(elapsed time.Duration, line string) {
-	if p == nil || elapsed < time.Second {
+	if p == nil || elapsed < p.after {
 		return
 	}
 	p.shown = true

@@ -11,7 +11,7 @@ func TestProgress(t *testing.T) {
 		t.Error("progress is shown on a stream that is not a terminal")
 	}
 	var out bytes.Buffer
-	p := &Progress{w: &out}
+	p := &Progress{w: &out, after: time.Second}
 	p.Show(500*time.Millisecond, "early")
 	if out.Len() != 0 {
 		t.Errorf("progress shown before a second: %q", out.String())
@@ -23,5 +23,15 @@ func TestProgress(t *testing.T) {
 	}
 	// A command on no terminal has no progress, and ends without a word.
 	var none *Progress
+	none.Show(time.Minute, "nothing")
 	none.Done()
+
+	// A stream that stands for a terminal shows it from the start.
+	out.Reset()
+	p = NewProgress(Terminal{&out})
+	p.Show(0, "1/2 objects")
+	p.Done()
+	if want := "\r\033[K1/2 objects\r\033[K"; out.String() != want {
+		t.Errorf("progress on a Terminal %q, want %q", out.String(), want)
+	}
 }

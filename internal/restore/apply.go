@@ -39,6 +39,10 @@ func (r *restorer) apply(ctx context.Context, levels [][]*entry) error {
 			}
 		}
 	}
+	if r.toWrite > 0 && !r.warned {
+		fmt.Fprintln(r.req.ErrOut, stores.BypassWarning)
+		r.warned = true
+	}
 	for _, level := range levels {
 		for start := 0; start < len(level); start += batch {
 			if err := r.applyBatch(ctx, level[start:min(start+batch, len(level))]); err != nil {

@@ -195,6 +195,8 @@ type restorer struct {
 	// written counts the objects written, for the progress line.
 	written, toWrite int
 	started          time.Time
+	// warned says that the writes bypass admission, once.
+	warned bool
 }
 
 // entry is one object of the source with what the restore does with it.

@@ -101,6 +101,10 @@ type WriteOptions struct {
 	LossCheckedAt int64
 }
 
+// BypassWarning is said once per write command: regctl writes what the
+// stores write, and nothing in front of them runs.
+const BypassWarning = "warning: regctl writes straight to etcd through the apiserver's stores: admission plugins (but for namespace lifecycle), webhooks and authorization do not run"
+
 // DefaultFieldManager is the manager regctl's writes are recorded as when
 // none is named: where the server takes the client's user agent, regctl
 // names itself.
