@@ -3,6 +3,7 @@ package storagemap
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -353,6 +354,14 @@ func eachMember(data []byte, at int, member func(key []byte, at int) (int, error
 			return 0, err
 		}
 		key := data[i+1 : end-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			// A key written with escapes is read as a decode reads it.
+			var unquoted string
+			if json.Unmarshal(data[i:end], &unquoted) != nil {
+				return 0, errNotJSON
+			}
+			key = []byte(unquoted)
+		}
 		i = skipSpace(data, end)
 		if i >= len(data) || data[i] != ':' {
 			return 0, errNotJSON

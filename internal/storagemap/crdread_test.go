@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -371,4 +372,59 @@ func TestEstablishingWritesStatusOnly(t *testing.T) {
 	if !established {
 		t.Errorf("the CRD is not established: %+v", after.Status)
 	}
+}
+
+// FuzzWithoutSchemasAgreesWithAJSONDecode holds the byte-level walk to
+// what encoding/json reads: whatever it returns decodes as the input
+// decodes with its schemas null (keys written with escapes included). It
+// never panics. That it cuts every real CRD is the test above's.
+func FuzzWithoutSchemasAgreesWithAJSONDecode(f *testing.F) {
+	for _, seed := range []string{
+		`{"spec":{"validation":{"openAPIV3Schema":{}},"versions":[{"name":"v1","schema":{"a":[1,"]"]}},{"name":"v2"}]}}`,
+		`{ "spec" : { "versions" : [ {"schema":{"x":"\"}"}} ] } , "status":{"x":true} }`,
+		`{"kind":"CustomResourceDefinition","spec":{"group":"x"}}`,
+		`{"spec":{"validation":{},"versions":[{"sch\u0065ma":{}}]}}`,
+		`{"spec":{"versions":[1,{"schema":{}}]}}`,
+		`{"spec":{"validation":1},"spec":{"versions":[{"schema":2}]}}`,
+		`[{"spec":{}}]`, `{"spec":{"versions":[{"schema":{}}]}`, ``,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, ok := withoutSchemas(data)
+		var in any
+		if json.Unmarshal(data, &in) != nil {
+			return // the codec refuses it, cut or not
+		}
+		if !ok {
+			return // left to the codec as it is
+		}
+		want := nulledSchemas(in)
+		var got any
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("withoutSchemas(%s) = %s, not JSON: %v", data, out, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("withoutSchemas(%s) = %s, decodes to\n%v\nwant\n%v", data, out, got, want)
+		}
+	})
+}
+
+// nulledSchemas is a decoded CRD with null for its schemas, as
+// withoutSchemas leaves them: spec.validation, and each version's schema.
+func nulledSchemas(in any) any {
+	obj, _ := in.(map[string]any)
+	spec, _ := obj["spec"].(map[string]any)
+	if _, ok := spec["validation"]; ok {
+		spec["validation"] = nil
+	}
+	versions, _ := spec["versions"].([]any)
+	for _, v := range versions {
+		if m, ok := v.(map[string]any); ok {
+			if _, ok := m["schema"]; ok {
+				m["schema"] = nil
+			}
+		}
+	}
+	return in
 }
