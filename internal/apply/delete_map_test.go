@@ -3,23 +3,18 @@ package apply
 import (
 	"bytes"
 	"context"
-	"io"
-	"os"
 	"strings"
 	"testing"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/regctl/regctl/internal/logs"
+	"github.com/regctl/regctl/internal/logs/logstest"
 	"github.com/regctl/regctl/internal/storagemap/maptest"
 	"github.com/regctl/regctl/internal/stores"
 	"github.com/regctl/regctl/internal/target"
 )
 
-func TestMain(m *testing.M) {
-	logs.Setup(0, io.Discard)
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { logstest.Main(m) }
 
 // TestDeleteOnAMap deletes config maps through the store of a default
 // server's map on an ephemeral etcd: by name, by selector, and names that

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
-	"os"
 	"strings"
 	"testing"
 
@@ -16,17 +14,14 @@ import (
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/handle"
-	"github.com/regctl/regctl/internal/logs"
+	"github.com/regctl/regctl/internal/logs/logstest"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap/maptest"
 	"github.com/regctl/regctl/internal/storedvalue"
 	"github.com/regctl/regctl/internal/stores"
 )
 
-func TestMain(m *testing.M) {
-	logs.Setup(0, io.Discard)
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { logstest.Main(m) }
 
 // configMaps creates config maps in default through the map's store, and
 // returns the request that compares them between the revision after and

@@ -6,21 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/regctl/regctl/internal/etcdview"
-	"github.com/regctl/regctl/internal/logs"
+	"github.com/regctl/regctl/internal/logs/logstest"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap/maptest"
 	"github.com/regctl/regctl/internal/target"
 )
 
-func TestMain(m *testing.M) {
-	logs.Setup(0, io.Discard)
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { logstest.Main(m) }
 
 // TestKeysOnAMap lists, names and checks keys of a default server's map
 // built on an ephemeral etcd, with three config map keys written in it.

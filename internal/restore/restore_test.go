@@ -3,8 +3,6 @@ package restore
 import (
 	"bytes"
 	"context"
-	"io"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,17 +16,14 @@ import (
 	"github.com/regctl/regctl/internal/changes"
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/handle"
-	"github.com/regctl/regctl/internal/logs"
+	"github.com/regctl/regctl/internal/logs/logstest"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/storagemap/maptest"
 	"github.com/regctl/regctl/internal/stores"
 )
 
-func TestMain(m *testing.M) {
-	logs.Setup(0, io.Discard)
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { logstest.Main(m) }
 
 // cluster is a map on an etcd of its own with the namespace shop.
 type cluster struct {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -16,17 +15,14 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
-	"github.com/regctl/regctl/internal/logs"
+	"github.com/regctl/regctl/internal/logs/logstest"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/storagemap/maptest"
 	"github.com/regctl/regctl/internal/stores"
 )
 
-func TestMain(m *testing.M) {
-	logs.Setup(0, io.Discard)
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { logstest.Main(m) }
 
 // failOnOneOrphan scans the orphans of s's etcd with --fail-on orphans,
 // wants it to fail for one finding once the report is printed, and

@@ -6,8 +6,6 @@ package watchcache
 
 import (
 	"context"
-	"io"
-	"os"
 	"regexp"
 	"testing"
 	"time"
@@ -15,15 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/regctl/regctl/internal/logs"
+	"github.com/regctl/regctl/internal/logs/logstest"
 	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/test/apiserver"
 )
 
-func TestMain(m *testing.M) {
-	logs.Setup(0, io.Discard)
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { logstest.Main(m) }
 
 // TestWatchCacheAgreesWithKubeAPIServer compares the resources the server
 // builds a watch cache for, from its own watch cache metrics, with the
