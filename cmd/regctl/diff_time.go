@@ -3,34 +3,29 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
-	"slices"
-	"strings"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	kubectldiff "k8s.io/kubectl/pkg/cmd/diff"
 	"k8s.io/utils/exec"
 
 	"github.com/regctl/regctl/internal/changes"
-	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/handle"
-	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/points"
 	"github.com/regctl/regctl/internal/target"
 )
 
 func runDiffOverTime(ctx context.Context, o *diffOptions) error {
-	sides := newPointSessions(o.globalOptions, o.Args, o.targetScope())
-	defer sides.close()
+	sides := points.New(o.sessionConfig(), o.Args, o.targetScope())
+	defer sides.Close()
 	req := changes.Request{LabelSelector: o.Selector, ChunkSize: 500}
 	var from, to []handle.Target
 	var err error
-	if req.From, from, err = sides.open(ctx, o.From); err != nil {
+	if req.From, from, err = sides.Open(ctx, o.From); err != nil {
 		return exitTrouble(err)
 	}
-	if req.To, to, err = sides.open(ctx, o.To); err != nil {
+	if req.To, to, err = sides.Open(ctx, o.To); err != nil {
 		return exitTrouble(err)
 	}
-	req.Pairs = changes.PairTargets(from, to, sides.names)
+	req.Pairs = changes.PairTargets(from, to, sides.Names)
 	var patch *changes.Patch
 	if o.Patch {
 		if patch, err = changes.NewPatch(&kubectldiff.DiffProgram{Exec: exec.New(), IOStreams: o.IO}); err != nil {
@@ -56,197 +51,4 @@ func ignore(err, target error) error {
 		return nil
 	}
 	return err
-}
-
-// pointSessions opens the sessions points in time are read through (the
-// sides of a diff over time, a restore's source and target): one on the
-// data the flags name for live, one on it with the CRDs at N for rev:N,
-// and one per snapshot file.
-type pointSessions struct {
-	g *globalOptions
-	// args are the types named (all stored when none), scope where.
-	args  []string
-	scope target.Scope
-	// configure, when set, adjusts the config of a source's session.
-	configure func(changes.Source, *storagemap.Config)
-	// namespaceAlone, with no types named and one namespace, reads that
-	// namespace's objects and the namespace itself, and no cluster-scoped
-	// resource (a restore of a namespace).
-	namespaceAlone bool
-	sessions       map[changes.Source]*storagemap.Session
-	// opened are the sessions in the order they were opened: the first
-	// on the flags' data may run the etcd the others read.
-	opened []*storagemap.Session
-	// names are the objects named of each path (TYPE/NAME, TYPE NAME).
-	names map[string][]string
-}
-
-func newPointSessions(g *globalOptions, args []string, scope target.Scope) *pointSessions {
-	return &pointSessions{g: g, args: args, scope: scope, sessions: map[changes.Source]*storagemap.Session{}, names: map[string][]string{}}
-}
-
-// open is a source's side, read at the revision it names (live: the
-// revision now), and its targets.
-func (d *pointSessions) open(ctx context.Context, name string) (changes.Side, []handle.Target, error) {
-	src, err := changes.ParseSource(name)
-	if err != nil {
-		return changes.Side{}, nil, err
-	}
-	s, err := d.session(ctx, src)
-	if err != nil {
-		return changes.Side{}, nil, err
-	}
-	side := changes.Side{Name: src.Name, Revision: src.Revision, Now: src.Revision == 0 && src.Snapshot == ""}
-	client, err := s.Client(ctx)
-	if err != nil {
-		return side, nil, err
-	}
-	if side.Revision == 0 {
-		side.Revision, err = etcdview.Revision(ctx, client)
-	} else {
-		// A compacted or future revision is one line naming the oldest
-		// or the current one.
-		err = etcdview.CheckRevisionOn(ctx, func(context.Context) (*clientv3.Client, error) { return client, nil }, side.Revision)
-	}
-	if err != nil {
-		return side, nil, err
-	}
-	targets, err := d.targets(s.Map)
-	return side, targets, err
-}
-
-// session is the session src is read through: its custom resources are
-// those of the CRDs as they were at src.
-func (d *pointSessions) session(ctx context.Context, src changes.Source) (*storagemap.Session, error) {
-	if s, ok := d.sessions[src]; ok {
-		return s, nil
-	}
-	cfg := d.g.sessionConfig()
-	cfg.Only = onlyOf(d.args)
-	cfg.CRDRevision = src.Revision
-	if d.configure != nil {
-		d.configure(src, &cfg)
-	}
-	open := storagemap.OpenData
-	if src.Snapshot != "" {
-		cfg.Snapshot, cfg.DataDir = src.Snapshot, ""
-	} else if base := d.onData(); base != nil {
-		open = base.Beside
-	}
-	s, err := open(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	d.sessions[src] = s
-	d.opened = append(d.opened, s)
-	return s, nil
-}
-
-// onData is the session open on the flags' data, if any.
-func (d *pointSessions) onData() *storagemap.Session {
-	for src, s := range d.sessions {
-		if src.Snapshot == "" {
-			return s
-		}
-	}
-	return nil
-}
-
-// targets are what is read in m: the types named, or every stored
-// resource; in the scope's namespace, or all.
-func (d *pointSessions) targets(m *storagemap.Map) ([]handle.Target, error) {
-	ns := ""
-	if !d.scope.AllNamespaces {
-		ns = d.scope.Namespace
-	}
-	if len(d.args) == 0 && d.namespaceAlone && ns != "" {
-		return d.namespaceTargets(m, ns), nil
-	}
-	if len(d.args) == 0 {
-		return changes.Stored(m.Ordered(), ns), nil
-	}
-	refs, err := target.ParseRefs(d.args, "", false)
-	if err != nil {
-		return nil, err
-	}
-	named, err := target.Types(m, refs, d.scope)
-	out := make([]handle.Target, len(named))
-	for i, n := range named {
-		out[i] = n.Target
-		if len(n.Names) > 0 {
-			d.names[n.Path] = append(d.names[n.Path], n.Names...)
-		}
-	}
-	return out, err
-}
-
-// namespaceTargets are the namespace ns, and every namespaced resource
-// stored in it.
-func (d *pointSessions) namespaceTargets(m *storagemap.Map, ns string) []handle.Target {
-	var out []handle.Target
-	for _, t := range changes.Stored(m.Ordered(), ns) {
-		switch {
-		case t.Resource.Namespaced:
-			out = append(out, t)
-		case t.Path == "namespaces":
-			out = append(out, t)
-			if !slices.Contains(d.names[t.Path], ns) {
-				d.names[t.Path] = append(d.names[t.Path], ns)
-			}
-		}
-	}
-	return out
-}
-
-// reopen builds src's session again, as it was opened: on a sandbox, on
-// the etcd the one before runs. The targets are those of the new map.
-func (d *pointSessions) reopen(ctx context.Context, src changes.Source) ([]handle.Target, *storagemap.Session, error) {
-	old, ok := d.sessions[src]
-	if !ok {
-		return nil, nil, fmt.Errorf("regctl bug: no session of %s to open again", src.Name)
-	}
-	cfg := d.g.sessionConfig()
-	cfg.Only = onlyOf(d.args)
-	if d.configure != nil {
-		d.configure(src, &cfg)
-	}
-	var s *storagemap.Session
-	var err error
-	if old.Sandbox() {
-		s, err = old.Reopen(ctx, cfg)
-	} else {
-		old.Close()
-		s, err = storagemap.OpenData(ctx, cfg)
-	}
-	// The old session is closed either way; a failed one is closed too.
-	i := slices.Index(d.opened, old)
-	if err != nil {
-		d.opened = slices.Delete(d.opened, i, i+1)
-		delete(d.sessions, src)
-		return nil, nil, err
-	}
-	d.opened[i], d.sessions[src] = s, s
-	targets, err := d.targets(s.Map)
-	return targets, s, err
-}
-
-// onlyOf is the map's Only for the types args name: TYPE/NAME names its
-// TYPE.
-func onlyOf(args []string) string {
-	refs, err := target.ParseRefs(args, "", false)
-	if err != nil || len(args) == 0 {
-		return strings.Join(args, ",")
-	}
-	only := make([]string, len(refs))
-	for i, r := range refs {
-		only[i] = r.Resource
-	}
-	return strings.Join(only, ",")
-}
-
-// close closes the sessions, the last opened first.
-func (d *pointSessions) close() {
-	for i := len(d.opened) - 1; i >= 0; i-- {
-		d.opened[i].Close()
-	}
 }

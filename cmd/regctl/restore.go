@@ -10,6 +10,7 @@ import (
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/gctune"
 	"github.com/regctl/regctl/internal/handle"
+	"github.com/regctl/regctl/internal/points"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/restore"
 	"github.com/regctl/regctl/internal/storagemap"
@@ -149,7 +150,7 @@ func (o *restoreOptions) run(ctx context.Context) error {
 	ctx = render.WithWarnings(ctx, o.IO.ErrOut)
 	gctune.BoundHeap()
 	sides := o.sessions()
-	defer sides.close()
+	defer sides.Close()
 	req, err := o.request(ctx, sides)
 	if err != nil {
 		return err
@@ -163,14 +164,14 @@ func (o *restoreOptions) run(ctx context.Context) error {
 
 // sessions are the live session, writable, that also looks up namespaces
 // and CRDs, and the source's, with its own encryption config if given.
-func (o *restoreOptions) sessions() *pointSessions {
+func (o *restoreOptions) sessions() *points.Sessions {
 	scope := o.Scope
 	if scope.AllNamespaces {
 		scope.Namespace = ""
 	}
-	sides := newPointSessions(o.globalOptions, o.Args, scope)
-	sides.namespaceAlone = true
-	sides.configure = func(src changes.Source, cfg *storagemap.Config) {
+	sides := points.New(o.sessionConfig(), o.Args, scope)
+	sides.NamespaceAlone = true
+	sides.Configure = func(src changes.Source, cfg *storagemap.Config) {
 		if src == live {
 			cfg.Writes = !o.DryRun
 			// Writes into a namespace look it up, as the server's
@@ -186,29 +187,29 @@ func (o *restoreOptions) sessions() *pointSessions {
 }
 
 // request opens both sides and pairs their resources.
-func (o *restoreOptions) request(ctx context.Context, sides *pointSessions) (restore.Request, error) {
-	to, toTargets, err := sides.open(ctx, live.Name)
+func (o *restoreOptions) request(ctx context.Context, sides *points.Sessions) (restore.Request, error) {
+	to, toTargets, err := sides.Open(ctx, live.Name)
 	if err != nil {
 		return restore.Request{}, err
 	}
-	from, fromTargets, err := sides.open(ctx, o.From)
+	from, fromTargets, err := sides.Open(ctx, o.From)
 	if err != nil {
 		return restore.Request{}, err
 	}
 	req := restore.Request{
 		From: from, To: to, LabelSelector: o.Selector, ChunkSize: 500,
 		DryRun: o.DryRun, Overwrite: o.Overwrite, Timeout: o.RequestTimeout, AllNamespaces: o.AllNamespaces,
-		Pairs:      changes.PairTargets(fromTargets, toTargets, sides.names),
-		Namespaces: handleOf(sides.sessions[live], "namespaces"), CRDs: handleOf(sides.sessions[live], crds),
+		Pairs:      changes.PairTargets(fromTargets, toTargets, sides.Names),
+		Namespaces: handleOf(sides.Session(live), "namespaces"), CRDs: handleOf(sides.Session(live), crds),
 		Out: o.IO.Out, ErrOut: o.IO.ErrOut, Output: o.Output, Progress: render.NewProgress(o.IO.ErrOut),
 	}
 	req.Reopen = func(ctx context.Context) (*restore.Request, error) {
-		targets, s, err := sides.reopen(ctx, live)
+		targets, s, err := sides.Reopen(ctx, live)
 		if err != nil {
 			return nil, err
 		}
 		again := req
-		again.Pairs = changes.PairTargets(fromTargets, targets, sides.names)
+		again.Pairs = changes.PairTargets(fromTargets, targets, sides.Names)
 		again.Namespaces, again.CRDs = handleOf(s, "namespaces"), handleOf(s, crds)
 		return &again, nil
 	}
