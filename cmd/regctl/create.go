@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/regctl/regctl/internal/apply"
+	"github.com/regctl/regctl/internal/writes"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
@@ -84,5 +84,5 @@ the way to bring back a deleted object from ` + "`regctl inspect TYPE/NAME --his
 
 func runCreate(ctx context.Context, opts *createOptions) error {
 	ctx = render.WithWarnings(ctx, opts.IO.ErrOut)
-	return opts.writeManifest(ctx, opts.Filenames, "", apply.Create(stores.WriteOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager}))
+	return opts.writeManifest(ctx, opts.Filenames, "", writes.Create(stores.WriteOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager}))
 }

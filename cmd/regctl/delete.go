@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/regctl/regctl/internal/apply"
+	"github.com/regctl/regctl/internal/writes"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap"
@@ -15,7 +15,7 @@ import (
 type deleteOptions struct {
 	writeOptions
 	Args   []string
-	Delete apply.DeleteOptions
+	Delete writes.DeleteOptions
 }
 
 func newDeleteCmd(g *globalOptions, runF func(context.Context, *deleteOptions) error) *cobra.Command {
@@ -117,5 +117,5 @@ func runDelete(ctx context.Context, opts *deleteOptions) error {
 	defer session.Close()
 	d := opts.Delete
 	d.Out, d.ErrOut, d.Output, d.DryRun = opts.IO.Out, opts.IO.ErrOut, opts.Output, opts.DryRun
-	return apply.Delete(ctx, refs, targets, d)
+	return writes.Delete(ctx, refs, targets, d)
 }

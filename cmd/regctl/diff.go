@@ -8,7 +8,7 @@ import (
 	kubectldiff "k8s.io/kubectl/pkg/cmd/diff"
 	"k8s.io/utils/exec"
 
-	"github.com/regctl/regctl/internal/apply"
+	"github.com/regctl/regctl/internal/writes"
 	"github.com/regctl/regctl/internal/changes"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/render"
@@ -17,7 +17,7 @@ import (
 type diffOptions struct {
 	writeOptions
 	Filenames []string
-	Diff      apply.DiffOptions
+	Diff      writes.DiffOptions
 	// From and To are the two points in time of a diff without -f.
 	From, To string
 	Args     []string

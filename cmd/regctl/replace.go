@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/regctl/regctl/internal/apply"
+	"github.com/regctl/regctl/internal/writes"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
@@ -85,5 +85,5 @@ this release's kube-apiserver would; use the regctl built for the cluster's rele
 
 func runReplace(ctx context.Context, opts *replaceOptions) error {
 	ctx = render.WithWarnings(ctx, opts.IO.ErrOut)
-	return opts.writeManifest(ctx, opts.Filenames, opts.Subresource, apply.Replace(stores.WriteOptions{DryRun: opts.DryRun, CurrentVersion: opts.Force, FieldManager: opts.FieldManager, DropUnknownFields: opts.DropUnknownFields}))
+	return opts.writeManifest(ctx, opts.Filenames, opts.Subresource, writes.Replace(stores.WriteOptions{DryRun: opts.DryRun, CurrentVersion: opts.Force, FieldManager: opts.FieldManager, DropUnknownFields: opts.DropUnknownFields}))
 }

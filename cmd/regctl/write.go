@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
-	"github.com/regctl/regctl/internal/apply"
+	"github.com/regctl/regctl/internal/writes"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/stores"
@@ -30,7 +30,7 @@ type writeOptions struct {
 	// values are encrypted (create and replace).
 	AllowPlaintext bool
 	// Validation is kubectl's --validate (create and replace).
-	Validation apply.Validation
+	Validation writes.Validation
 	// FieldManager is kubectl's --field-manager (create and replace): the
 	// manager managedFields records the write as.
 	FieldManager string
@@ -114,18 +114,18 @@ func (o *writeOptions) parseOutput(s string) error {
 	return err
 }
 
-// writeManifest writes the manifest in filenames with v (apply.Run), on
+// writeManifest writes the manifest in filenames with v (writes.Run), on
 // the map of the user's etcd, which it builds once the manifest is read.
-func (o *writeOptions) writeManifest(ctx context.Context, filenames []string, subresource string, v apply.Verb) error {
+func (o *writeOptions) writeManifest(ctx context.Context, filenames []string, subresource string, v writes.Verb) error {
 	if err := o.sessionConfig().Writable(); err != nil {
 		return err
 	}
 	live := &liveMap{o: o}
 	defer live.close()
-	m := apply.Manifest{
+	m := writes.Manifest{
 		Filenames: filenames, Recursive: o.Recursive, In: o.IO.In, Out: o.IO.Out, ErrOut: o.IO.ErrOut,
 		Output: o.Output, DryRun: o.DryRun,
-		Scope:       apply.Scope{Namespace: o.Namespace, Explicit: o.NamespaceSet},
+		Scope:       writes.Scope{Namespace: o.Namespace, Explicit: o.NamespaceSet},
 		Subresource: subresource, AllowPlaintext: o.AllowPlaintext, Validation: string(o.Validation),
 		Verb: v,
 		Open: live.open, Reopen: live.reopen,
@@ -135,17 +135,17 @@ func (o *writeOptions) writeManifest(ctx context.Context, filenames []string, su
 	if o.DataDir != "" {
 		m.Establish = live.establish
 	}
-	return apply.Run(ctx, m)
+	return writes.Run(ctx, m)
 }
 
-// diffManifest diffs the manifest in filenames (apply.Diff) on the map of
+// diffManifest diffs the manifest in filenames (writes.Diff) on the map of
 // the user's etcd, built once the manifest is read.
-func (o *writeOptions) diffManifest(ctx context.Context, filenames []string, d apply.DiffOptions) error {
+func (o *writeOptions) diffManifest(ctx context.Context, filenames []string, d writes.DiffOptions) error {
 	live := &liveMap{o: o}
 	defer live.close()
-	return apply.Diff(ctx, apply.Manifest{
+	return writes.Diff(ctx, writes.Manifest{
 		Filenames: filenames, Recursive: o.Recursive, In: o.IO.In, Out: o.IO.Out, ErrOut: o.IO.ErrOut,
-		Scope:  apply.Scope{Namespace: o.Namespace, Explicit: o.NamespaceSet},
+		Scope:  writes.Scope{Namespace: o.Namespace, Explicit: o.NamespaceSet},
 		Open:   live.open,
 		Server: func() *rest.Config { return live.session.LoopbackConfig() },
 	}, d)
@@ -160,7 +160,7 @@ type liveMap struct {
 	session *storagemap.Session
 }
 
-func (l *liveMap) open(ctx context.Context, kinds []schema.GroupVersionKind) (apply.Map, error) {
+func (l *liveMap) open(ctx context.Context, kinds []schema.GroupVersionKind) (writes.Map, error) {
 	s, err := l.o.buildLive(ctx, kinds)
 	if err != nil {
 		return nil, err
@@ -171,7 +171,7 @@ func (l *liveMap) open(ctx context.Context, kinds []schema.GroupVersionKind) (ap
 
 // reopen builds the map again on the sandbox's etcd. When it fails, the
 // map it had is closed already, and closing it again does nothing.
-func (l *liveMap) reopen(ctx context.Context) (apply.Map, error) {
+func (l *liveMap) reopen(ctx context.Context) (writes.Map, error) {
 	s, err := l.session.Reopen(ctx, l.o.writeConfig(l.kinds))
 	if err != nil {
 		return nil, err

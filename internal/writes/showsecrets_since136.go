@@ -1,6 +1,6 @@
 //go:build !k8s1.35
 
-package apply
+package writes
 
 import kubectldiff "k8s.io/kubectl/pkg/cmd/diff"
 

@@ -1,4 +1,4 @@
-// Package apply writes the objects of a manifest through the stores of the
+// Package writes writes the objects of a manifest through the stores of the
 // storage map, as create and replace do: it reads the files, plans every
 // object (resolves its kind to a path of the map, scopes its namespace,
 // decodes and checks it through the store), refuses the whole manifest if
@@ -11,7 +11,7 @@
 // It takes the map as an interface and what the session does beyond it as
 // function fields, so that it links nothing of the map's assembly
 // (internal/storagemap); the commands build the map and hand it in.
-package apply
+package writes
 
 import (
 	"context"
