@@ -8,10 +8,10 @@ import (
 	kubectldiff "k8s.io/kubectl/pkg/cmd/diff"
 	"k8s.io/utils/exec"
 
-	"github.com/regctl/regctl/internal/writes"
 	"github.com/regctl/regctl/internal/changes"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/writes"
 )
 
 type diffOptions struct {

@@ -21,6 +21,7 @@ import (
 	api "k8s.io/kubernetes/pkg/apis/core"
 	"k8s.io/utils/ptr"
 
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/stores"
 )
 
@@ -373,7 +374,7 @@ func newSandbox(t *testing.T) *sandbox {
 		}
 		for _, obj := range r.objects {
 			m, _ := obj.(metav1.ObjectMetaAccessor)
-			ctx := stores.RequestContext(context.Background(), stores.Target{Handle: w.Map.Handles[resource], Namespace: m.GetObjectMeta().GetNamespace()})
+			ctx := stores.RequestContext(context.Background(), handle.Target{Handle: w.Map.Handles[resource], Namespace: m.GetObjectMeta().GetNamespace()})
 			if _, err := creater.Create(ctx, obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 				t.Fatalf("seeding the sandbox with %s %s: %v", resource, m.GetObjectMeta().GetName(), err)
 			}

@@ -6,10 +6,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/regctl/regctl/internal/completion"
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/keys"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap"
-	"github.com/regctl/regctl/internal/stores"
 	"github.com/regctl/regctl/internal/target"
 )
 
@@ -102,12 +102,12 @@ func runKeys(ctx context.Context, opts *keysOptions) error {
 
 // open builds the map for ref's resource and resolves it: on the user's
 // etcd when the keys are read there, else on any.
-func (o *keysOptions) open(ctx context.Context, ref target.Ref) (*storagemap.Session, stores.Target, error) {
+func (o *keysOptions) open(ctx context.Context, ref target.Ref) (*storagemap.Session, handle.Target, error) {
 	cfg := o.sessionConfig()
 	cfg.MapOnly = !o.Keys.NeedsEtcd(ref.Names)
 	session, named, err := storagemap.OpenTargets(ctx, cfg, []target.Ref{ref}, o.Scope, "", target.Each)
 	if err != nil {
-		return nil, stores.Target{}, err
+		return nil, handle.Target{}, err
 	}
 	return session, named[0].Target, nil
 }

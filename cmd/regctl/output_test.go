@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/regctl/regctl/internal/completion"
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/stores"
 )
 
@@ -341,7 +342,7 @@ func TestTablesEscapeTerminalControl(t *testing.T) {
 	// A status reason is free text that a kubelet (or anyone who can write
 	// pods/status) sets; the STATUS column shows it.
 	w := s.session(t)
-	ctx := stores.RequestContext(context.Background(), stores.Target{Handle: w.Map.Handles["pods/status"], Namespace: "default"})
+	ctx := stores.RequestContext(context.Background(), handle.Target{Handle: w.Map.Handles["pods/status"], Namespace: "default"})
 	obj, err := w.Map.Handles["pods"].Storage.(rest.Getter).Get(ctx, "pod-00000", &metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

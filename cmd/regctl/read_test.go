@@ -18,6 +18,7 @@ import (
 	api "k8s.io/kubernetes/pkg/apis/core"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/stores"
 )
@@ -73,7 +74,7 @@ func (s *liveEtcd) createPods(t *testing.T, ns string, n int, mutate func(i int,
 	w := s.session(t)
 	defer w.Close()
 	creater := w.Map.Handles["pods"].Storage.(rest.Creater)
-	ctx := stores.RequestContext(context.Background(), stores.Target{Handle: w.Map.Handles["pods"], Namespace: ns})
+	ctx := stores.RequestContext(context.Background(), handle.Target{Handle: w.Map.Handles["pods"], Namespace: ns})
 	for i := 0; i < n; i++ {
 		p := &api.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%05d", i), Namespace: ns},

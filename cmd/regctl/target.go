@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/storagemap"
-	"github.com/regctl/regctl/internal/stores"
 	"github.com/regctl/regctl/internal/target"
 )
 
@@ -17,12 +17,12 @@ import (
 // type, in it, for a read: the objects of a CRD that is gone are read
 // through one made up from them. When verb is set, the path must serve
 // it. The caller closes the map.
-func (g *globalOptions) openLive(ctx context.Context, ref target.Ref, scope target.Scope, verb string) (*storagemap.Session, stores.Target, error) {
+func (g *globalOptions) openLive(ctx context.Context, ref target.Ref, scope target.Scope, verb string) (*storagemap.Session, handle.Target, error) {
 	cfg := g.sessionConfig()
 	cfg.Leftovers = true
 	session, targets, err := storagemap.OpenTargets(ctx, cfg, []target.Ref{ref}, scope, verb, target.Each)
 	if err != nil {
-		return nil, stores.Target{}, err
+		return nil, handle.Target{}, err
 	}
 	return session, targets[0].Target, nil
 }

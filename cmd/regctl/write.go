@@ -13,11 +13,11 @@ import (
 	"k8s.io/client-go/rest"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
-	"github.com/regctl/regctl/internal/writes"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/stores"
 	"github.com/regctl/regctl/internal/target"
+	"github.com/regctl/regctl/internal/writes"
 )
 
 // writeOptions are shared by create, replace and delete.

@@ -22,6 +22,7 @@ import (
 	"k8s.io/kubernetes/pkg/apis/networking"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/stores"
 	"github.com/regctl/regctl/test/apiserver"
 )
@@ -203,7 +204,7 @@ func (s *liveEtcd) putServiceCIDR(t *testing.T, cidr string) {
 	w := s.session(t)
 	defer w.Close()
 	sc := &networking.ServiceCIDR{ObjectMeta: metav1.ObjectMeta{Name: "kubernetes"}, Spec: networking.ServiceCIDRSpec{CIDRs: []string{cidr}}}
-	ctx := stores.RequestContext(context.Background(), stores.Target{Handle: w.Map.Handles["servicecidrs.networking.k8s.io"]})
+	ctx := stores.RequestContext(context.Background(), handle.Target{Handle: w.Map.Handles["servicecidrs.networking.k8s.io"]})
 	if _, err := w.Map.Handles["servicecidrs.networking.k8s.io"].Storage.(rest.Creater).Create(ctx, sc, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

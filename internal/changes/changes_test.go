@@ -65,7 +65,7 @@ func TestAComparisonGoesOnPastAnObjectItCannotRead(t *testing.T) {
 	put(t, c, "/registry/configmaps/default/b", "\x00garbage")
 	// c changes through its store.
 	h := req.Pairs[0].To
-	nsCtx := stores.RequestContext(ctx, stores.Target{Handle: h.Handle, Namespace: "default"})
+	nsCtx := stores.RequestContext(ctx, handle.Target{Handle: h.Handle, Namespace: "default"})
 	obj, err := h.Storage.(rest.Getter).Get(nsCtx, "c", &metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +133,7 @@ func TestTheSameUIDUnderANewKeyIsTheSameObject(t *testing.T) {
 		}
 	}
 	h := req.Pairs[0].To
-	nsCtx := stores.RequestContext(ctx, stores.Target{Handle: h.Handle, Namespace: "default"})
+	nsCtx := stores.RequestContext(ctx, handle.Target{Handle: h.Handle, Namespace: "default"})
 	if _, err := h.Storage.(rest.Creater).Create(nsCtx, &api.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "default"}}, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

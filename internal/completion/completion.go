@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
 
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/routetable"
@@ -264,7 +265,7 @@ func objectNames(ctx context.Context, m *storagemap.Map, resource, namespace str
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	t := stores.Target{Handle: h}
+	t := handle.Target{Handle: h}
 	if h.Resource.Namespaced {
 		t.Namespace = namespace
 	}

@@ -15,6 +15,7 @@ import (
 	api "k8s.io/kubernetes/pkg/apis/core"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/internal/storagemap"
@@ -180,7 +181,7 @@ func TestObjectNames(t *testing.T) {
 	t.Cleanup(func() { w.Close() })
 	create := func(namespace, name string) {
 		t.Helper()
-		ctx := stores.RequestContext(context.Background(), stores.Target{Handle: w.Map.Handles["configmaps"], Namespace: namespace})
+		ctx := stores.RequestContext(context.Background(), handle.Target{Handle: w.Map.Handles["configmaps"], Namespace: namespace})
 		cm := &api.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
 		if _, err := w.Map.Handles["configmaps"].Storage.(rest.Creater).Create(ctx, cm, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
 	"github.com/regctl/regctl/internal/target"
@@ -91,7 +92,7 @@ func (o *Options) tabular() bool { return o.Output == render.Table || o.Output =
 // Run reads and prints the objects of named: the names given, else every
 // object of each type; with a watch, one type and then its changes.
 func Run(ctx context.Context, named []target.Named, o Options) error {
-	targets := make([]stores.Target, len(named))
+	targets := make([]handle.Target, len(named))
 	for i, t := range named {
 		targets[i] = t.Target
 	}
@@ -154,7 +155,7 @@ func getNamed(ctx context.Context, targets []target.Named, o *Options) error {
 // readNamed reads one object: into table for a table, since the store's
 // table printer takes the object as the store holds it; otherwise it
 // returns it in the served version, for yaml, json and names.
-func (o *Options) readNamed(ctx context.Context, t stores.Target, name string, table *render.ObjectTable) (runtime.Object, error) {
+func (o *Options) readNamed(ctx context.Context, t handle.Target, name string, table *render.ObjectTable) (runtime.Object, error) {
 	obj, err := o.getInternal(ctx, t, name)
 	if err != nil {
 		return nil, err
@@ -174,7 +175,7 @@ func (o *Options) readNamed(ctx context.Context, t stores.Target, name string, t
 }
 
 // getInternal reads one object now, or at Revision.
-func (o *Options) getInternal(ctx context.Context, t stores.Target, name string) (runtime.Object, error) {
+func (o *Options) getInternal(ctx context.Context, t handle.Target, name string) (runtime.Object, error) {
 	if o.Revision > 0 {
 		return stores.GetInternalAt(ctx, t, name, o.Revision)
 	}

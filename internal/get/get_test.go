@@ -13,7 +13,6 @@ import (
 
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
-	"github.com/regctl/regctl/internal/stores"
 )
 
 func TestValidateNeedsNoEtcd(t *testing.T) {
@@ -48,16 +47,16 @@ func errString(err error) string {
 }
 
 func TestNoResourcesNamesTheOneNamespace(t *testing.T) {
-	shop := stores.Target{Namespace: "shop"}
-	all := stores.Target{}
+	shop := handle.Target{Namespace: "shop"}
+	all := handle.Target{}
 	for _, tc := range []struct {
-		targets []stores.Target
+		targets []handle.Target
 		want    string
 	}{
-		{[]stores.Target{shop}, "No resources found in shop namespace."},
-		{[]stores.Target{shop, shop}, "No resources found in shop namespace."},
-		{[]stores.Target{shop, all}, "No resources found"},
-		{[]stores.Target{all}, "No resources found"},
+		{[]handle.Target{shop}, "No resources found in shop namespace."},
+		{[]handle.Target{shop, shop}, "No resources found in shop namespace."},
+		{[]handle.Target{shop, all}, "No resources found"},
+		{[]handle.Target{all}, "No resources found"},
 	} {
 		if got := NoResources(tc.targets); got != tc.want {
 			t.Errorf("NoResources(%v) = %q, want %q", tc.targets, got, tc.want)
@@ -78,7 +77,7 @@ func TestTrimHidesManagedFieldsUnlessAsked(t *testing.T) {
 }
 
 func TestListCutNamesWhatWasListedWhenCancelled(t *testing.T) {
-	pods := stores.Target{Handle: &handle.Handle{Path: "pods"}}
+	pods := handle.Target{Handle: &handle.Handle{Path: "pods"}}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if got := listCut(ctx, pods, ctx.Err()).Error(); got != "listing pods: context canceled" {

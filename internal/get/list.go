@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/regctl/regctl/internal/gctune"
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
 )
@@ -34,13 +35,13 @@ func (o *Options) listOptions() stores.ListOptions {
 // tables keep their cells (and row metadata) and are printed once every
 // list has been read to its end, so that a list that stops early prints
 // no table at all.
-func listTables(ctx context.Context, targets []stores.Target, o *Options) error {
+func listTables(ctx context.Context, targets []handle.Target, o *Options) error {
 	o.boundHeap()
 	if o.Print.HoldsObjects() {
 		return listWholeTables(ctx, targets, o)
 	}
 	stream := o.Print.NewTableStream(o.Out, o.Output == render.Wide)
-	unreadable, err := eachTable(ctx, targets, o, func(t stores.Target) error {
+	unreadable, err := eachTable(ctx, targets, o, func(t handle.Target) error {
 		kind := schema.GroupKind{Group: t.Resource.Group, Kind: t.Resource.Kind}
 		return stream.Start(kind, o.AllNamespaces && t.Resource.Namespaced, len(targets) > 1)
 	}, func(tb *metav1.Table) error { return stream.Append(tb) })
@@ -55,9 +56,9 @@ func listTables(ctx context.Context, targets []stores.Target, o *Options) error 
 
 // listWholeTables reads every type's list to its end, keeping the rows,
 // then prints the tables.
-func listWholeTables(ctx context.Context, targets []stores.Target, o *Options) error {
+func listWholeTables(ctx context.Context, targets []handle.Target, o *Options) error {
 	var tables []*render.ObjectTable
-	unreadable, err := eachTable(ctx, targets, o, func(t stores.Target) error {
+	unreadable, err := eachTable(ctx, targets, o, func(t handle.Target) error {
 		table := o.newTable(t, o.AllNamespaces && t.Resource.Namespaced)
 		table.WithKind = len(targets) > 1
 		tables = append(tables, table)
@@ -80,7 +81,7 @@ func listWholeTables(ctx context.Context, targets []stores.Target, o *Options) e
 // and add with the server-side table of each page that holds objects. It
 // returns the error of values that could not be read (each reported as it
 // was met), apart from err, which stopped the lists before their end.
-func eachTable(ctx context.Context, targets []stores.Target, o *Options, start func(stores.Target) error, add func(*metav1.Table) error) (unreadable, err error) {
+func eachTable(ctx context.Context, targets []handle.Target, o *Options, start func(handle.Target) error, add func(*metav1.Table) error) (unreadable, err error) {
 	for _, t := range targets {
 		if err := start(t); err != nil {
 			return nil, err
@@ -106,7 +107,7 @@ func eachTable(ctx context.Context, targets []stores.Target, o *Options, start f
 // listObjects streams each type's objects, page by page, into one yaml or
 // json List (or names). A list that stops before its end leaves the
 // document open, so it never passes for the whole.
-func listObjects(ctx context.Context, targets []stores.Target, o *Options) error {
+func listObjects(ctx context.Context, targets []handle.Target, o *Options) error {
 	o.boundHeap()
 	lw := o.Print.NewListWriter(o.Out, o.Output)
 	var unreadable error
@@ -137,7 +138,7 @@ func listObjects(ctx context.Context, targets []stores.Target, o *Options) error
 
 // listCut is the error of a list that stopped before its end: the
 // context's own error names what was being listed, other errors do.
-func listCut(ctx context.Context, t stores.Target, err error) error {
+func listCut(ctx context.Context, t handle.Target, err error) error {
 	if err == ctx.Err() {
 		return fmt.Errorf("listing %s: %w", t.Path, err)
 	}
@@ -146,7 +147,7 @@ func listCut(ctx context.Context, t stores.Target, err error) error {
 
 // NoResources is what kubectl says when a list finds nothing: the
 // namespace, when every type was listed in one.
-func NoResources(targets []stores.Target) string {
+func NoResources(targets []handle.Target) string {
 	for _, t := range targets {
 		if t.Namespace == "" {
 			return "No resources found"
@@ -166,7 +167,7 @@ func (o *Options) boundHeap() {
 
 // newTable starts a table of t's objects for kubectl's table printer, which
 // reads, for --sort-by, each row's object in the served version.
-func (o *Options) newTable(t stores.Target, withNamespace bool) *render.ObjectTable {
+func (o *Options) newTable(t handle.Target, withNamespace bool) *render.ObjectTable {
 	kind := schema.GroupKind{Group: t.Resource.Group, Kind: t.Resource.Kind}
 	return o.Print.NewTable(kind, withNamespace, func(obj runtime.Object) (runtime.Object, error) {
 		return stores.ListItemToExternal(t, obj)

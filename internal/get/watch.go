@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
 )
@@ -17,7 +18,7 @@ import (
 // watchTarget is get --watch and --watch-only. Unless --watch-only, it
 // prints the current objects, then one object or row per change until
 // Ctrl-C, as kubectl get --watch does (stores.ListThenWatch).
-func watchTarget(ctx context.Context, t stores.Target, names []string, o *Options) error {
+func watchTarget(ctx context.Context, t handle.Target, names []string, o *Options) error {
 	lw, err := watchScope(t, names, o)
 	if err != nil {
 		return err
@@ -35,7 +36,7 @@ func watchTarget(ctx context.Context, t stores.Target, names []string, o *Option
 
 // watchScope is what to list and watch, from get's options: the target's
 // objects that match the selectors, or the one named.
-func watchScope(t stores.Target, names []string, o *Options) (stores.ListThenWatchOptions, error) {
+func watchScope(t handle.Target, names []string, o *Options) (stores.ListThenWatchOptions, error) {
 	if !slices.Contains(t.Resource.Verbs, "watch") {
 		return stores.ListThenWatchOptions{}, fmt.Errorf("%s cannot be watched", t.Path)
 	}
@@ -84,14 +85,14 @@ func watchEnded(ctx context.Context, o *Options, err error) error {
 // watcher prints a watch's list and events through one printer, so that a
 // table's header is printed once and yaml documents are separated.
 type watcher struct {
-	t   stores.Target
+	t   handle.Target
 	o   *Options
 	out *render.WatchPrinter
 }
 
 // newWatcher prints with kubectl get's output options, warning of those a
 // watch ignores as kubectl does.
-func newWatcher(t stores.Target, o *Options) (*watcher, error) {
+func newWatcher(t handle.Target, o *Options) (*watcher, error) {
 	kind := schema.GroupKind{Group: t.Resource.Group, Kind: t.Resource.Kind}
 	out, err := o.Print.NewWatchPrinter(o.Out, o.Output, kind, o.OutputWatchEvents, o.AllNamespaces && t.Resource.Namespaced)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apiserver/pkg/warning"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
 	"github.com/regctl/regctl/internal/target"
@@ -54,7 +55,7 @@ func Parse(args []string, o Options) (target.Ref, error) {
 // Object prints how the object name of t is stored, or with History every
 // revision of it etcd holds. An object with no key is NotFound, as the
 // server says it, with the key looked at.
-func Object(ctx context.Context, out io.Writer, t stores.Target, name string, o Options) error {
+func Object(ctx context.Context, out io.Writer, t handle.Target, name string, o Options) error {
 	if o.History {
 		return history(ctx, out, t, name, o)
 	}
@@ -78,7 +79,7 @@ func Object(ctx context.Context, out io.Writer, t stores.Target, name string, o 
 
 // history lists the revisions of one object. An object that etcd holds no
 // revision of, not even its deletion, is NotFound.
-func history(ctx context.Context, out io.Writer, t stores.Target, name string, o Options) error {
+func history(ctx context.Context, out io.Writer, t handle.Target, name string, o Options) error {
 	h, err := stores.ObjectHistory(ctx, t, name)
 	if err != nil {
 		return err
@@ -93,7 +94,7 @@ func history(ctx context.Context, out io.Writer, t stores.Target, name string, o
 }
 
 // notFound is the server's NotFound line for the object.
-func notFound(t stores.Target, name string) string {
+func notFound(t handle.Target, name string) string {
 	return apierrors.NewNotFound(schema.GroupResource{Resource: t.Path}, name).Error()
 }
 

@@ -101,7 +101,7 @@ func Usage(ctx context.Context, out io.Writer, main *clientv3.Client, etcdPrefix
 // Of prints the keys of t: each named object's (with Check, what etcd
 // holds there), or with no names every key of the resource, page by page.
 // A missing key, with Check, is an error once every key is printed.
-func Of(ctx context.Context, out io.Writer, t stores.Target, names []string, o Options) error {
+func Of(ctx context.Context, out io.Writer, t handle.Target, names []string, o Options) error {
 	if !t.Stored() {
 		return fmt.Errorf("%s is not stored in etcd", t.Path)
 	}
@@ -117,7 +117,7 @@ func Of(ctx context.Context, out io.Writer, t stores.Target, names []string, o O
 }
 
 // stream prints a resource's keys page by page.
-func stream(ctx context.Context, w io.Writer, t stores.Target, o Options) error {
+func stream(ctx context.Context, w io.Writer, t handle.Target, o Options) error {
 	// Each page is garbage once printed: the start-up pacing would let
 	// many of them pile up beside what is live (a snapshot's index).
 	gctune.BoundHeap()
@@ -146,7 +146,7 @@ func stream(ctx context.Context, w io.Writer, t stores.Target, o Options) error 
 
 // objectKeys prints the key of each named object, or with Check what etcd
 // holds there; a missing key is an error.
-func objectKeys(ctx context.Context, out io.Writer, t stores.Target, names []string, o Options) error {
+func objectKeys(ctx context.Context, out io.Writer, t handle.Target, names []string, o Options) error {
 	infos, err := etcdview.ObjectKeys(ctx, t.Handle, t.Namespace, names, o.Check, o.Revision)
 	if err != nil {
 		return err

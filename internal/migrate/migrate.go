@@ -435,7 +435,7 @@ func (mig *migration) rewrite(ctx context.Context, h *handle.Handle, client *cli
 	if want, err := h.Key(namespace, name); err != nil || want != key {
 		return 0, fmt.Errorf("the key names no object of %s", h.Path)
 	}
-	t := stores.Target{Handle: h, Namespace: namespace}
+	t := handle.Target{Handle: h, Namespace: namespace}
 	var last error
 	for range attempts {
 		obj, err := stores.GetInternal(ctx, t, name)
@@ -508,7 +508,7 @@ func (m *migration) storedVersions(ctx context.Context, r scan.Resource, h, crdS
 	if r.Versions == nil || h == nil || h.Serve == nil || crdStatus == nil {
 		return nil
 	}
-	t := stores.Target{Handle: crdStatus}
+	t := handle.Target{Handle: crdStatus}
 	// A CRD's name is its plural and group.
 	name := h.Route.Resource + "." + h.Resource.Group
 	obj, err := stores.GetInternal(ctx, t, name)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/scan"
 	"github.com/regctl/regctl/internal/storagemap"
@@ -53,7 +54,7 @@ func storedAt(t *testing.T, value []byte) string {
 func openMap(t *testing.T) (*storagemap.Session, *clientv3.Client) {
 	t.Helper()
 	s, etcd := maptest.Open(t)
-	if _, err := stores.Create(context.Background(), stores.Target{Handle: s.Map.Handles["namespaces"]}, &api.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, stores.WriteOptions{}); err != nil {
+	if _, err := stores.Create(context.Background(), handle.Target{Handle: s.Map.Handles["namespaces"]}, &api.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, stores.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return s, etcd

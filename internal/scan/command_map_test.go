@@ -15,6 +15,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/logs/logstest"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap"
@@ -105,7 +106,7 @@ func TestObjectsInANamespaceThatIsGoneAreFound(t *testing.T) {
 	s, main := maptest.Open(t)
 	create := func(path string, obj runtime.Object, namespace string) {
 		t.Helper()
-		rctx := stores.RequestContext(context.Background(), stores.Target{Handle: s.Map.Handles[path], Namespace: namespace})
+		rctx := stores.RequestContext(context.Background(), handle.Target{Handle: s.Map.Handles[path], Namespace: namespace})
 		if _, err := s.Map.Handles[path].Storage.(rest.Creater).Create(rctx, obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}

@@ -30,6 +30,7 @@ import (
 	netutils "k8s.io/utils/net"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/routetable"
 )
@@ -97,7 +98,7 @@ type Map struct {
 	// Handles holds one handle per path, each with regctl's own storage for
 	// it, built by the server's code but with undecorated storage (no watch
 	// cache).
-	Handles map[string]*Handle
+	Handles map[string]*handle.Handle
 
 	mapper     meta.RESTMapper
 	categories restmapper.CategoryExpander
@@ -117,7 +118,7 @@ type Map struct {
 	crs    *crServing
 	crds   map[string]string
 	mu     sync.Mutex
-	served map[string]*Handle
+	served map[string]*handle.Handle
 }
 
 // Session is what a command connects to and holds while it runs: the etcd
@@ -160,7 +161,7 @@ type Session struct {
 
 // Handle is the handle of path, ready to read and write its objects, an
 // error naming the path when the map has none.
-func (m *Map) Handle(path string) (*Handle, error) {
+func (m *Map) Handle(path string) (*handle.Handle, error) {
 	if h, ok := m.Handles[path]; ok {
 		return m.serving(h)
 	}
@@ -173,8 +174,8 @@ func (m *Map) Handle(path string) (*Handle, error) {
 // left out: the group versions the aggregator proxies to a service (as
 // metrics-server's v1beta1.metrics.k8s.io) are routes whose objects are not
 // in this etcd.
-func (m *Map) Ordered() []*Handle {
-	out := make([]*Handle, 0, len(m.Table.Routes))
+func (m *Map) Ordered() []*handle.Handle {
+	out := make([]*handle.Handle, 0, len(m.Table.Routes))
 	for _, r := range m.Table.Routes {
 		if h, ok := m.Handles[r.Path]; ok {
 			out = append(out, h)
@@ -185,7 +186,7 @@ func (m *Map) Ordered() []*Handle {
 
 // Subresource is the handle of the subresource sub of the resource h, h
 // itself when sub is empty.
-func (m *Map) Subresource(h *Handle, sub string) (*Handle, error) {
+func (m *Map) Subresource(h *handle.Handle, sub string) (*handle.Handle, error) {
 	if sub == "" {
 		return h, nil
 	}

@@ -14,12 +14,13 @@ import (
 	"k8s.io/kubernetes/pkg/apis/networking"
 	netutils "k8s.io/utils/net"
 
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/stores"
 )
 
 // inNamespace is what a request to h in ns carries to its store.
-func inNamespace(h *Handle, ns string) context.Context {
-	return stores.RequestContext(context.Background(), stores.Target{Handle: h, Namespace: ns})
+func inNamespace(h *handle.Handle, ns string) context.Context {
+	return stores.RequestContext(context.Background(), handle.Target{Handle: h, Namespace: ns})
 }
 
 // TestClusterIPAllocatorStartsForWritesOnly builds the map on an etcd no

@@ -6,13 +6,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
+
+	"github.com/regctl/regctl/internal/handle"
 )
 
 // groupCodec is the codec of a built-in group's paths, as
 // GenericAPIServer.getAPIGroupVersion fills the RequestScope from the
 // group's APIGroupInfo.
-func groupCodec(info *genericapiserver.APIGroupInfo, group string) Codec {
-	return Codec{
+func groupCodec(info *genericapiserver.APIGroupInfo, group string) handle.Codec {
+	return handle.Codec{
 		Serializer:      info.NegotiatedSerializer,
 		Convertor:       info.Scheme,
 		UnsafeConvertor: runtime.UnsafeObjectConvertor(info.Scheme),
@@ -23,14 +25,14 @@ func groupCodec(info *genericapiserver.APIGroupInfo, group string) Codec {
 // codecFor is the codec of a path of v: the version's own, unless the path
 // serves another group's kind (pods/eviction takes policy's Eviction,
 // widgets/scale autoscaling's Scale), which kube-apiserver's scheme holds.
-func codecFor(v servedVersion, installerPath string, r metav1.APIResource) Codec {
+func codecFor(v servedVersion, installerPath string, r metav1.APIResource) handle.Codec {
 	if c, ok := v.codecs[installerPath]; ok {
 		return c
 	}
 	if r.Group == v.gv.Group && v.codec.Serializer != nil {
 		return v.codec
 	}
-	return Codec{
+	return handle.Codec{
 		Serializer:      legacyscheme.Codecs,
 		Convertor:       legacyscheme.Scheme,
 		UnsafeConvertor: runtime.UnsafeObjectConvertor(legacyscheme.Scheme),

@@ -30,6 +30,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	"sigs.k8s.io/yaml"
 
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/scan"
 )
 
@@ -342,7 +343,7 @@ func TestEstablishingWritesStatusOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := stores.RequestContext(context.Background(), stores.Target{Handle: h})
+	ctx := stores.RequestContext(context.Background(), handle.Target{Handle: h})
 	created, err := h.Storage.(rest.Creater).Create(ctx, managed, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)

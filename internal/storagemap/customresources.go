@@ -38,6 +38,8 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	restclient "k8s.io/client-go/rest"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/regctl/regctl/internal/handle"
 )
 
 // customResources are the served versions of every established CRD stored
@@ -204,8 +206,8 @@ func (b *crServing) build(name string) (map[string]servedVersion, error) {
 		version := servedVersion{
 			gv:            schema.GroupVersion{Group: crd.Spec.Group, Version: v.Name},
 			stores:        map[string]rest.Storage{},
-			codecs:        map[string]Codec{},
-			fieldManagers: map[string]*FieldManager{},
+			codecs:        map[string]handle.Codec{},
+			fieldManagers: map[string]*handle.FieldManager{},
 			warnings:      map[string][]string{},
 		}
 		if err := servedPaths(crd, v.Name, storages[v.Name], scopes, warnings[v.Name], &version); err != nil {
@@ -403,7 +405,7 @@ func servedPaths(crd *apiextensionsv1.CustomResourceDefinition, name string, s c
 	if s.CustomResource == nil || scope == nil {
 		return fmt.Errorf("regctl bug: the CRD handler built no storage for %s of customresourcedefinition %s", name, crd.Name)
 	}
-	codec := Codec{
+	codec := handle.Codec{
 		Serializer:      scope.Serializer,
 		Convertor:       scope.Convertor,
 		UnsafeConvertor: scope.UnsafeConvertor,
@@ -433,7 +435,7 @@ func servedPaths(crd *apiextensionsv1.CustomResourceDefinition, name string, s c
 // servedHandle is the handle of route's path built for serving: route,
 // with the storage, store, codec, field manager and warnings of versions
 // (what crServing.build returned for its CRD).
-func servedHandle(route *Handle, versions map[string]servedVersion) (*Handle, error) {
+func servedHandle(route *handle.Handle, versions map[string]servedVersion) (*handle.Handle, error) {
 	v := versions[route.Route.Version]
 	p := route.Route.Resource
 	if route.Route.Subresource != "" {
@@ -450,7 +452,7 @@ func servedHandle(route *Handle, versions map[string]servedVersion) (*Handle, er
 	h.Codec = codecFor(v, p, route.Resource)
 	h.Warnings = v.warnings[p]
 	fm := v.fieldManagers[p]
-	h.NewFieldManager = func() (*FieldManager, error) {
+	h.NewFieldManager = func() (*handle.FieldManager, error) {
 		if fm == nil {
 			return nil, fmt.Errorf("regctl bug: the CRD handler built no field manager for %s", route.Path)
 		}
@@ -461,11 +463,11 @@ func servedHandle(route *Handle, versions map[string]servedVersion) (*Handle, er
 
 // scopeFieldManager is the field manager of a request scope, with the
 // creater and kind its create handler uses.
-func scopeFieldManager(scope *handlers.RequestScope) *FieldManager {
+func scopeFieldManager(scope *handlers.RequestScope) *handle.FieldManager {
 	if scope == nil || scope.FieldManager == nil {
 		return nil
 	}
-	return &FieldManager{FieldManager: scope.FieldManager, Creater: scope.Creater, Kind: scope.Kind}
+	return &handle.FieldManager{FieldManager: scope.FieldManager, Creater: scope.Creater, Kind: scope.Kind}
 }
 
 // crDiscovery is the discovery the apiextensions server serves for one

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/stores"
 )
 
@@ -166,8 +167,8 @@ func writeCRDs(t *testing.T, w *Session, docs []string, establish bool) {
 	t.Helper()
 	crds := w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io"].Storage.(rest.Creater)
 	status := w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io/status"].Storage.(rest.Updater)
-	crdCtx := stores.RequestContext(context.Background(), stores.Target{Handle: w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io"]})
-	statusCtx := stores.RequestContext(context.Background(), stores.Target{Handle: w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io/status"]})
+	crdCtx := stores.RequestContext(context.Background(), handle.Target{Handle: w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io"]})
+	statusCtx := stores.RequestContext(context.Background(), handle.Target{Handle: w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io/status"]})
 	for _, doc := range docs {
 		v1 := &apiextensionsv1.CustomResourceDefinition{}
 		if err := yaml.Unmarshal([]byte(doc), v1); err != nil {

@@ -22,6 +22,8 @@ import (
 	"k8s.io/apiserver/pkg/endpoints"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+
+	"github.com/regctl/regctl/internal/handle"
 )
 
 // servedVersion is one group version of the map as the server installs it.
@@ -42,14 +44,14 @@ type servedVersion struct {
 	// is installed.
 	resources []metav1.APIResource
 	// codec is how the version's objects are decoded and converted.
-	codec Codec
+	codec handle.Codec
 	// codecs, when set, is the codec of each path instead: the custom
 	// resources of one version come from several CRDs, each with its own.
-	codecs map[string]Codec
+	codecs map[string]handle.Codec
 	// fieldManagers are, for custom resources, the field manager of each
 	// path, which the CRD handler builds; a built-in group's are built
 	// from info when a write needs them.
-	fieldManagers map[string]*FieldManager
+	fieldManagers map[string]*handle.FieldManager
 	// warnings are, for custom resources, the warnings the CRD handler
 	// adds to every request to each path: its CRD version's deprecation
 	// warning. A built-in group's come from its kinds (deprecationWarnings).

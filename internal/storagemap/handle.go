@@ -14,40 +14,32 @@ import (
 	"github.com/regctl/regctl/internal/routetable"
 )
 
-// Handle, Codec and FieldManager are the leaf package's: stores and scan
-// take handles without linking the map's assembly.
-type (
-	Handle       = handle.Handle
-	Codec        = handle.Codec
-	FieldManager = handle.FieldManager
-)
-
 // fieldManagerOf builds, once and when first asked, the field manager of
 // the path p of a built-in group's version v, as the installer builds it.
-func (s *Session) fieldManagerOf(v servedVersion, p string, res metav1.APIResource, storage rest.Storage) func() (*FieldManager, error) {
+func (s *Session) fieldManagerOf(v servedVersion, p string, res metav1.APIResource, storage rest.Storage) func() (*handle.FieldManager, error) {
 	if v.info == nil {
 		// A custom resource's is its served handle's (servedHandle).
 		return nil
 	}
 	_, sub, _ := strings.Cut(p, "/")
 	kind := schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind}
-	return sync.OnceValues(func() (*FieldManager, error) {
+	return sync.OnceValues(func() (*handle.FieldManager, error) {
 		fm, err := groupFieldManager(s.models, v.info, kind, sub, storage)
 		if err != nil {
 			return nil, err
 		}
-		return &FieldManager{FieldManager: fm, Creater: v.info.Scheme, Kind: kind}, nil
+		return &handle.FieldManager{FieldManager: fm, Creater: v.info.Scheme, Kind: kind}, nil
 	})
 }
 
 // handles builds the map's handle for every path.
-func (s *Session) handles(versions []servedVersion) map[string]*Handle {
+func (s *Session) handles(versions []servedVersion) map[string]*handle.Handle {
 	s.Map.crds = map[string]string{}
 	routes := map[string]routetable.Route{}
 	for _, r := range s.Map.Table.Routes {
 		routes[r.Path] = r
 	}
-	out := make(map[string]*Handle, len(routes))
+	out := make(map[string]*handle.Handle, len(routes))
 	for _, v := range versions {
 		byPath := map[string]metav1.APIResource{}
 		for _, r := range v.resources {
@@ -61,7 +53,7 @@ func (s *Session) handles(versions []servedVersion) map[string]*Handle {
 				res.Namespaced = byPath[base].Namespaced
 			}
 			path := routePath(v, p)
-			h := &Handle{Path: path, Route: routes[path], Resource: res, Storage: storage, Store: s.Map.owners[path].store, Codec: codecFor(v, p, res), EtcdPrefix: s.Map.Table.EtcdPrefix}
+			h := &handle.Handle{Path: path, Route: routes[path], Resource: res, Storage: storage, Store: s.Map.owners[path].store, Codec: codecFor(v, p, res), EtcdPrefix: s.Map.Table.EtcdPrefix}
 			h.Dial = s.Client
 			h.NewFieldManager = s.fieldManagerOf(v, p, res, storage)
 			h.Warnings = pathWarnings(v, p, schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind})
@@ -79,7 +71,7 @@ func (s *Session) handles(versions []servedVersion) map[string]*Handle {
 				// for a caller that lets them go).
 				s.Map.crds[path] = crd
 				crs, route := s.Map.crs, h
-				h.Serve = func() (*Handle, error) {
+				h.Serve = func() (*handle.Handle, error) {
 					versions, err := crs.build(crd)
 					if err != nil {
 						return nil, err

@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/regctl/regctl/internal/handle"
 )
 
 // Resolve finds the handle of the resource a user means by name, as
@@ -15,7 +17,7 @@ import (
 // plural, singular or kind name in any case, short names,
 // resource.group and resource.version.group. Subresources are not matched:
 // they are named through their resource.
-func (m *Map) Resolve(name string) (*Handle, error) {
+func (m *Map) Resolve(name string) (*handle.Handle, error) {
 	gvr, err := m.resourceFor(name)
 	if err != nil {
 		msg := fmt.Sprintf("unknown resource %q", name)
@@ -29,14 +31,14 @@ func (m *Map) Resolve(name string) (*Handle, error) {
 
 // ResolveList resolves a comma-separated list of resources, with kubectl's
 // categories (`all`) expanded, in the order given and without repeats.
-func (m *Map) ResolveList(names string) ([]*Handle, error) {
-	var out []*Handle
+func (m *Map) ResolveList(names string) ([]*handle.Handle, error) {
+	var out []*handle.Handle
 	seen := map[string]bool{}
 	for _, name := range strings.Split(names, ",") {
 		if name == "" {
 			return nil, fmt.Errorf("%q: an empty resource name in the list", names)
 		}
-		var handles []*Handle
+		var handles []*handle.Handle
 		names, _ := m.expand(name)
 		for _, n := range names {
 			h, err := m.Resolve(n)
@@ -61,7 +63,7 @@ func (m *Map) RESTMapper() meta.RESTMapper { return m.mapper }
 
 // ResolveKind finds the handle of the resource whose objects are of kind
 // gvk, as kubectl maps a manifest's apiVersion and kind.
-func (m *Map) ResolveKind(gvk schema.GroupVersionKind) (*Handle, error) {
+func (m *Map) ResolveKind(gvk schema.GroupVersionKind) (*handle.Handle, error) {
 	mapping, err := m.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
 		return nil, err
@@ -238,7 +240,7 @@ func (m *Map) resourceFor(arg string) (schema.GroupVersionResource, error) {
 }
 
 // handleOf is the handle of the resource the mapper named.
-func (m *Map) handleOf(gvr schema.GroupVersionResource) (*Handle, error) {
+func (m *Map) handleOf(gvr schema.GroupVersionResource) (*handle.Handle, error) {
 	for _, h := range m.Handles {
 		if h.Route.Subresource == "" && h.Route.Resource == gvr.Resource && h.Route.Group == gvr.Group && h.Route.Version == gvr.Version {
 			return m.serving(h)
@@ -298,7 +300,7 @@ func editDistance(a, b string) int {
 // handle is built for serving on the first use of its CRD, for every path
 // of the CRD at once, as the CRD handler builds a CRD's storage on the
 // first request for it, and kept while the map lives.
-func (m *Map) serving(h *Handle) (*Handle, error) {
+func (m *Map) serving(h *handle.Handle) (*handle.Handle, error) {
 	if h.Serve == nil {
 		return h, nil
 	}
@@ -313,7 +315,7 @@ func (m *Map) serving(h *Handle) (*Handle, error) {
 		return nil, err
 	}
 	if m.served == nil {
-		m.served = map[string]*Handle{}
+		m.served = map[string]*handle.Handle{}
 	}
 	for path, c := range m.crds {
 		if c != crd {

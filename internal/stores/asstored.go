@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/storage"
 	storeerr "k8s.io/apiserver/pkg/storage/errors"
+
+	"github.com/regctl/regctl/internal/handle"
 )
 
 // CreateAsStored writes obj, an object as a store held it (read at another
@@ -25,7 +27,7 @@ import (
 // that writes it: a concurrent create wins, and this one is AlreadyExists.
 // The object must be in the target's namespace, which must exist and not
 // be terminating. It returns the stored object in the served version.
-func CreateAsStored(ctx context.Context, t Target, obj runtime.Object, opts WriteOptions) (runtime.Object, error) {
+func CreateAsStored(ctx context.Context, t handle.Target, obj runtime.Object, opts WriteOptions) (runtime.Object, error) {
 	if t.Store == nil {
 		return nil, unwritten(fmt.Errorf("%s is not stored in etcd", t.Path))
 	}
@@ -60,7 +62,7 @@ func CreateAsStored(ctx context.Context, t Target, obj runtime.Object, opts Writ
 	return ToExternal(t, out)
 }
 
-func createAsStored(ctx context.Context, t Target, name string, obj runtime.Object, dryRun bool) (runtime.Object, error) {
+func createAsStored(ctx context.Context, t handle.Target, name string, obj runtime.Object, dryRun bool) (runtime.Object, error) {
 	key, err := t.Store.KeyFunc(ctx, name)
 	if err != nil {
 		return nil, unwritten(err)
@@ -89,7 +91,7 @@ func createAsStored(ctx context.Context, t Target, name string, obj runtime.Obje
 // not written over (LossError). The write changes no allocation: a
 // service stays with the cluster IPs and node ports it has, and the
 // caller refuses one that would not.
-func ReplaceAsStored(ctx context.Context, t Target, obj runtime.Object, uid types.UID, resourceVersion string, opts WriteOptions) (runtime.Object, error) {
+func ReplaceAsStored(ctx context.Context, t handle.Target, obj runtime.Object, uid types.UID, resourceVersion string, opts WriteOptions) (runtime.Object, error) {
 	if t.Store == nil {
 		return nil, unwritten(fmt.Errorf("%s is not stored in etcd", t.Path))
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/manifest"
 )
 
@@ -27,7 +28,7 @@ const (
 // many objects would be held in memory twice.
 type Planned struct {
 	Source manifest.Object
-	Target Target
+	Target handle.Target
 	// Validation is the field validation it is decoded with (Strict, Warn,
 	// Ignore); Warnings are what Warn found.
 	Validation string
@@ -51,7 +52,7 @@ func (p Planned) validation() string {
 // that a stream with a bad document is refused whole before anything is
 // written, with the field validation given (metav1.FieldValidation*, Strict
 // when empty). Errors are manifest.Errors naming the document.
-func Plan(ctx context.Context, objs []manifest.Object, validation string, resolve func(manifest.Object) (Target, error), check func(context.Context, Planned, runtime.Object) error) ([]Planned, []error) {
+func Plan(ctx context.Context, objs []manifest.Object, validation string, resolve func(manifest.Object) (handle.Target, error), check func(context.Context, Planned, runtime.Object) error) ([]Planned, []error) {
 	results := make([]Planned, len(objs))
 	failures := make([]error, len(objs))
 	parallel(len(objs), func(i int) {
@@ -72,7 +73,7 @@ func Plan(ctx context.Context, objs []manifest.Object, validation string, resolv
 	return out, errs
 }
 
-func planOne(ctx context.Context, o manifest.Object, validation string, resolve func(manifest.Object) (Target, error), check func(context.Context, Planned, runtime.Object) error) (Planned, error) {
+func planOne(ctx context.Context, o manifest.Object, validation string, resolve func(manifest.Object) (handle.Target, error), check func(context.Context, Planned, runtime.Object) error) (Planned, error) {
 	t, err := resolve(o)
 	if err != nil {
 		return Planned{}, err

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/manifest"
 )
 
@@ -75,7 +76,7 @@ func TestPlanReportsEveryBadObjectInDocumentOrderWithTheValidationAsked(t *testi
 			// document has failed: errors must come out in document
 			// order, not in the order they were found.
 			refusedChecked := make(chan struct{})
-			resolve := func(o manifest.Object) (Target, error) {
+			resolve := func(o manifest.Object) (handle.Target, error) {
 				if o.GVK.Kind != "ConfigMap" {
 					select {
 					case <-refusedChecked:
@@ -84,7 +85,7 @@ func TestPlanReportsEveryBadObjectInDocumentOrderWithTheValidationAsked(t *testi
 					case <-time.After(10 * time.Second):
 						t.Error("the objects were not checked side by side")
 					}
-					return Target{}, errUnresolved
+					return handle.Target{}, errUnresolved
 				}
 				return s.target, nil
 			}
@@ -183,7 +184,7 @@ func TestPlanReportsEveryBadObjectInDocumentOrderWithTheValidationAsked(t *testi
 // planned is a planned object of kind gvk named name in namespace, enough
 // for windowEnd and WriteAll, which look at nothing else.
 func planned(gvk schema.GroupVersionKind, namespace, name string) Planned {
-	return Planned{Source: manifest.Object{GVK: gvk, Name: name, Namespace: namespace}, Target: Target{Namespace: namespace}}
+	return Planned{Source: manifest.Object{GVK: gvk, Name: name, Namespace: namespace}, Target: handle.Target{Namespace: namespace}}
 }
 
 func configMaps(namespace string, n int) []Planned {

@@ -18,6 +18,7 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/utils/ptr"
 
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/storedvalue"
 )
 
@@ -88,7 +89,7 @@ type Deleted struct {
 //
 // A delete that would write the object back, marked for deletion, over a
 // stored value this release would lose part of is refused (LossError).
-func Delete(ctx context.Context, t Target, name string, opts DeleteOptions) (Deleted, error) {
+func Delete(ctx context.Context, t handle.Target, name string, opts DeleteOptions) (Deleted, error) {
 	deleter, ok := t.Storage.(rest.GracefulDeleter)
 	if !ok {
 		return Deleted{}, unwritten(fmt.Errorf("%s does not accept delete", t.Path))
@@ -175,7 +176,7 @@ type Victim struct{ Namespace, Name string }
 
 // Victims are the objects of the target the label selector matches, as its
 // store lists them.
-func Victims(ctx context.Context, t Target, selector string) ([]Victim, error) {
+func Victims(ctx context.Context, t handle.Target, selector string) ([]Victim, error) {
 	var out []Victim
 	err := List(ctx, t, ListOptions{LabelSelector: selector, ChunkSize: 500}, func(p Page) error {
 		for _, item := range p.Items {
@@ -196,7 +197,7 @@ func Victims(ctx context.Context, t Target, selector string) ([]Victim, error) {
 // sends). It hands each outcome to report: a refused or failed delete does
 // not stop the others; an interrupt stops before the next, and an error of
 // report stops at once.
-func DeleteEach(ctx context.Context, t Target, victims []Victim, opts DeleteOptions, report func(Victim, Deleted, error) error) error {
+func DeleteEach(ctx context.Context, t handle.Target, victims []Victim, opts DeleteOptions, report func(Victim, Deleted, error) error) error {
 	for _, v := range victims {
 		if ctx.Err() != nil {
 			return nil

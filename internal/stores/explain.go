@@ -21,7 +21,7 @@ import (
 // with a key the encryption config lacks (or with no config given) is a
 // *storedvalue.KeyError, the same for every such value. API errors that
 // already say what is wrong (NotFound, Invalid) pass through unchanged.
-func explain(ctx context.Context, t Target, name string, err error) error {
+func explain(ctx context.Context, t handle.Target, name string, err error) error {
 	if !unreadable(ctx, err) {
 		return err
 	}
@@ -33,7 +33,7 @@ func explain(ctx context.Context, t Target, name string, err error) error {
 }
 
 // explainAt is explain for a read at revision rev.
-func explainAt(ctx context.Context, t Target, name string, rev int64, err error) error {
+func explainAt(ctx context.Context, t handle.Target, name string, rev int64, err error) error {
 	if !unreadable(ctx, err) {
 		return fmt.Errorf("reading %s %q at revision %d: %w", t.Path, name, rev, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/handle"
 )
 
 // History is every revision of one object that etcd still holds.
@@ -56,7 +57,7 @@ const (
 // ObjectHistory reads the changes of the object name that etcd holds, from
 // its last compaction on, and reads each value through the store at its
 // revision, as get --revision does, to tell what changed.
-func ObjectHistory(ctx context.Context, t Target, name string) (*History, error) {
+func ObjectHistory(ctx context.Context, t handle.Target, name string) (*History, error) {
 	key, err := t.Key(t.Namespace, name)
 	if err != nil {
 		return nil, err
@@ -108,7 +109,7 @@ func ObjectHistory(ctx context.Context, t Target, name string) (*History, error)
 
 // servedAt is the object as the apiserver would have served it at rev,
 // as plain data.
-func servedAt(ctx context.Context, t Target, name string, rev int64) (map[string]any, error) {
+func servedAt(ctx context.Context, t handle.Target, name string, rev int64) (map[string]any, error) {
 	obj, err := GetInternalAt(ctx, t, name, rev)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/regctl/regctl/internal/handle"
 )
 
 // ListThenWatchOptions select what ListThenWatch lists and follows.
@@ -33,7 +35,7 @@ type ListThenWatchOptions struct {
 // opts.ResourceVersion set nothing is listed and the changes after it
 // are followed. It returns when ctx ends, a callback fails, or the watch
 // ends with an error, as Watch does.
-func ListThenWatch(ctx context.Context, t Target, opts ListThenWatchOptions, onPage func(Page) error, onListed func() error, onEvent func(watch.Event) error) error {
+func ListThenWatch(ctx context.Context, t handle.Target, opts ListThenWatchOptions, onPage func(Page) error, onListed func() error, onEvent func(watch.Event) error) error {
 	wo := opts.WatchOptions
 	if opts.Name != "" {
 		byName := fields.OneTermEqualSelector("metadata.name", opts.Name).String()
@@ -58,7 +60,7 @@ func ListThenWatch(ctx context.Context, t Target, opts ListThenWatchOptions, onP
 // before the list stands in when the list does not say (it was read key by
 // key around an unreadable value): a change made meanwhile may then show
 // twice, but none is missed.
-func startRevision(ctx context.Context, t Target, opts ListThenWatchOptions, wo WatchOptions, onPage func(Page) error, onListed func() error) (string, error) {
+func startRevision(ctx context.Context, t handle.Target, opts ListThenWatchOptions, wo WatchOptions, onPage func(Page) error, onListed func() error) (string, error) {
 	rev := strconv.FormatInt(opts.Revision, 10)
 	if opts.Revision == 0 {
 		var err error

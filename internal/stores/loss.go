@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/storedvalue"
 )
 
@@ -36,7 +37,7 @@ func (e *LossError) Error() string {
 // revision of its resourceVersion, and refuses to write over it when this
 // release would lose part of it. A value changed since the store read it
 // is a conflict, as the write itself would be.
-func checkStored(ctx context.Context, t Target, stored runtime.Object, opts WriteOptions) error {
+func checkStored(ctx context.Context, t handle.Target, stored runtime.Object, opts WriteOptions) error {
 	if storedvalue.CustomResource(t.Handle) {
 		return nil
 	}
@@ -72,7 +73,7 @@ func checkStored(ctx context.Context, t Target, stored runtime.Object, opts Writ
 // writing it again (nil: nothing): fields its types do not declare, a
 // storage version newer than the one it writes. A restore asks it of each
 // value it would bring back.
-func Loss(ctx context.Context, t Target, name string, rev int64) (*storedvalue.Loss, error) {
+func Loss(ctx context.Context, t handle.Target, name string, rev int64) (*storedvalue.Loss, error) {
 	if storedvalue.CustomResource(t.Handle) {
 		return nil, nil
 	}
@@ -88,7 +89,7 @@ func Loss(ctx context.Context, t Target, name string, rev int64) (*storedvalue.L
 // release would lose by writing over it (nil: nothing, or what opts allows
 // to drop), with the revision it was last written at; 0 when there is
 // none.
-func lossAt(ctx context.Context, t Target, key string, rev int64, opts WriteOptions) (*storedvalue.Loss, int64, error) {
+func lossAt(ctx context.Context, t handle.Target, key string, rev int64, opts WriteOptions) (*storedvalue.Loss, int64, error) {
 	c, err := t.Client(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -112,7 +113,7 @@ func lossAt(ctx context.Context, t Target, key string, rev int64, opts WriteOpti
 
 // refusesLoss is the update transform that checks the object as stored
 // (checkStored) before anything of the update is done.
-func refusesLoss(t Target, opts WriteOptions) rest.TransformFunc {
+func refusesLoss(t handle.Target, opts WriteOptions) rest.TransformFunc {
 	return func(ctx context.Context, newObj, oldObj runtime.Object) (runtime.Object, error) {
 		if err := checkStored(ctx, t, oldObj, opts); err != nil {
 			return nil, err
@@ -127,7 +128,7 @@ func refusesLoss(t Target, opts WriteOptions) rest.TransformFunc {
 // that removes the value loses nothing it did not mean to. The answer is
 // the store's own, from a dry run of the same delete; the revision
 // returned is the value's, which the delete then takes as precondition.
-func deleteLoss(ctx context.Context, t Target, name string, deleter rest.GracefulDeleter, options *metav1.DeleteOptions, opts WriteOptions) (int64, error) {
+func deleteLoss(ctx context.Context, t handle.Target, name string, deleter rest.GracefulDeleter, options *metav1.DeleteOptions, opts WriteOptions) (int64, error) {
 	if storedvalue.CustomResource(t.Handle) {
 		return 0, nil
 	}

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/storagemap/maptest"
 	"github.com/regctl/regctl/internal/storedvalue"
 )
@@ -24,11 +25,11 @@ func TestAWriteNeverDropsFieldsThisReleaseDoesNotKnow(t *testing.T) {
 	ctx := context.Background()
 	s, etcd := maptest.Open(t)
 	namespaces := s.Map.Handles["namespaces"]
-	if _, err := Create(ctx, Target{Handle: namespaces}, &api.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, WriteOptions{}); err != nil {
+	if _, err := Create(ctx, handle.Target{Handle: namespaces}, &api.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	opts := WriteOptions{Namespaces: NewNamespaceCache(namespaces)}
-	cms := Target{Handle: s.Map.Handles["configmaps"], Namespace: "default"}
+	cms := handle.Target{Handle: s.Map.Handles["configmaps"], Namespace: "default"}
 
 	// newer creates a config map and gives its stored value a field
 	// numbered past ConfigMap's last, as a newer server would.
@@ -148,7 +149,7 @@ func TestAWriteNeverDowngradesAStorageVersion(t *testing.T) {
 	if _, err := etcd.Put(ctx, key, string(value)); err != nil {
 		t.Fatal(err)
 	}
-	target := Target{Handle: h}
+	target := handle.Target{Handle: h}
 	live, err := GetInternal(ctx, target, "newer")
 	if err != nil {
 		t.Fatal(err)

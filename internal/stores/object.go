@@ -11,12 +11,14 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/regctl/regctl/internal/handle"
 )
 
 // GetInternal reads one object through the target's store and returns it as
 // the store holds it, in the internal version: what the store's
 // TableConvertor prints. ToExternal turns it into what Get returns.
-func GetInternal(ctx context.Context, t Target, name string) (runtime.Object, error) {
+func GetInternal(ctx context.Context, t handle.Target, name string) (runtime.Object, error) {
 	getter, ok := t.Storage.(rest.Getter)
 	if !ok {
 		return nil, fmt.Errorf("%s cannot be read: it has no getter", t.Path)
@@ -33,7 +35,7 @@ func GetInternal(ctx context.Context, t Target, name string) (runtime.Object, er
 // to it), so this is the store's List of that one name at exactly rev: the
 // same key, transformer, codec and decorator. An object that did not exist
 // then is NotFound.
-func GetInternalAt(ctx context.Context, t Target, name string, rev int64) (runtime.Object, error) {
+func GetInternalAt(ctx context.Context, t handle.Target, name string, rev int64) (runtime.Object, error) {
 	if t.Store == nil {
 		return nil, fmt.Errorf("%s is not stored in etcd", t.Path)
 	}

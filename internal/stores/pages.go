@@ -19,6 +19,7 @@ import (
 	"k8s.io/apiserver/pkg/storage/value"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/storedvalue"
 )
 
@@ -38,7 +39,7 @@ import (
 //
 // Pages are decoded side by side on every core and handed to fn in key
 // order, a few at a time: memory stays flat however many objects match.
-func readList(ctx context.Context, t Target, lo *metainternalversion.ListOptions, opts ListOptions, fn func(Page) error) error {
+func readList(ctx context.Context, t handle.Target, lo *metainternalversion.ListOptions, opts ListOptions, fn func(Page) error) error {
 	store := t.Store
 	pred := store.PredicateFunc(lo.LabelSelector, lo.FieldSelector)
 	namespace := t.Namespace
@@ -189,7 +190,7 @@ type badValue struct {
 // itemDecoder reads values as the store's storage reads the items of a
 // list (etcd3's GetList): transformer, codec into a new item, versioner.
 type itemDecoder struct {
-	t           Target
+	t           handle.Target
 	transformer value.Transformer
 	codec       apiruntime.Codec
 	versioner   storage.Versioner
@@ -197,7 +198,7 @@ type itemDecoder struct {
 	pred        storage.SelectionPredicate
 }
 
-func newItemDecoder(t Target, pred storage.SelectionPredicate) (*itemDecoder, error) {
+func newItemDecoder(t handle.Target, pred storage.SelectionPredicate) (*itemDecoder, error) {
 	codec := t.StorageCodec()
 	if codec == nil {
 		return nil, fmt.Errorf("regctl bug: %s has no storage codec", t.Path)

@@ -28,10 +28,6 @@ import (
 	"github.com/regctl/regctl/internal/storedvalue"
 )
 
-// Target is one path of the map and the namespace to work in
-// (handle.Target).
-type Target = handle.Target
-
 // Identity is who regctl reads and writes as: a member of system:masters,
 // which is what access to etcd amounts to. Stores that check the requester
 // (RBAC's escalation check, admission policies' param authorization) see
@@ -45,7 +41,7 @@ var Identity = &user.DefaultInfo{Name: "regctl", Groups: []string{user.SystemPri
 // added to the context's warning recorder, if it has one, as the server's
 // handler adds them before calling the store; the store and its strategy
 // add theirs (WarningsOnCreate, WarningsOnUpdate) to the same recorder.
-func RequestContext(ctx context.Context, t Target) context.Context {
+func RequestContext(ctx context.Context, t handle.Target) context.Context {
 	for _, w := range t.Warnings {
 		warning.AddWarning(ctx, "", w)
 	}
@@ -63,7 +59,7 @@ func RequestContext(ctx context.Context, t Target) context.Context {
 
 // Get reads one object through the target's store and returns it in the
 // served external version, as the apiserver's GET would.
-func Get(ctx context.Context, t Target, name string) (runtime.Object, error) {
+func Get(ctx context.Context, t handle.Target, name string) (runtime.Object, error) {
 	obj, err := GetInternal(ctx, t, name)
 	if err != nil {
 		return nil, err
@@ -74,7 +70,7 @@ func Get(ctx context.Context, t Target, name string) (runtime.Object, error) {
 // ToExternal converts an object from the version the target's store holds
 // it in to the served version, with apiVersion and kind set, with the
 // path's own convertor.
-func ToExternal(t Target, obj runtime.Object) (runtime.Object, error) {
+func ToExternal(t handle.Target, obj runtime.Object) (runtime.Object, error) {
 	gv := t.GroupVersion()
 	out, err := t.Codec.Convertor.ConvertToVersion(obj, gv)
 	if err != nil {
@@ -112,7 +108,7 @@ type Page struct {
 // few pages are held at a time and each costs etcd its own keys. A list
 // that names one object (a metadata.name field selector), and a path that
 // lists without a store of its own, are the store's List itself.
-func List(ctx context.Context, t Target, opts ListOptions, fn func(Page) error) error {
+func List(ctx context.Context, t handle.Target, opts ListOptions, fn func(Page) error) error {
 	lister, ok := t.Storage.(rest.Lister)
 	if !ok {
 		return fmt.Errorf("%s cannot be listed", t.Path)
@@ -140,7 +136,7 @@ func oneName(pred *storage.SelectionPredicate) bool {
 // listThroughStore is one List of the store: the store reads a named
 // object's key alone. A value it cannot read is reported when opts say
 // where.
-func listThroughStore(ctx context.Context, t Target, lister rest.Lister, lo *metainternalversion.ListOptions, opts ListOptions, fn func(Page) error) (err error) {
+func listThroughStore(ctx context.Context, t handle.Target, lister rest.Lister, lo *metainternalversion.ListOptions, opts ListOptions, fn func(Page) error) (err error) {
 	defer func() {
 		// A panic in the server's code here would end the process with
 		// a trace; it becomes the list's error instead.
@@ -175,7 +171,7 @@ func listThroughStore(ctx context.Context, t Target, lister rest.Lister, lo *met
 // ListItemToExternal converts an item of a listed page, which nothing else
 // uses, to the served version without the deep copy ToExternal makes: the
 // result may share memory with the item.
-func ListItemToExternal(t Target, item runtime.Object) (runtime.Object, error) {
+func ListItemToExternal(t handle.Target, item runtime.Object) (runtime.Object, error) {
 	gv := t.GroupVersion()
 	out, err := t.Codec.UnsafeConvertor.ConvertToVersion(item, gv)
 	if err != nil {
@@ -223,7 +219,7 @@ func unanswered(err error) bool {
 // listOptions parses selectors the way the apiserver's list handler does,
 // converting field labels through the scheme so that unsupported ones are
 // refused with the server's own message.
-func listOptions(t Target, opts ListOptions) (*metainternalversion.ListOptions, error) {
+func listOptions(t handle.Target, opts ListOptions) (*metainternalversion.ListOptions, error) {
 	lo := &metainternalversion.ListOptions{Limit: opts.ChunkSize}
 	if opts.Revision > 0 {
 		// The store reads etcd at exactly this revision, as the
@@ -250,7 +246,7 @@ func listOptions(t Target, opts ListOptions) (*metainternalversion.ListOptions, 
 
 // Table converts objects with the store's TableConvertor: the server-side
 // printers kubectl shows.
-func Table(ctx context.Context, t Target, obj runtime.Object) (*metav1.Table, error) {
+func Table(ctx context.Context, t handle.Target, obj runtime.Object) (*metav1.Table, error) {
 	conv, ok := t.Storage.(rest.TableConvertor)
 	if !ok {
 		return nil, fmt.Errorf("%s has no table printer", t.Path)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/storagemap/maptest"
 )
 
@@ -20,7 +21,7 @@ import (
 // this package's unexported functions need what the external tests'
 // configMapsOnEtcd gives, inside the package.
 type realConfigMaps struct {
-	target Target
+	target handle.Target
 	etcd   *clientv3.Client
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/handle"
 )
 
 // ErrWriteAtRevision refuses `--revision` on a write: etcd writes at its
@@ -15,12 +16,12 @@ var ErrWriteAtRevision = errors.New("`--revision` is for reads: a write always g
 // CheckRevision tells, before anything is read, whether the etcd that holds
 // t (its `--etcd-servers-overrides` entry, if any) can still be read at
 // `--revision` rev; 0 is now, with nothing to check.
-func CheckRevision(ctx context.Context, t Target, rev int64) error {
+func CheckRevision(ctx context.Context, t handle.Target, rev int64) error {
 	return etcdview.CheckRevisionOn(ctx, t.Client, rev)
 }
 
 // CheckRevisions is CheckRevision for each target, in order.
-func CheckRevisions(ctx context.Context, targets []Target, rev int64) error {
+func CheckRevisions(ctx context.Context, targets []handle.Target, rev int64) error {
 	for _, t := range targets {
 		if err := CheckRevision(ctx, t, rev); err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/storage"
 
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/storedvalue"
 )
 
@@ -14,12 +15,12 @@ import (
 // release would lose of each by writing it again: what a restore reads
 // many of at once, in pages, rather than through the store one by one.
 type ValueReader struct {
-	t Target
+	t handle.Target
 	d *itemDecoder
 }
 
 // NewValueReader reads values of the target's store.
-func NewValueReader(t Target) (*ValueReader, error) {
+func NewValueReader(t handle.Target) (*ValueReader, error) {
 	d, err := newItemDecoder(t, storage.Everything)
 	if err != nil {
 		return nil, err

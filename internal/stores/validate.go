@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/regctl/regctl/internal/handle"
 )
 
 // ValidateCreate runs on obj, which it changes, what the target's store runs
@@ -18,7 +20,7 @@ import (
 // depends on etcd (AlreadyExists, the namespace) is left to Create. It reads
 // nothing either, but for a service that gets a cluster IP: its dry-run
 // allocation needs the allocator, which reads ServiceCIDRs and IPAddresses.
-func ValidateCreate(ctx context.Context, t Target, obj runtime.Object) error {
+func ValidateCreate(ctx context.Context, t handle.Target, obj runtime.Object) error {
 	if _, ok := t.Storage.(rest.Creater); !ok {
 		return fmt.Errorf("%s does not accept create", t.Path)
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/handle"
 )
 
 // WatchOptions select the changes a watch reports and where it starts.
@@ -53,7 +54,7 @@ func (e *TooOldError) Unwrap() error { return e.Err }
 // with its object in the store's internal version. It returns when ctx ends
 // (ctx.Err()), fn fails, or the watch ends with an error. It writes
 // nothing to etcd: no bookmarks or progress requests are asked for.
-func Watch(ctx context.Context, t Target, opts WatchOptions, fn func(watch.Event) error) error {
+func Watch(ctx context.Context, t handle.Target, opts WatchOptions, fn func(watch.Event) error) error {
 	watcher, ok := t.Storage.(rest.Watcher)
 	if !ok {
 		return fmt.Errorf("%s cannot be watched", t.Path)
@@ -92,7 +93,7 @@ func Watch(ctx context.Context, t Target, opts WatchOptions, fn func(watch.Event
 
 // follow hands the watch's events to fn until it ends; last is the
 // resourceVersion reached, for the errors.
-func follow(ctx context.Context, t Target, wi watch.Interface, opts WatchOptions, fn func(watch.Event) error) error {
+func follow(ctx context.Context, t handle.Target, wi watch.Interface, opts WatchOptions, fn func(watch.Event) error) error {
 	last := opts.ResourceVersion
 	for {
 		var ev watch.Event
@@ -133,7 +134,7 @@ func follow(ctx context.Context, t Target, wi watch.Interface, opts WatchOptions
 // watchError turns the error event that ends a watch into an error: a
 // compacted start is a TooOldError, anything else (a value that cannot be
 // decoded or decrypted, a lost etcd leader) says where the watch stopped.
-func watchError(t Target, start, last string, obj runtime.Object) error {
+func watchError(t handle.Target, start, last string, obj runtime.Object) error {
 	err := apierrors.FromObject(obj)
 	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
 		return &TooOldError{Path: t.Path, ResourceVersion: start, Err: err}
@@ -156,7 +157,7 @@ func resourceVersionOf(obj runtime.Object) string {
 // Revision is the current revision of the etcd that holds the target: a
 // watch from it reports the changes made from now on. It is read with a
 // count-only range request, which writes nothing.
-func Revision(ctx context.Context, t Target) (string, error) {
+func Revision(ctx context.Context, t handle.Target) (string, error) {
 	c, err := t.Client(ctx)
 	if err != nil {
 		return "", err

@@ -25,7 +25,7 @@ import (
 // unknown or duplicate fields are errors; defaulting, conversion to the
 // version the store holds (the internal version; a custom resource's own
 // version, its schema's defaults applied).
-func Decode(t Target, data []byte) (runtime.Object, error) {
+func Decode(t handle.Target, data []byte) (runtime.Object, error) {
 	obj, _, err := DecodeValidating(t, data, metav1.FieldValidationStrict)
 	return obj, err
 }
@@ -35,7 +35,7 @@ func Decode(t Target, data []byte) (runtime.Object, error) {
 // refuses unknown and duplicate fields, Warn returns them as warnings and
 // Ignore passes over them. Either way a custom resource's unknown fields
 // are then pruned by its schema, as the server prunes them.
-func DecodeValidating(t Target, data []byte, validation string) (runtime.Object, []string, error) {
+func DecodeValidating(t handle.Target, data []byte, validation string) (runtime.Object, []string, error) {
 	var strict runtime.Serializer
 	for _, info := range t.Codec.Serializer.SupportedMediaTypes() {
 		if info.MediaType == runtime.ContentTypeJSON {
@@ -154,7 +154,7 @@ func (c *NamespaceCache) Namespace(ctx context.Context, name string) (*api.Names
 	if ns, ok := c.get(name); ok {
 		return ns, nil
 	}
-	got, err := GetInternal(ctx, Target{Handle: c.namespaces}, name)
+	got, err := GetInternal(ctx, handle.Target{Handle: c.namespaces}, name)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil
@@ -184,7 +184,7 @@ func (o WriteOptions) dryRun() []string {
 // creationTimestamp and generation, the resource's PrepareForCreate and
 // Validate, encoding in the storage version, encryption, and a TTL lease for
 // events. It returns the stored object in the served version.
-func Create(ctx context.Context, t Target, obj runtime.Object, opts WriteOptions) (runtime.Object, error) {
+func Create(ctx context.Context, t handle.Target, obj runtime.Object, opts WriteOptions) (runtime.Object, error) {
 	creater, ok := t.Storage.(rest.Creater)
 	if !ok {
 		return nil, unwritten(fmt.Errorf("%s does not accept create", t.Path))
@@ -216,7 +216,7 @@ func Create(ctx context.Context, t Target, obj runtime.Object, opts WriteOptions
 // ReadyAllocatorsFor readies what a write of obj through t allocates from,
 // as Create does, for a write that reaches t's store another way (the
 // server's request handlers): a service's cluster IP allocator.
-func ReadyAllocatorsFor(ctx context.Context, t Target, obj runtime.Object) error {
+func ReadyAllocatorsFor(ctx context.Context, t handle.Target, obj runtime.Object) error {
 	if usesClusterIP(obj) {
 		return t.ReadyAllocators(ctx)
 	}
@@ -235,7 +235,7 @@ func usesClusterIP(obj runtime.Object) bool {
 // update, where the stored object is known, when the update may allocate or
 // release a cluster IP. Most updates keep the IPs they have, and need no
 // allocator, as on the server.
-func readiesAllocators(t Target) rest.TransformFunc {
+func readiesAllocators(t handle.Target) rest.TransformFunc {
 	return func(ctx context.Context, newObj, oldObj runtime.Object) (runtime.Object, error) {
 		if changesClusterIPs(newObj, oldObj) {
 			if err := t.ReadyAllocators(ctx); err != nil {
@@ -273,7 +273,7 @@ func changesClusterIPs(newObj, oldObj runtime.Object) bool {
 // With opts.CurrentVersion, an object that carries none takes the one
 // stored now. A stored value this release would lose part of is not
 // written over (LossError).
-func Update(ctx context.Context, t Target, obj runtime.Object, opts WriteOptions) (runtime.Object, error) {
+func Update(ctx context.Context, t handle.Target, obj runtime.Object, opts WriteOptions) (runtime.Object, error) {
 	updater, ok := t.Storage.(rest.Updater)
 	if !ok {
 		return nil, unwritten(fmt.Errorf("%s does not accept update", t.Path))
@@ -320,7 +320,7 @@ func Update(ctx context.Context, t Target, obj runtime.Object, opts WriteOptions
 // and, for a create, is not being deleted. It is the one admission check
 // regctl keeps: without it a write would strand an object in a namespace
 // nobody can see.
-func checkNamespace(ctx context.Context, t Target, obj runtime.Object, creating bool, cache *NamespaceCache) error {
+func checkNamespace(ctx context.Context, t handle.Target, obj runtime.Object, creating bool, cache *NamespaceCache) error {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return err
@@ -343,7 +343,7 @@ func checkNamespace(ctx context.Context, t Target, obj runtime.Object, creating 
 func (c *NamespaceCache) allows(ctx context.Context, namespace string, creating bool, gr schema.GroupResource, name string) error {
 	ns, ok := c.get(namespace)
 	if !ok {
-		got, err := GetInternal(ctx, Target{Handle: c.namespaces}, namespace)
+		got, err := GetInternal(ctx, handle.Target{Handle: c.namespaces}, namespace)
 		if err != nil {
 			return err
 		}

@@ -12,9 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/manifest"
 	"github.com/regctl/regctl/internal/render"
-	"github.com/regctl/regctl/internal/stores"
 )
 
 // awaitingCRDs splits off, in a sandbox, the objects of a manifest that no
@@ -77,7 +77,7 @@ type sandboxCRDs struct {
 
 // add notes out when it is a CRD written through the CRD store itself (not
 // its status).
-func (c *sandboxCRDs) add(t stores.Target, out runtime.Object) {
+func (c *sandboxCRDs) add(t handle.Target, out runtime.Object) {
 	if !c.on || t.Resource.Group != apiextensionsv1.GroupName || t.Resource.Name != "customresourcedefinitions" {
 		return
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/manifest"
-	"github.com/regctl/regctl/internal/stores"
 )
 
 // widgetsCRD serves Widget in v1 and v2, and not in v0.
@@ -94,8 +93,8 @@ func TestAwaitingCRDs(t *testing.T) {
 // writes are done, in name order, each said on stderr; a CRD's status
 // write establishes nothing, nor does anything off a sandbox.
 func TestSandboxCRDsEstablishWhatWasWritten(t *testing.T) {
-	crds := stores.Target{Handle: &handle.Handle{Path: "customresourcedefinitions.apiextensions.k8s.io", Resource: metav1.APIResource{Group: "apiextensions.k8s.io", Name: "customresourcedefinitions"}}}
-	status := stores.Target{Handle: &handle.Handle{Path: "customresourcedefinitions.apiextensions.k8s.io/status", Resource: metav1.APIResource{Group: "apiextensions.k8s.io", Name: "customresourcedefinitions/status"}}}
+	crds := handle.Target{Handle: &handle.Handle{Path: "customresourcedefinitions.apiextensions.k8s.io", Resource: metav1.APIResource{Group: "apiextensions.k8s.io", Name: "customresourcedefinitions"}}}
+	status := handle.Target{Handle: &handle.Handle{Path: "customresourcedefinitions.apiextensions.k8s.io/status", Resource: metav1.APIResource{Group: "apiextensions.k8s.io", Name: "customresourcedefinitions/status"}}}
 	crd := func(name string) *apiextensionsv1.CustomResourceDefinition {
 		return &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	}
@@ -108,7 +107,7 @@ func TestSandboxCRDsEstablishWhatWasWritten(t *testing.T) {
 	c.add(crds, crd("widgets.example.com"))
 	c.add(crds, crd("gadgets.example.com"))
 	c.add(status, crd("status.example.com"))
-	c.add(stores.Target{Handle: &handle.Handle{Path: "configmaps", Resource: metav1.APIResource{Name: "configmaps"}}}, configMap("a"))
+	c.add(handle.Target{Handle: &handle.Handle{Path: "configmaps", Resource: metav1.APIResource{Name: "configmaps"}}}, configMap("a"))
 	var errOut bytes.Buffer
 	if err := c.establish(context.Background(), establish, &errOut); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	kubectldelete "k8s.io/kubectl/pkg/cmd/delete"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
 	"github.com/regctl/regctl/internal/target"
@@ -83,7 +84,7 @@ func Delete(ctx context.Context, refs []target.Ref, targets []target.Named, o De
 
 // noResources is what kubectl says when a delete finds nothing: the
 // namespace, when it looked in one.
-func noResources(t stores.Target) string {
+func noResources(t handle.Target) string {
 	if t.Namespace == "" {
 		return "No resources found"
 	}
@@ -92,7 +93,7 @@ func noResources(t stores.Target) string {
 
 // doomedOf are the objects of one type to delete.
 type doomedOf struct {
-	stores.Target
+	handle.Target
 	victims []stores.Victim
 }
 
@@ -115,7 +116,7 @@ func (o DeleteOptions) doomed(ctx context.Context, targets []target.Named) ([]do
 }
 
 // victims are the named objects, or those the store lists for `-l`/`--all`.
-func (o DeleteOptions) victims(ctx context.Context, t stores.Target, names []string) ([]stores.Victim, error) {
+func (o DeleteOptions) victims(ctx context.Context, t handle.Target, names []string) ([]stores.Victim, error) {
 	if len(names) == 0 {
 		return stores.Victims(ctx, t, o.LabelSelector)
 	}
@@ -177,7 +178,7 @@ func (o DeleteOptions) deleteEach(ctx context.Context, doomed []doomedOf, total 
 // (`deployment.apps "web" deleted from shop namespace`), with kubectl's
 // own printer. An object only marked for deletion (finalizers, a grace
 // period) is deleted as far as kubectl says; a warning says it stays.
-func (o DeleteOptions) deletedLine(t stores.Target) func(runtime.Object, string) error {
+func (o DeleteOptions) deletedLine(t handle.Target) func(runtime.Object, string) error {
 	scope := meta.RESTScopeRoot
 	if t.Resource.Namespaced {
 		scope = meta.RESTScopeNamespace
@@ -211,7 +212,7 @@ func (o DeleteOptions) deletedLine(t stores.Target) func(runtime.Object, string)
 
 // deletedName is what names a deleted object: the object the store
 // returned, or, for one deleted unread, its type's kind and its name.
-func deletedName(t stores.Target, v stores.Victim, d stores.Deleted) runtime.Object {
+func deletedName(t handle.Target, v stores.Victim, d stores.Deleted) runtime.Object {
 	if d.Object != nil && !d.Object.GetObjectKind().GroupVersionKind().Empty() {
 		return d.Object
 	}

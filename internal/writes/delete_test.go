@@ -44,10 +44,10 @@ func TestDeleteCheck(t *testing.T) {
 }
 
 func TestNoResources(t *testing.T) {
-	if got := noResources(stores.Target{}); got != "No resources found" {
+	if got := noResources(handle.Target{}); got != "No resources found" {
 		t.Errorf("across namespaces: %q", got)
 	}
-	if got := noResources(stores.Target{Namespace: "shop"}); got != "No resources found in shop namespace." {
+	if got := noResources(handle.Target{Namespace: "shop"}); got != "No resources found in shop namespace." {
 		t.Errorf("in one namespace: %q", got)
 	}
 }
@@ -68,11 +68,11 @@ func TestUnsafeDeleteWarning(t *testing.T) {
 // TestDeletedLine says what was deleted in kubectl delete's words, and
 // warns of an object that stays marked for deletion.
 func TestDeletedLine(t *testing.T) {
-	namespaced := stores.Target{Handle: &handle.Handle{Resource: metav1.APIResource{Kind: "ConfigMap", Namespaced: true}}, Namespace: "shop"}
-	cluster := stores.Target{Handle: &handle.Handle{Resource: metav1.APIResource{Kind: "Namespace"}}}
+	namespaced := handle.Target{Handle: &handle.Handle{Resource: metav1.APIResource{Kind: "ConfigMap", Namespaced: true}}, Namespace: "shop"}
+	cluster := handle.Target{Handle: &handle.Handle{Resource: metav1.APIResource{Kind: "Namespace"}}}
 	for _, c := range []struct {
 		name        string
-		t           stores.Target
+		t           handle.Target
 		o           DeleteOptions
 		obj         runtime.Object
 		what        string
@@ -98,7 +98,7 @@ func TestDeletedLine(t *testing.T) {
 // TestDeletedName names a deleted object by what the store returned, or
 // by its type's kind when it was deleted unread and nothing came back.
 func TestDeletedName(t *testing.T) {
-	target := stores.Target{Handle: &handle.Handle{Resource: metav1.APIResource{Group: "apps", Version: "v1", Kind: "Deployment", Namespaced: true}}}
+	target := handle.Target{Handle: &handle.Handle{Resource: metav1.APIResource{Group: "apps", Version: "v1", Kind: "Deployment", Namespaced: true}}}
 	v := stores.Victim{Namespace: "shop", Name: "web"}
 	returned := configMap("a")
 	if got := deletedName(target, v, stores.Deleted{Object: returned}); got != runtime.Object(returned) {

@@ -107,22 +107,22 @@ func readManifestFile(in io.Reader, filename string) ([]manifest.Object, []error
 // planTarget resolves the path and namespace an object is written to: its
 // own namespace, or -n's when it names none; a cluster-scoped object has
 // none.
-func planTarget(m Map, o manifest.Object, scope Scope, subresource string) (stores.Target, error) {
+func planTarget(m Map, o manifest.Object, scope Scope, subresource string) (handle.Target, error) {
 	base, err := resolveKind(m, o.GVK)
 	if err != nil {
-		return stores.Target{}, err
+		return handle.Target{}, err
 	}
 	h, err := m.Subresource(base, subresource)
 	if err != nil {
-		return stores.Target{}, err
+		return handle.Target{}, err
 	}
-	t := stores.Target{Handle: h}
+	t := handle.Target{Handle: h}
 	if base.Resource.Namespaced {
 		switch {
 		case o.Namespace == "":
 			t.Namespace = scope.Namespace
 		case scope.Explicit && o.Namespace != scope.Namespace:
-			return stores.Target{}, fmt.Errorf("the object's namespace %q does not match `-n %s`", o.Namespace, scope.Namespace)
+			return handle.Target{}, fmt.Errorf("the object's namespace %q does not match `-n %s`", o.Namespace, scope.Namespace)
 		default:
 			t.Namespace = o.Namespace
 		}

@@ -190,7 +190,7 @@ func TestWritesInFlightWhenInterruptedMayHaveBeenWritten(t *testing.T) {
 	for i := range objs {
 		objs[i] = stores.Planned{
 			Source: manifest.Object{Doc: i + 1, GVK: configMapKind, Name: fmt.Sprintf("cm-%02d", i)},
-			Target: stores.Target{Handle: &handle.Handle{Path: "configmaps"}, Namespace: "shop"},
+			Target: handle.Target{Handle: &handle.Handle{Path: "configmaps"}, Namespace: "shop"},
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())

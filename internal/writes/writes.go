@@ -173,7 +173,7 @@ func (r *run) planErrs(ctx context.Context, objs []manifest.Object, readErrs []e
 	// namespaced write then says so.
 	namespaces, _ := r.m.Handle("namespaces")
 	r.options.Namespaces = stores.NewNamespaceCache(namespaces)
-	resolve := func(obj manifest.Object) (stores.Target, error) {
+	resolve := func(obj manifest.Object) (handle.Target, error) {
 		return planTarget(r.m, obj, r.Scope, r.Subresource)
 	}
 	check := func(ctx context.Context, p stores.Planned, obj runtime.Object) error {

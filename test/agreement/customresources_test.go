@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/stores"
 	"github.com/regctl/regctl/test/apiserver"
@@ -43,11 +44,11 @@ func TestCustomResourceKeysAgreeWithUpstreamStorageData(t *testing.T) {
 	w := apiserver.Map(t, etcdFlag)
 	ctx := context.Background()
 	namespaces := stores.NewNamespaceCache(w.Map.Handles["namespaces"])
-	nsObj, err := stores.Decode(stores.Target{Handle: w.Map.Handles["namespaces"]}, []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"`+namespace+`"}}`))
+	nsObj, err := stores.Decode(handle.Target{Handle: w.Map.Handles["namespaces"]}, []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"`+namespace+`"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := stores.Create(ctx, stores.Target{Handle: w.Map.Handles["namespaces"]}, nsObj, stores.WriteOptions{}); err != nil {
+	if _, err := stores.Create(ctx, handle.Target{Handle: w.Map.Handles["namespaces"]}, nsObj, stores.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	client, err := clientv3.New(clientv3.Config{Endpoints: []string{e.ClientURL}, DialTimeout: 5 * time.Second})
@@ -71,7 +72,7 @@ func TestCustomResourceKeysAgreeWithUpstreamStorageData(t *testing.T) {
 			t.Errorf("%s: %v", gvr, err)
 			continue
 		}
-		target := stores.Target{Handle: h}
+		target := handle.Target{Handle: h}
 		if h.Resource.Namespaced {
 			target.Namespace = namespace
 		}
@@ -134,8 +135,8 @@ func establish(t *testing.T, w *storagemap.Session, v1s ...*apiextensionsv1.Cust
 	t.Helper()
 	crds := w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io"].Storage.(rest.Creater)
 	status := w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io/status"].Storage.(rest.Updater)
-	crdCtx := stores.RequestContext(context.Background(), stores.Target{Handle: w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io"]})
-	statusCtx := stores.RequestContext(context.Background(), stores.Target{Handle: w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io/status"]})
+	crdCtx := stores.RequestContext(context.Background(), handle.Target{Handle: w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io"]})
+	statusCtx := stores.RequestContext(context.Background(), handle.Target{Handle: w.Map.Handles["customresourcedefinitions.apiextensions.k8s.io/status"]})
 	for _, v1 := range v1s {
 		apiextensionsapiserver.Scheme.Default(v1)
 		crd := &apiextensions.CustomResourceDefinition{}
@@ -195,7 +196,7 @@ func TestConversionWebhooksAreNotCalled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v1 := stores.Target{Handle: v1Handle}
+	v1 := handle.Target{Handle: v1Handle}
 	obj, err := stores.Decode(v1, []byte(`{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g1"}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +211,7 @@ func TestConversionWebhooksAreNotCalled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v1beta1 := stores.Target{Handle: v1beta1Handle}
+	v1beta1 := handle.Target{Handle: v1beta1Handle}
 	const refusal = "converting through the webhook of service tools/converter:443: regctl calls no webhooks"
 	if _, err := stores.Get(ctx, v1beta1, "g1"); err == nil || !strings.Contains(err.Error(), refusal) {
 		t.Errorf("reading in another version: %v, want %q", err, refusal)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/test/apiserver"
@@ -180,7 +181,7 @@ func TestExtensionServersAgreeWithKubeAPIServer(t *testing.T) {
 func versionDiscoveryAgrees(t *testing.T, list *metav1.APIResourceList, w *storagemap.Session, gv string) {
 	t.Helper()
 	group, version, _ := strings.Cut(gv, "/")
-	mine := map[string]*storagemap.Handle{}
+	mine := map[string]*handle.Handle{}
 	for _, h := range w.Map.Handles {
 		if h.Route.Group == group && h.Route.Version == version {
 			name := h.Route.Resource
