@@ -85,12 +85,12 @@ func runKeys(ctx context.Context, opts *keysOptions) error {
 		if opts.NamespaceSet && !opts.AllNamespaces {
 			opts.Keys.Namespace = opts.Namespace
 		}
-		session, main, err := storagemap.OpenAll(ctx, opts.sessionConfig())
+		session, ks, err := storagemap.OpenAll(ctx, opts.sessionConfig())
 		if err != nil {
 			return err
 		}
 		defer session.Close()
-		return keys.Usage(ctx, opts.IO.Out, main, session.Map.Table.EtcdPrefix, session.Map.Ordered(), opts.Keys)
+		return keys.Usage(ctx, ks, opts.Keys, opts.IO.Out)
 	}
 	session, t, err := opts.open(ctx, *ref)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/regctl/regctl/internal/completion"
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/migrate"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/scan"
@@ -139,60 +140,23 @@ func runMigrate(ctx context.Context, o *migrateOptions) error {
 		// path drops versions from status.storedVersions.
 		cfg.Only = strings.Join(append(slices.Clone(o.Types), "namespaces", "customresourcedefinitions.apiextensions.k8s.io"), ",")
 	}
-	session, main, err := storagemap.OpenAll(ctx, cfg)
+	session, ks, err := storagemap.OpenAll(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer session.Close()
+	var named []*handle.Handle
+	for _, name := range o.Types {
+		h, err := session.Map.Resolve(name)
+		if err != nil {
+			return err
+		}
+		named = append(named, h)
+	}
 	req := o.Migrate
-	if req.Prefixes, err = migratePrefixes(session.Map, o.Types, o.Namespace); err != nil {
+	req.Output = o.Output
+	if req.Prefixes, err = migrate.Prefixes(ks.Handles, named, o.Namespace); err != nil {
 		return err
 	}
-	crdStatus, err := session.Map.Handle(crdStatusPath)
-	if err != nil {
-		crdStatus = nil // --runtime-config serves no CRDs
-	}
-	return migrate.Migrate(ctx, o.IO.Out, o.IO.ErrOut, main, session.Map.Table.EtcdPrefix, session.Map.Ordered(), crdStatus, req, o.Output)
-}
-
-const crdStatusPath = "customresourcedefinitions.apiextensions.k8s.io/status"
-
-// migratePrefixes are the key prefixes a migration of types in namespace
-// reads: nil for every key, a namespace of every namespaced resource, or
-// the types' (in namespace, for the namespaced ones).
-func migratePrefixes(m *storagemap.Map, types []string, namespace string) ([]string, error) {
-	handles := m.Ordered()
-	if len(types) > 0 {
-		handles = handles[:0:0]
-		for _, name := range types {
-			h, err := m.Resolve(name)
-			if err != nil {
-				return nil, err
-			}
-			if !h.Stored() {
-				return nil, fmt.Errorf("%s is not stored in etcd", h.Path)
-			}
-			handles = append(handles, h)
-		}
-	} else if namespace == "" {
-		return nil, nil
-	}
-	var prefixes []string
-	for _, h := range handles {
-		if !h.Stored() || (namespace != "" && len(types) == 0 && !h.Resource.Namespaced) {
-			continue
-		}
-		ns := ""
-		if h.Resource.Namespaced {
-			ns = namespace
-		}
-		p, err := h.KeyPrefix(ns)
-		if err != nil {
-			return nil, err
-		}
-		if !slices.Contains(prefixes, p) {
-			prefixes = append(prefixes, p)
-		}
-	}
-	return prefixes, nil
+	return migrate.Migrate(ctx, ks, req, o.IO)
 }

@@ -90,10 +90,10 @@ runs, progress goes to stderr when that is a terminal.`,
 }
 
 func runScan(ctx context.Context, opts *scanOptions) error {
-	session, main, err := storagemap.OpenAll(ctx, opts.sessionConfig())
+	session, ks, err := storagemap.OpenAll(ctx, opts.sessionConfig())
 	if err != nil {
 		return err
 	}
 	defer session.Close()
-	return scan.Scan(ctx, opts.IO.Out, opts.IO.ErrOut, main, session.Map.Table.EtcdPrefix, session.Map.Ordered(), opts.Scan)
+	return scan.Scan(ctx, ks, opts.Scan, opts.IO)
 }

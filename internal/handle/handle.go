@@ -226,3 +226,13 @@ type Codec struct {
 	// version, or for a custom resource the version served.
 	Hub schema.GroupVersion
 }
+
+// Keyspace is what a command on every stored resource works through: the
+// client of `--etcd-servers`, the etcd prefix, and the map's handles in
+// route table order (the resources kept on other servers reached through
+// their own).
+type Keyspace struct {
+	Client     *clientv3.Client
+	EtcdPrefix string
+	Handles    []*Handle
+}

@@ -13,8 +13,6 @@ import (
 	"io"
 	"strings"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/gctune"
 	"github.com/regctl/regctl/internal/handle"
@@ -77,11 +75,11 @@ func (o Options) NeedsEtcd(names []string) bool {
 }
 
 // Usage prints each path that has a store with its key prefix, number of
-// keys and total value size, and the keys under etcdPrefix that no path
-// claims, grouped by their next path segment; with o.Namespace, each
-// namespaced resource's in that namespace. main is the client of
-// `--etcd-servers`; handles are the map's in route table order.
-func Usage(ctx context.Context, out io.Writer, main *clientv3.Client, etcdPrefix string, handles []*handle.Handle, o Options) error {
+// keys and total value size, and the keys under the etcd prefix of ks
+// that no path claims, grouped by their next path segment; with
+// o.Namespace, each namespaced resource's in that namespace.
+func Usage(ctx context.Context, ks handle.Keyspace, o Options, out io.Writer) error {
+	main, etcdPrefix, handles := ks.Client, ks.EtcdPrefix, ks.Handles
 	// Each page of values is garbage once counted: the start-up pacing
 	// would let several of them pile up.
 	gctune.BoundHeap()

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/logs/logstest"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap/maptest"
@@ -34,7 +35,7 @@ func TestKeysOnAMap(t *testing.T) {
 	// The usage of one namespace counts its keys alone.
 	var inShop []etcdview.Usage
 	var buf bytes.Buffer
-	if err := Usage(ctx, &buf, main, "/registry", s.Map.Ordered(), Options{Output: render.JSON, ChunkSize: 10, Namespace: "shop"}); err != nil {
+	if err := Usage(ctx, handle.Keyspace{Client: main, EtcdPrefix: "/registry", Handles: s.Map.Ordered()}, Options{Output: render.JSON, ChunkSize: 10, Namespace: "shop"}, &buf); err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(buf.Bytes(), &inShop); err != nil {
@@ -91,7 +92,7 @@ func TestKeysOnAMap(t *testing.T) {
 	}
 
 	out.Reset()
-	if err := Usage(ctx, &out, main, s.Map.Table.EtcdPrefix, s.Map.Ordered(), Options{Output: render.JSON, ChunkSize: 100}); err != nil {
+	if err := Usage(ctx, handle.Keyspace{Client: main, EtcdPrefix: s.Map.Table.EtcdPrefix, Handles: s.Map.Ordered()}, Options{Output: render.JSON, ChunkSize: 100}, &out); err != nil {
 		t.Fatal(err)
 	}
 	var usage []etcdview.Usage

@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/regctl/regctl/internal/gctune"
 	"github.com/regctl/regctl/internal/handle"
@@ -48,19 +47,19 @@ func (r *Report) notDone() error {
 	return fmt.Errorf("%w: %s, then run the migration again", ErrNotDone, strings.Join(todo, "; "))
 }
 
-// Migrate runs the migration req asks for (Run) on main, the client of
-// `--etcd-servers`, with the map's handles in route table order and the
-// CRD status path's; prints the report on out, interrupted or not; and
-// fails when values were left to rewrite. While it runs, progress goes to
-// errOut when that is a terminal.
-func Migrate(ctx context.Context, out, errOut io.Writer, main *clientv3.Client, etcdPrefix string, handles []*handle.Handle, crdStatus *handle.Handle, req Request, output render.Format) error {
+// Migrate runs the migration req asks for (Run) on ks; prints the report
+// on the streams' Out, interrupted or not; and fails when values were left
+// to rewrite. While it runs, progress goes to ErrOut when that is a
+// terminal.
+func Migrate(ctx context.Context, ks handle.Keyspace, req Request, streams genericiooptions.IOStreams) error {
+	out, errOut, output := streams.Out, streams.ErrOut, req.Output
 	// What is live while the values are chosen is a few pages.
 	gctune.BoundHeap()
 	p := render.NewProgress(errOut)
 	if p != nil {
 		req.Progress = func(s Progress) { p.Show(s.Elapsed, progressLine(s)) }
 	}
-	report, err := Run(ctx, main, etcdPrefix, handles, crdStatus, req)
+	report, err := Run(ctx, ks, req)
 	p.Done()
 	if report != nil {
 		if perr := render.Print(out, output, report); perr != nil && err == nil {

@@ -89,6 +89,61 @@ type Request struct {
 	// Progress, when set, is called about five times a second while
 	// values are rewritten.
 	Progress func(Progress)
+	// Output is the report's format (Migrate).
+	Output render.Format
+}
+
+// CRDStatusPath is the path of the CRDs' status, which storedVersions are
+// written through.
+const CRDStatusPath = "customresourcedefinitions.apiextensions.k8s.io/status"
+
+// crdStatusOf is the handle of the CRDs' status among handles, nil when
+// the map serves no CRDs (--runtime-config).
+func crdStatusOf(handles []*handle.Handle) *handle.Handle {
+	for _, h := range handles {
+		if h.Path == CRDStatusPath {
+			return h
+		}
+	}
+	return nil
+}
+
+// Prefixes are the key prefixes a migration reads: nil for every key with
+// neither types nor namespace; the namespace of every namespaced resource
+// of all; or those of the named handles (in namespace, for the namespaced
+// ones).
+func Prefixes(all, named []*handle.Handle, namespace string) ([]string, error) {
+	handles := named
+	if len(named) == 0 {
+		if namespace == "" {
+			return nil, nil
+		}
+		handles = all
+	}
+	var prefixes []string
+	for _, h := range handles {
+		if !h.Stored() {
+			if len(named) > 0 {
+				return nil, fmt.Errorf("%s is not stored in etcd", h.Path)
+			}
+			continue
+		}
+		if namespace != "" && len(named) == 0 && !h.Resource.Namespaced {
+			continue
+		}
+		ns := ""
+		if h.Resource.Namespaced {
+			ns = namespace
+		}
+		p, err := h.KeyPrefix(ns)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(prefixes, p) {
+			prefixes = append(prefixes, p)
+		}
+	}
+	return prefixes, nil
 }
 
 // Progress is how far the rewrites are: of the resource being rewritten,
@@ -169,13 +224,13 @@ type chosen struct {
 	reasons []string
 }
 
-// Run chooses the values to rewrite with a scan of every key on main (the
-// client of `--etcd-servers`) through handles (the map's, in route table
-// order), then rewrites them through their stores, and drops versions no
-// value is stored at any more from the CRDs' status.storedVersions
-// through crdStatus, the CRD status path. On an interrupt it stops
-// between two objects and returns what it did with the context's cause.
-func Run(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles []*handle.Handle, crdStatus *handle.Handle, req Request) (*Report, error) {
+// Run chooses the values to rewrite with a scan of every key of ks, then
+// rewrites them through their stores, and drops versions no value is
+// stored at any more from the CRDs' status.storedVersions through the CRD
+// status path, when the map serves it. On an interrupt it stops between
+// two objects and returns what it did with the context's cause.
+func Run(ctx context.Context, ks handle.Keyspace, req Request) (*Report, error) {
+	handles, crdStatus := ks.Handles, crdStatusOf(ks.Handles)
 	wanted := reasons(req)
 	selected := map[string][]chosen{}
 	// lost are the values a rewrite would lose part of, by key: only
@@ -187,7 +242,7 @@ func Run(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles 
 	// written, and says which key to pass.
 	scanning, needsKey := context.WithCancelCause(ctx)
 	defer needsKey(nil)
-	scanned, err := scan.Run(scanning, main, etcdPrefix, handles, scan.Options{
+	scanned, err := scan.Run(scanning, ks, scan.Options{
 		Sections: []string{scan.Encryption, scan.Versions},
 		PageSize: req.ChunkSize,
 		Under:    req.Prefixes,

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
 	"github.com/regctl/regctl/internal/handle"
@@ -94,9 +95,9 @@ func TestMigrateKeepsWhatThisReleaseWouldLose(t *testing.T) {
 	}
 	newer := put(t, etcd, newerKey, maptest.EncodeAt(t, obj, gv))
 
-	crdStatus := s.Map.Handles["customresourcedefinitions.apiextensions.k8s.io/status"]
+	ks := handle.Keyspace{Client: etcd, EtcdPrefix: "/registry", Handles: s.Map.Ordered()}
 	// A dry run tells them apart already, from what the values hold.
-	dry, err := Run(ctx, etcd, "/registry", s.Map.Ordered(), crdStatus, Request{Versions: true, ChunkSize: 100, DryRun: true})
+	dry, err := Run(ctx, ks, Request{Versions: true, ChunkSize: 100, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestMigrateKeepsWhatThisReleaseWouldLose(t *testing.T) {
 		t.Errorf("dry run: %+v, kept %+v; want one HPA to rewrite and one kept", dry.Resources, dry.Kept)
 	}
 	var out bytes.Buffer
-	err = Migrate(ctx, &out, &out, etcd, "/registry", s.Map.Ordered(), crdStatus, Request{Versions: true, ChunkSize: 100}, render.YAML)
+	err = Migrate(ctx, ks, Request{Versions: true, ChunkSize: 100, Output: render.YAML}, genericiooptions.IOStreams{Out: &out, ErrOut: &out})
 	if !errors.Is(err, ErrNotDone) || !strings.Contains(err.Error(), "the regctl built for its release") {
 		t.Fatalf("migrate: %v, want it not done, saying what to do with what it kept", err)
 	}
@@ -128,7 +129,7 @@ func TestMigrateKeepsWhatThisReleaseWouldLose(t *testing.T) {
 	}
 
 	// The scan says why the newer value is left: a newer server's.
-	scanned, err := scan.Run(ctx, etcd, "/registry", s.Map.Ordered(), scan.Options{Sections: []string{scan.Versions}})
+	scanned, err := scan.Run(ctx, ks, scan.Options{Sections: []string{scan.Versions}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestMigrateKeepsWhatThisReleaseWouldLose(t *testing.T) {
 	// Told to drop them, the migration rewrites the value without the
 	// fields, as this release's kube-apiserver would.
 	out.Reset()
-	if err := Migrate(ctx, &out, &out, etcd, "/registry", s.Map.Ordered(), crdStatus, Request{Versions: true, ChunkSize: 100, DropUnknownFields: true}, render.YAML); err != nil {
+	if err := Migrate(ctx, ks, Request{Versions: true, ChunkSize: 100, DropUnknownFields: true, Output: render.YAML}, genericiooptions.IOStreams{Out: &out, ErrOut: &out}); err != nil {
 		t.Fatalf("migrate --drop-unknown-fields: %v\n%s", err, out.String())
 	}
 	value := get(t, etcd, hpas+"fields")

@@ -3,11 +3,11 @@ package scan
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/gctune"
@@ -62,13 +62,12 @@ func oneOf(flag string, values, valid []string) error {
 	return nil
 }
 
-// Scan runs the scan r asks for (Run) on main, the client of
-// `--etcd-servers`, and the handles of the map, in route table order;
-// prints the report on out; and fails when it found findings of a kind
-// r.FailOn names. While it runs, progress goes to errOut when that is a
-// terminal.
-func Scan(ctx context.Context, out, errOut io.Writer, main *clientv3.Client, etcdPrefix string, handles []*handle.Handle, r Request) error {
-	if err := etcdview.CheckRevisionOn(ctx, func(context.Context) (*clientv3.Client, error) { return main, nil }, r.Revision); err != nil {
+// Scan runs the scan r asks for (Run) on ks; prints the report on the
+// streams' Out; and fails when it found findings of a kind r.FailOn names.
+// While it runs, progress goes to ErrOut when that is a terminal.
+func Scan(ctx context.Context, ks handle.Keyspace, r Request, streams genericiooptions.IOStreams) error {
+	out, errOut := streams.Out, streams.ErrOut
+	if err := etcdview.CheckRevisionOn(ctx, func(context.Context) (*clientv3.Client, error) { return ks.Client, nil }, r.Revision); err != nil {
 		return err
 	}
 	// What is live while scanning is a few pages; the rest is garbage.
@@ -78,7 +77,7 @@ func Scan(ctx context.Context, out, errOut io.Writer, main *clientv3.Client, etc
 	if p != nil {
 		opts.Progress = func(s Progress) { p.Show(s.Elapsed, progressLine(s)) }
 	}
-	report, err := Run(ctx, main, etcdPrefix, handles, opts)
+	report, err := Run(ctx, ks, opts)
 	p.Done()
 	if err != nil {
 		return err

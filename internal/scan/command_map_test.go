@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
 	"github.com/regctl/regctl/internal/handle"
@@ -25,6 +26,11 @@ import (
 
 func TestMain(m *testing.M) { logstest.Main(m) }
 
+// keyspace is the keyspace of s, whose client is main.
+func keyspace(s *storagemap.Session, main *clientv3.Client) handle.Keyspace {
+	return handle.Keyspace{Client: main, EtcdPrefix: s.Map.Table.EtcdPrefix, Handles: s.Map.Ordered()}
+}
+
 // failOnOneOrphan scans the orphans of s's etcd with --fail-on orphans,
 // wants it to fail for one finding once the report is printed, and
 // returns the report.
@@ -32,7 +38,7 @@ func failOnOneOrphan(t *testing.T, s *storagemap.Session, main *clientv3.Client)
 	t.Helper()
 	r := Request{Output: render.JSON, Only: []string{Orphans}, FailOn: []string{Orphans}, ChunkSize: DefaultPageSize}
 	var out bytes.Buffer
-	err := Scan(context.Background(), &out, io.Discard, main, s.Map.Table.EtcdPrefix, s.Map.Ordered(), r)
+	err := Scan(context.Background(), keyspace(s, main), r, genericiooptions.IOStreams{Out: &out, ErrOut: io.Discard})
 	if err == nil || err.Error() != "the scan found 1 orphans finding" {
 		t.Errorf("--fail-on orphans: %v", err)
 	}
@@ -57,11 +63,11 @@ func TestScanOnAMap(t *testing.T) {
 		t.Errorf("orphans %+v", report.Orphans)
 	}
 	r := Request{Output: render.JSON, Only: []string{Orphans}, ChunkSize: DefaultPageSize}
-	if err := Scan(ctx, io.Discard, io.Discard, main, s.Map.Table.EtcdPrefix, s.Map.Ordered(), r); err != nil {
+	if err := Scan(ctx, keyspace(s, main), r, genericiooptions.IOStreams{Out: io.Discard, ErrOut: io.Discard}); err != nil {
 		t.Errorf("without --fail-on: %v", err)
 	}
 	r.Revision = -1
-	if err := Scan(ctx, io.Discard, io.Discard, main, s.Map.Table.EtcdPrefix, s.Map.Ordered(), r); err == nil || err.Error() != "invalid `--revision` -1: etcd revisions start at 1" {
+	if err := Scan(ctx, keyspace(s, main), r, genericiooptions.IOStreams{Out: io.Discard, ErrOut: io.Discard}); err == nil || err.Error() != "invalid `--revision` -1: etcd revisions start at 1" {
 		t.Errorf("a negative revision: %v", err)
 	}
 }
@@ -80,7 +86,7 @@ func TestAGateNeverPassesOnValuesItCouldNotRead(t *testing.T) {
 	for _, kind := range []string{Versions, Encryption} {
 		r := Request{Output: render.JSON, Only: []string{kind}, FailOn: []string{kind}, ChunkSize: DefaultPageSize}
 		var out bytes.Buffer
-		err := Scan(ctx, &out, io.Discard, main, s.Map.Table.EtcdPrefix, s.Map.Ordered(), r)
+		err := Scan(ctx, keyspace(s, main), r, genericiooptions.IOStreams{Out: &out, ErrOut: io.Discard})
 		want := "the scan found 2 values it could not read, so cannot tell their " + kind
 		if err == nil || err.Error() != want {
 			t.Errorf("--only %s --fail-on %s: %v, want %q", kind, kind, err, want)
@@ -125,7 +131,7 @@ func TestObjectsInANamespaceThatIsGoneAreFound(t *testing.T) {
 	}
 	var table bytes.Buffer
 	r := Request{Output: render.Table, Only: []string{Orphans}, ChunkSize: DefaultPageSize}
-	if err := Scan(ctx, &table, io.Discard, main, s.Map.Table.EtcdPrefix, s.Map.Ordered(), r); err != nil {
+	if err := Scan(ctx, keyspace(s, main), r, genericiooptions.IOStreams{Out: &table, ErrOut: io.Discard}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(table.String(), "/registry/configmaps/gone/") {

@@ -75,10 +75,11 @@ func newTarget(h *handle.Handle, prefix string) *target {
 	return &target{h: h, prefix: prefix, group: h.Resource.Group, plural: h.Route.Resource, custom: storedvalue.CustomResource(h)}
 }
 
-// Run scans every key under the etcd prefix on main (the client of
-// `--etcd-servers`), and the prefix of each resource the handles (the map's,
-// in route table order) store on other servers. It writes nothing.
-func Run(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles []*handle.Handle, opts Options) (*Report, error) {
+// Run scans every key under the etcd prefix of ks on its client (that of
+// `--etcd-servers`), and the prefix of each resource its handles store on
+// other servers. It writes nothing.
+func Run(ctx context.Context, ks handle.Keyspace, opts Options) (*Report, error) {
+	main, etcdPrefix, handles := ks.Client, ks.EtcdPrefix, ks.Handles
 	sections := opts.Sections
 	if len(sections) == 0 {
 		sections = Sections

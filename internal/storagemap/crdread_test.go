@@ -15,9 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/regctl/regctl/internal/etcdview"
-	"github.com/regctl/regctl/internal/stores"
-
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
@@ -30,8 +27,10 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	"sigs.k8s.io/yaml"
 
+	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/scan"
+	"github.com/regctl/regctl/internal/stores"
 )
 
 // realCRDs are the CRDs of real projects the benchmarks use, as their
@@ -301,7 +300,7 @@ func TestCommandsBuildOnlyTheCRDsTheyTouch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	report, err := scan.Run(ctx, client, all.Map.Table.EtcdPrefix, all.Map.Ordered(), scan.Options{})
+	report, err := scan.Run(ctx, handle.Keyspace{Client: client, EtcdPrefix: all.Map.Table.EtcdPrefix, Handles: all.Map.Ordered()}, scan.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/target"
 )
 
@@ -45,19 +44,20 @@ func OpenData(ctx context.Context, cfg Config) (*Session, error) {
 	return Open(ctx, cfg)
 }
 
-// OpenAll is OpenData for a command on every stored resource, with the
-// client of `--etcd-servers` (dialed while the map was built).
-func OpenAll(ctx context.Context, cfg Config) (*Session, *clientv3.Client, error) {
+// OpenAll is OpenData for a command on every stored resource: the session
+// and its keyspace, with the client of `--etcd-servers` (dialed while the
+// map was built).
+func OpenAll(ctx context.Context, cfg Config) (*Session, handle.Keyspace, error) {
 	s, err := OpenData(ctx, cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, handle.Keyspace{}, err
 	}
 	main, err := s.Client(ctx)
 	if err != nil {
 		s.Close()
-		return nil, nil, err
+		return nil, handle.Keyspace{}, err
 	}
-	return s, main, nil
+	return s, handle.Keyspace{Client: main, EtcdPrefix: s.Map.Table.EtcdPrefix, Handles: s.Map.Ordered()}, nil
 }
 
 // Resolve turns refs into targets of a map: target.Each, target.Types.
