@@ -1,4 +1,4 @@
-package handle_test
+package storagemap_test
 
 import (
 	"strings"
@@ -9,7 +9,9 @@ import (
 )
 
 // A handle's keys are its store's, under --etcd-prefix: what every read
-// and write of regctl that goes to etcd without the store computes.
+// and write of regctl that goes to etcd without the store computes. (The
+// test of internal/handle lives here, beside the map that builds handles:
+// its own test binary then links none of the server.)
 func TestKeysAreTheStoresUnderTheEtcdPrefix(t *testing.T) {
 	s, _ := maptest.Open(t)
 	for _, tc := range []struct {
