@@ -16,19 +16,19 @@ import (
 // being deleted, as the CRD handler refuses a create then.
 func TestRestoreWritesCRDsBeforeTheirCustomResources(t *testing.T) {
 	t.Parallel()
-	dir, wd := t.TempDir(), t.TempDir()
+	dir := t.TempDir()
 	sandbox := func(args ...string) (string, string, int) {
-		return runIn(t, wd, append([]string{"--data-dir", dir}, args...)...)
+		return run(t, append([]string{"--data-dir", dir}, args...)...)
 	}
 	for _, name := range []string{"namespace", "crd", "widget"} {
-		mustRunIn(t, wd, "--data-dir", dir, "create", "-f", filepath.Join(examplesDir(t), name+".yaml"))
+		mustRun(t, "--data-dir", dir, "create", "-f", filepath.Join(examplesDir(t), name+".yaml"))
 	}
-	uid := mustRunIn(t, wd, "--data-dir", dir, "get", "widgets/blue", "-n", "shop", "-o", "jsonpath={.metadata.uid}")
-	rev := mustRunIn(t, wd, "--data-dir", dir, "get", "widgets/blue", "-n", "shop", "-o", "jsonpath={.metadata.resourceVersion}")
-	mustRunIn(t, wd, "--data-dir", dir, "delete", "widgets/blue", "-n", "shop")
+	uid := mustRun(t, "--data-dir", dir, "get", "widgets/blue", "-n", "shop", "-o", "jsonpath={.metadata.uid}")
+	rev := mustRun(t, "--data-dir", dir, "get", "widgets/blue", "-n", "shop", "-o", "jsonpath={.metadata.resourceVersion}")
+	mustRun(t, "--data-dir", dir, "delete", "widgets/blue", "-n", "shop")
 	// No controller finishes a deletion in a sandbox: the CRD waits on
 	// its finalizer.
-	mustRunIn(t, wd, "--data-dir", dir, "delete", "crd/widgets.example.com")
+	mustRun(t, "--data-dir", dir, "delete", "crd/widgets.example.com")
 
 	stdout, stderr, code := sandbox("restore", "--from", "rev:"+rev, "widgets", "-n", "shop")
 	if code != 1 || stdout != "widget.example.com/blue skipped: its CRD widgets.example.com is being deleted: restore again once it is gone\n" {
@@ -37,9 +37,9 @@ func TestRestoreWritesCRDsBeforeTheirCustomResources(t *testing.T) {
 
 	// The finalizer removed, as the CRD's controller would once its
 	// objects are gone: the store then deletes the CRD.
-	crd := mustRunIn(t, wd, "--data-dir", dir, "get", "crd/widgets.example.com", "-o", "yaml")
+	crd := mustRun(t, "--data-dir", dir, "get", "crd/widgets.example.com", "-o", "yaml")
 	crd = strings.Replace(crd, "  - customresourcecleanup.apiextensions.k8s.io\n", "", 1)
-	mustRunIn(t, wd, "--data-dir", dir, "replace", "-f", writeFile(t, "crd.yaml", crd))
+	mustRun(t, "--data-dir", dir, "replace", "-f", writeFile(t, "crd.yaml", crd))
 	if stdout, _, _ := sandbox("get", "crds", "-o", "name"); stdout != "" {
 		t.Fatalf("the CRD is still there: %s", stdout)
 	}
@@ -55,7 +55,7 @@ func TestRestoreWritesCRDsBeforeTheirCustomResources(t *testing.T) {
 	if code != 0 || crdLine < 0 || widgetLine < crdLine {
 		t.Errorf("restore: exit %d\n%s%s", code, stdout, stderr)
 	}
-	if got := mustRunIn(t, wd, "--data-dir", dir, "get", "widgets/blue", "-n", "shop", "-o", "jsonpath={.metadata.uid}"); got != uid {
+	if got := mustRun(t, "--data-dir", dir, "get", "widgets/blue", "-n", "shop", "-o", "jsonpath={.metadata.uid}"); got != uid {
 		t.Errorf("blue came back with uid %s, was %s", got, uid)
 	}
 }
