@@ -161,20 +161,11 @@ func split(pairs []changes.Pair) (first, rest []changes.Pair) {
 		}
 	}
 	for _, p := range pairs {
-		if !isFirst(p.Resource) {
+		if !slices.Contains(firstPaths, p.Resource) {
 			rest = append(rest, p)
 		}
 	}
 	return first, rest
-}
-
-func isFirst(path string) bool {
-	for _, p := range firstPaths {
-		if p == path {
-			return true
-		}
-	}
-	return false
 }
 
 // restorer is one restore under way.
