@@ -92,14 +92,11 @@ func (r *restorer) said(e *entry) error {
 	if e.write != nil && (e.Result == Restored || e.Result == Overwritten) {
 		r.written++
 		if e.Resource == "customresourcedefinitions.apiextensions.k8s.io" {
-			r.crdsRestored++
+			if r.writtenCRDs == nil {
+				r.writtenCRDs = map[string]bool{}
+			}
+			r.writtenCRDs[e.Name] = true
 		}
-	}
-	if e.Resource == "customresourcedefinitions.apiextensions.k8s.io" && e.Result == Restored {
-		if r.restoredCRDs == nil {
-			r.restoredCRDs = map[string]bool{}
-		}
-		r.restoredCRDs[e.Name] = true
 	}
 	if r.req.DryRun && e.Result == Restored && e.Namespace == "" && e.Resource == "namespaces" {
 		// What a dry run would write into it is checked as if it were.

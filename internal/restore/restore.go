@@ -123,7 +123,7 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 	}
 	first, rest := split(req.Pairs)
 	err := r.stage(ctx, first)
-	if err == nil && r.crdsRestored > 0 && req.Reopen != nil && !req.DryRun {
+	if err == nil && len(r.writtenCRDs) > 0 && req.Reopen != nil && !req.DryRun {
 		var again *Request
 		if again, err = req.Reopen(ctx); err == nil {
 			_, rest = split(again.Pairs)
@@ -180,9 +180,9 @@ type restorer struct {
 	crdRefusals map[string]string
 	report      *Report
 	lines       *lines
-	// crdsRestored counts the CRDs written; restoredCRDs names them.
-	crdsRestored int
-	restoredCRDs map[string]bool
+	// writtenCRDs are the CRDs restored or overwritten (with DryRun, that
+	// would be), by name.
+	writtenCRDs map[string]bool
 	// written counts the objects written, for the progress line.
 	written, toWrite int
 	started          time.Time
@@ -308,7 +308,7 @@ func (r *restorer) entryOf(ctx context.Context, v changes.Visit) (*entry, error)
 	}
 	// Stored in the source only.
 	if pair.To == nil {
-		if r.req.DryRun && r.restoredCRDs[crdOf(pair.From)] {
+		if r.req.DryRun && r.writtenCRDs[crdOf(pair.From)] {
 			e.Result, e.Reason = Restored, "once its CRD "+crdOf(pair.From)+" is"
 			return e, nil
 		}

@@ -11,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
 	"github.com/regctl/regctl/internal/changes"
@@ -293,9 +294,8 @@ func TestAnInterruptStopsBetweenObjects(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out bytes.Buffer
 	req := k.request(rev, &out)
-	n := 0
 	// Cancelled once the first batch is written: the second is not begun.
-	stop := &cancelAfter{n: &n, at: batch, cancel: cancel}
+	stop := &cancelAfter{at: batch, cancel: cancel}
 	req.Out = stop
 	report, err := Run(ctx, req)
 	if err == nil || !strings.Contains(err.Error(), "restore interrupted: "+strconv.Itoa(batch)+" objects written") || !report.Interrupted {
@@ -309,14 +309,13 @@ func TestAnInterruptStopsBetweenObjects(t *testing.T) {
 
 // cancelAfter cancels once at lines were written to it.
 type cancelAfter struct {
-	n      *int
-	at     int
+	n, at  int
 	cancel context.CancelFunc
 }
 
 func (c *cancelAfter) Write(p []byte) (int, error) {
-	*c.n += bytes.Count(p, []byte("\n"))
-	if *c.n >= c.at+1 { // the namespace's line, then the batch's
+	c.n += bytes.Count(p, []byte("\n"))
+	if c.n >= c.at+1 { // the namespace's line, then the batch's
 		c.cancel()
 	}
 	return len(p), nil
@@ -326,4 +325,35 @@ func (c *cancelAfter) Write(p []byte) (int, error) {
 // starts its writes with.
 func said(b *bytes.Buffer) string {
 	return strings.ReplaceAll(b.String(), stores.BypassWarning+"\n", "")
+}
+
+// An overwrite writes only over the value it compared: the storage checks
+// its uid and resourceVersion as preconditions on what it reads.
+func TestAnOverwriteIsPreconditionedOnWhatItCompared(t *testing.T) {
+	k := newCluster(t)
+	ctx := context.Background()
+	before, _ := k.seed()
+	was := before["plain"]
+	changed := k.configMap("plain")
+	changed.Data["k"] = "changed"
+	opts := stores.WriteOptions{Namespaces: stores.NewNamespaceCache(k.s.Map.Handles["namespaces"])}
+	if _, err := stores.Update(ctx, k.target("configmaps", "shop"), changed, opts); err != nil {
+		t.Fatal(err)
+	}
+	now := k.configMap("plain")
+	for _, tc := range []struct {
+		name            string
+		uid, rv         string
+		wantWrittenOver bool
+	}{
+		{"a resourceVersion written over since", string(was.UID), was.ResourceVersion, false},
+		{"another uid", "another", now.ResourceVersion, false},
+		{"what is stored", string(now.UID), now.ResourceVersion, true},
+	} {
+		_, err := stores.ReplaceAsStored(ctx, k.target("configmaps", "shop"), was, types.UID(tc.uid), tc.rv, opts)
+		got := k.configMap("plain").Data["k"]
+		if tc.wantWrittenOver != (err == nil) || tc.wantWrittenOver != (got == "plain") {
+			t.Errorf("%s: %v, stored %q", tc.name, err, got)
+		}
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -114,14 +113,8 @@ func ReplaceAsStored(ctx context.Context, t handle.Target, obj runtime.Object, u
 		if err := checkStored(ctx, t, existing, opts); err != nil {
 			return nil, nil, err
 		}
-		em, err := meta.Accessor(existing)
-		if err != nil {
-			return nil, nil, err
-		}
-		if em.GetResourceVersion() != resourceVersion {
-			// The store read a newer value than the one compared.
-			return nil, nil, apierrors.NewConflict(t.Store.DefaultQualifiedResource, name, fmt.Errorf("the object was changed since it was compared"))
-		}
+		// The storage checked the uid and resourceVersion compared
+		// (the preconditions) on what it read.
 		next := obj.DeepCopyObject()
 		nm, _ := meta.Accessor(next)
 		nm.SetResourceVersion(resourceVersion)
