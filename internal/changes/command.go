@@ -45,17 +45,10 @@ func Print(ctx context.Context, out io.Writer, req Request, output render.Format
 	if n := len(report.Unreadable); n > 0 {
 		// What could be read is compared and printed; the exit code
 		// still says that not everything could be.
-		return fmt.Errorf("%d %s could not be read on one side: %s", n, plural(n, "object", "objects"), report.unreadableList())
+		return fmt.Errorf("%d %s could not be read on one side: %s", n, render.Plural(n, "object", "objects"), report.unreadableList())
 	}
 	if report.Differ() {
 		return ErrDiffer
 	}
 	return nil
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -88,3 +88,11 @@ func Fields(w io.Writer, fields [][2]string) error {
 	}
 	return nil
 }
+
+// Plural is one when n is 1, many otherwise: "1 object", "2 objects".
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -58,7 +58,7 @@ func (r *restorer) apply(ctx context.Context, levels [][]*entry) error {
 func (r *restorer) applyBatch(ctx context.Context, part []*entry) error {
 	if ctx.Err() != nil {
 		r.report.Interrupted = true
-		return fmt.Errorf("restore interrupted: %d %s written; run it again to restore the rest", r.written, plural(r.written, "object", "objects"))
+		return fmt.Errorf("restore interrupted: %d %s written; run it again to restore the rest", r.written, render.Plural(r.written, "object", "objects"))
 	}
 	g := errgroup.Group{}
 	g.SetLimit(writers)
@@ -212,7 +212,7 @@ func (r *restorer) summary() error {
 	}
 	if differ > 0 && r.lines != nil {
 		fmt.Fprintf(r.req.ErrOut, "%d %s %s from %s and %s left alone: `--overwrite` writes the source's over %s\n",
-			differ, plural(differ, "object", "objects"), plural(differ, "differs", "differ"), r.req.From.Name, plural(differ, "was", "were"), plural(differ, "it", "them"))
+			differ, render.Plural(differ, "object", "objects"), render.Plural(differ, "differs", "differ"), r.req.From.Name, render.Plural(differ, "was", "were"), render.Plural(differ, "it", "them"))
 	}
 	return ErrLeftAlone
 }

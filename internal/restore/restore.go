@@ -599,7 +599,7 @@ func (r *restorer) checkNamespaces(ctx context.Context, entries []*entry) error 
 	}
 	for _, ns := range order {
 		if n := count[ns]; n > 0 {
-			fmt.Fprintf(r.req.ErrOut, "warning: %d %s not restored: %s\n", n, plural(n, "object", "objects"), why[ns])
+			fmt.Fprintf(r.req.ErrOut, "warning: %d %s not restored: %s\n", n, render.Plural(n, "object", "objects"), why[ns])
 		}
 	}
 	return nil
@@ -624,11 +624,4 @@ func allocationsDiffer(src, live runtime.Object) bool {
 		return out
 	}
 	return fmt.Sprint(ports(a)) != fmt.Sprint(ports(b))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
