@@ -21,6 +21,7 @@ import (
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/migrate"
 	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/storagemap/serverflags"
 )
 
 // Targets of the migrate benchmark: regctl re-encrypts the secrets at least
@@ -183,7 +184,7 @@ func writeEncryptionConfig(path string, keys ...string) error {
 // seedSecrets writes n secrets of 2 KiB, spread over benchNamespaces,
 // through kube-apiserver's secret store with the encryption config.
 func seedSecrets(ctx context.Context, etcdURL, encryptionConfig string, n int) error {
-	opts := storagemap.NewOptions()
+	opts := serverflags.NewOptions()
 	fs := pflag.NewFlagSet("seed", pflag.ContinueOnError)
 	opts.AddFlags(fs)
 	if err := fs.Parse([]string{"--etcd-servers=" + etcdURL, "--encryption-provider-config=" + encryptionConfig}); err != nil {

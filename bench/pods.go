@@ -19,6 +19,7 @@ import (
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/storagemap/serverflags"
 )
 
 // benchNamespaces are where the pods go, round robin.
@@ -51,7 +52,7 @@ func seedPods(ctx context.Context, etcdURL string, n int) error {
 // openSession builds regctl's map of kube-apiserver's stores on the etcd at
 // etcdURL, to write through them.
 func openSession(ctx context.Context, etcdURL string) (*storagemap.Session, error) {
-	opts := storagemap.NewOptions()
+	opts := serverflags.NewOptions()
 	fs := pflag.NewFlagSet("seed", pflag.ContinueOnError)
 	opts.AddFlags(fs)
 	if err := fs.Parse([]string{"--etcd-servers=" + etcdURL}); err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/regctl/regctl/internal/completion"
-	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/storagemap/serverflags"
 )
 
 func TestCompletionScripts(t *testing.T) {
@@ -82,7 +82,7 @@ func TestCompleteCommandsAndFlags(t *testing.T) {
 func completeStandIn(t *testing.T, makeFunc func(*globalOptions) cobra.CompletionFunc, args ...string) (got []string, directive string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	g := &globalOptions{IO: IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}, Server: storagemap.NewOptions(), RequestTimeout: 5 * time.Second}
+	g := &globalOptions{IO: IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}, Server: serverflags.NewOptions(), RequestTimeout: 5 * time.Second}
 	root := &cobra.Command{Use: "regctl", SilenceErrors: true, SilenceUsage: true}
 	g.Server.AddFlags(root.PersistentFlags())
 	standIn := &cobra.Command{Use: "stand-in", ValidArgsFunction: makeFunc(g), Run: func(*cobra.Command, []string) {}}

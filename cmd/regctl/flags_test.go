@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/regctl/regctl/internal/render"
-	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/storagemap/serverflags"
 )
 
 // parseFlags runs a command's flag parsing and validation with a runF that
@@ -20,7 +20,7 @@ import (
 // The options are nil when the flags were refused.
 func parseFlags[O any](t *testing.T, newCmd func(*globalOptions, func(context.Context, *O) error) *cobra.Command, revision int64, args ...string) (*O, error) {
 	t.Helper()
-	g := &globalOptions{IO: IOStreams{In: &bytes.Buffer{}, Out: io.Discard, ErrOut: io.Discard}, Server: storagemap.NewOptions(), RequestTimeout: 5 * time.Second, Revision: revision}
+	g := &globalOptions{IO: IOStreams{In: &bytes.Buffer{}, Out: io.Discard, ErrOut: io.Discard}, Server: serverflags.NewOptions(), RequestTimeout: 5 * time.Second, Revision: revision}
 	var got *O
 	cmd := newCmd(g, func(_ context.Context, o *O) error { got = o; return nil })
 	cmd.SetArgs(args)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/storagemap/serverflags"
 	"github.com/regctl/regctl/test/apiserver"
 )
 
@@ -80,7 +81,7 @@ func TestGetAllAgreesWithKubectl(t *testing.T) {
 		t.Fatalf("kubectl's all is %q from legacy discovery, %q from aggregated", want, aggregated)
 	}
 
-	opts := storagemap.NewOptions()
+	opts := serverflags.NewOptions()
 	opts.Server.Etcd.StorageConfig.Transport.ServerList = []string{s.EtcdURL}
 	w, err := storagemap.Open(context.Background(), storagemap.Config{Options: opts, Timeout: 10 * time.Second})
 	if err != nil {

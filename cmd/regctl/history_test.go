@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/regctl/regctl/internal/scan"
 	"reflect"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
+	"github.com/regctl/regctl/internal/scan"
 	"github.com/regctl/regctl/internal/stores"
 	"github.com/regctl/regctl/test/apiserver"
 )

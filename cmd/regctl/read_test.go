@@ -20,6 +20,7 @@ import (
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/storagemap/serverflags"
 	"github.com/regctl/regctl/internal/stores"
 )
 
@@ -59,7 +60,7 @@ func (s *liveEtcd) revision(t *testing.T) int64 {
 // server's own stores.
 func (s *liveEtcd) session(t *testing.T) *storagemap.Session {
 	t.Helper()
-	opts := storagemap.NewOptions()
+	opts := serverflags.NewOptions()
 	opts.Server.Etcd.StorageConfig.Transport.ServerList = []string{s.url}
 	w, err := storagemap.Open(context.Background(), storagemap.Config{Options: opts, Timeout: 10 * time.Second})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/storagemap/serverflags"
 )
 
 // IOStreams are kubectl's streams a command reads and writes: data goes to
@@ -27,7 +28,7 @@ type IOStreams = genericiooptions.IOStreams
 // verbosity and the request timeout.
 type globalOptions struct {
 	IO             IOStreams
-	Server         *storagemap.Options
+	Server         *serverflags.Options
 	Verbosity      int
 	RequestTimeout time.Duration
 	// Manifest is a kube-apiserver static Pod manifest to take the
@@ -128,7 +129,7 @@ func report(w io.Writer, err, fallback error) {
 }
 
 func newRootCmd(streams IOStreams) *cobra.Command {
-	g := &globalOptions{IO: streams, Server: storagemap.NewOptions(), RequestTimeout: 5 * time.Second}
+	g := &globalOptions{IO: streams, Server: serverflags.NewOptions(), RequestTimeout: 5 * time.Second}
 	cmd := &cobra.Command{
 		Use:   "regctl",
 		Short: "See and touch how kube-apiserver stores its API in etcd",
@@ -174,7 +175,7 @@ etcd, regctl builds the map on an ephemeral in-process etcd.`,
 			if g.Snapshot != "" || g.DataDir != "" {
 				return nil
 			}
-			return storagemap.FromEnvironment(cmd.Flags(), os.Getenv)
+			return serverflags.FromEnvironment(cmd.Flags(), os.Getenv)
 		},
 	}
 	cmd.SetIn(streams.In)

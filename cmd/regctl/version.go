@@ -6,7 +6,7 @@ import (
 	"github.com/regctl/regctl/internal/buildinfo"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/render"
-	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/storagemap/serverflags"
 )
 
 type versionOptions struct {
@@ -51,7 +51,7 @@ etcd (which regctl embeds) it was built against.`,
 }
 
 func runVersion(opts *versionOptions) error {
-	info := buildinfo.Read(storagemap.KubernetesVersion())
+	info := buildinfo.Read(serverflags.KubernetesVersion())
 	if opts.Output != versionText {
 		return render.Print(opts.IO.Out, opts.Output, info)
 	}

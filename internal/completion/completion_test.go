@@ -19,6 +19,7 @@ import (
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/storagemap/serverflags"
 	"github.com/regctl/regctl/internal/stores"
 )
 
@@ -27,7 +28,7 @@ const noFileComp = ":4" // cobra.ShellCompDirectiveNoFileComp
 // ephemeral are the flags of a command line that names no etcd: the map is
 // built on an ephemeral one.
 func ephemeral() Flags {
-	return Flags{Config: storagemap.Config{Options: storagemap.NewOptions(), Timeout: 10 * time.Second}}
+	return Flags{Config: storagemap.Config{Options: serverflags.NewOptions(), Timeout: 10 * time.Second}}
 }
 
 // complete runs cobra's __complete on a stand-in command whose arguments
@@ -61,7 +62,7 @@ func complete(t *testing.T, fn cobra.CompletionFunc, args ...string) (got []stri
 // keeps it.
 func committedTable(t *testing.T) routetable.RouteTable {
 	t.Helper()
-	f, err := os.Open("../../docs/routes/" + storagemap.KubernetesVersion() + ".yaml")
+	f, err := os.Open("../../docs/routes/" + serverflags.KubernetesVersion() + ".yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestNamesNeedAnEtcd(t *testing.T) {
 	t.Parallel()
 	// A map built on this etcd would fail, and say so.
 	noMap := func() Flags {
-		opts := storagemap.NewOptions()
+		opts := serverflags.NewOptions()
 		opts.Server.Etcd.StorageConfig.Transport.ServerList = []string{"http://127.0.0.1:1"}
 		return Flags{Config: storagemap.Config{Options: opts, Timeout: time.Second}}
 	}
@@ -169,7 +170,7 @@ func TestObjectNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	opts := storagemap.NewOptions()
+	opts := serverflags.NewOptions()
 	opts.Server.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
 	flags := func() Flags {
 		return Flags{Config: storagemap.Config{Options: opts, Timeout: 10 * time.Second}, EtcdGiven: true}

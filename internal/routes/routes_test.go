@@ -17,12 +17,12 @@ import (
 
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/routetable"
-	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/storagemap/serverflags"
 )
 
 // committed is the route table of a default server, as docs/routes keeps
 // it.
-var committed = "../../docs/routes/" + storagemap.KubernetesVersion() + ".yaml"
+var committed = "../../docs/routes/" + serverflags.KubernetesVersion() + ".yaml"
 
 func readTable(t *testing.T, path string) routetable.RouteTable {
 	t.Helper()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -25,19 +24,22 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/kubernetes/pkg/capabilities"
 	controlplaneapiserver "k8s.io/kubernetes/pkg/controlplane/apiserver"
-	cpoptions "k8s.io/kubernetes/pkg/controlplane/apiserver/options"
 	"k8s.io/kubernetes/pkg/kubeapiserver"
-	netutils "k8s.io/utils/net"
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/routetable"
+	"github.com/regctl/regctl/internal/storagemap/clusterips"
+	"github.com/regctl/regctl/internal/storagemap/encryption"
+	"github.com/regctl/regctl/internal/storagemap/owners"
+	"github.com/regctl/regctl/internal/storagemap/restoptions"
+	"github.com/regctl/regctl/internal/storagemap/serverflags"
 )
 
 // Config says which etcd to build against and how patiently.
 type Config struct {
-	Options *Options
+	Options *serverflags.Options
 	// Only names the resources a command works on, comma-separated as
 	// `get` takes them (categories included); the map then installs only
 	// their API versions. Empty builds every path.
@@ -105,7 +107,7 @@ type Map struct {
 
 	versions  []servedVersion
 	container *restful.Container
-	owners    map[string]owner // by route path
+	owners    map[string]owners.Owner // by route path
 	// notEstablished are the CRDs in etcd not established yet, by the
 	// kinds they would serve.
 	notEstablished map[schema.GroupVersionKind]string
@@ -136,12 +138,12 @@ type Session struct {
 	// Snapshot is the snapshot the map reads, nil on a live etcd.
 	Snapshot *etcdview.Snapshot
 
-	getter    *recordingGetter
+	getter    *restoptions.Getter
 	transport storagebackend.TransportConfig
 	timeout   time.Duration
 
 	// clusterIPs readies the service store's cluster IP allocator.
-	clusterIPs *clusterIPs
+	clusterIPs *clusterips.Allocator
 	// loopback is the server's loopback client, served by the map.
 	loopback *loopback
 	// models are the OpenAPI models of the built-in groups' field
@@ -273,13 +275,7 @@ func Open(ctx context.Context, cfg Config) (*Session, error) {
 
 func (s *Session) assemble(ctx context.Context, cfg Config) error {
 	opts := cfg.Options.Server
-	if err := cfg.Options.versions.set(); err != nil {
-		return err
-	}
-	if err := validate(ctx, opts); err != nil {
-		return err
-	}
-	restore, err := cfg.Options.versions.apply()
+	restore, err := cfg.Options.Apply(ctx)
 	if err != nil {
 		return err
 	}
@@ -369,21 +365,20 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 	if err := s.checkRelease(ctx, cfg, factory, etcd.StorageConfig.Prefix); err != nil {
 		return err
 	}
-	enc, err := loadEncryption(ctx, &etcd, cfg.Timeout)
+	enc, err := encryption.Load(ctx, etcd.EncryptionProviderConfigFilepath, cfg.Timeout)
 	if err != nil {
 		return err
 	}
-	s.onClose(enc.stop)
-	getter := &recordingGetter{
-		delegate:    etcd.CreateRESTOptionsGetter(factory, enc.transformers),
-		mainServers: s.transport.ServerList,
-		encryption:  enc.writerOf,
-		timeout:     cfg.Timeout,
-		preflight: func(ctx context.Context, tc storagebackend.TransportConfig) error {
+	s.onClose(enc.Stop)
+	getter := &restoptions.Getter{
+		Delegate:    etcd.CreateRESTOptionsGetter(factory, enc.Transformers),
+		MainServers: s.transport.ServerList,
+		Encryption:  enc.WriterOf,
+		Timeout:     cfg.Timeout,
+		Preflight: func(ctx context.Context, tc storagebackend.TransportConfig) error {
 			_, err := s.clientOn(ctx, tc)
 			return err
 		},
-		decisions: map[schema.GroupResource]decision{},
 	}
 
 	lb := &loopback{timeout: cfg.Timeout}
@@ -413,7 +408,7 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 		crdNames, crdGroups = nil, nil
 	}
 	s.models = &openAPIModels{}
-	c := chain{server: opts, etcd: etcd, transformers: enc.transformers, getter: getter, models: s.models,
+	c := chain{server: opts, etcd: etcd, transformers: enc.Transformers, getter: getter, models: s.models,
 		fieldManagement: cfg.FieldManagement, crdNames: crdNames, crdGroups: crdGroups, crdRevision: cfg.CRDRevision, client: s.Client,
 		admission: namespaceAdmission{m: s.Map}, authorizer: generic.Authorization.Authorizer}
 	if err := s.Map.extend(ctx, c, all, readEtcd, cfg.Only, cfg.Leftovers); err != nil {
@@ -427,7 +422,7 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 	}
 	lb.bind(s.servingInstalled(in), generic)
 	s.loopback = lb
-	if s.clusterIPs, err = newClusterIPs(informers, opts.ServiceClusterIPRanges, cfg.Timeout); err != nil {
+	if s.clusterIPs, err = clusterips.New(informers, opts.ServiceClusterIPRanges, cfg.Timeout); err != nil {
 		return err
 	}
 	// Registered after destroy, so it runs first: the informers stop before
@@ -435,19 +430,19 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 	s.onClose(s.clusterIPs.Stop)
 	s.getter = getter
 	s.Map.container = in.container
-	s.Map.owners = map[string]owner{}
+	s.Map.owners = map[string]owners.Owner{}
 	for _, v := range versions {
-		for p, o := range findOwners(v.installed()) {
-			if o.sharesWith != "" {
-				o.sharesWith = routePath(v, o.sharesWith)
+		for p, o := range owners.Of(v.installed()) {
+			if o.SharesWith != "" {
+				o.SharesWith = routePath(v, o.SharesWith)
 			}
 			s.Map.owners[routePath(v, p)] = o
 		}
 	}
-	emulated, gates := cfg.Options.versions.effective()
+	emulated, gates := cfg.Options.Effective()
 	s.Map.Table = routetable.RouteTable{
 		FormatVersion:     routetable.FormatVersion,
-		KubernetesVersion: KubernetesVersion(),
+		KubernetesVersion: serverflags.KubernetesVersion(),
 		EmulatedVersion:   emulated,
 		FeatureGates:      gates,
 		EtcdPrefix:        etcd.StorageConfig.Prefix,
@@ -649,34 +644,6 @@ func mergeWatchCacheSizes(etcd *serveroptions.EtcdOptions) error {
 	}
 	etcd.WatchCacheSizes, err = serveroptions.WriteWatchCacheSizes(sizes)
 	return err
-}
-
-// serviceIPRanges reads --service-cluster-ip-range as kube-apiserver does,
-// defaulting the primary range through the server's own ServiceIPRange.
-func serviceIPRanges(flag string) (primary, secondary net.IPNet, err error) {
-	var cidrs []string
-	if flag != "" {
-		cidrs = strings.Split(flag, ",")
-	}
-	var passed net.IPNet
-	if len(cidrs) > 0 {
-		_, n, err := netutils.ParseCIDRSloppy(cidrs[0])
-		if err != nil {
-			return primary, secondary, fmt.Errorf("reading `--service-cluster-ip-range`: %q is not a CIDR", cidrs[0])
-		}
-		passed = *n
-	}
-	if primary, _, err = cpoptions.ServiceIPRange(passed); err != nil {
-		return primary, secondary, fmt.Errorf("reading `--service-cluster-ip-range`: %w", err)
-	}
-	if len(cidrs) > 1 {
-		_, n, err := netutils.ParseCIDRSloppy(cidrs[1])
-		if err != nil {
-			return primary, secondary, fmt.Errorf("reading `--service-cluster-ip-range`: %q is not a CIDR", cidrs[1])
-		}
-		secondary = *n
-	}
-	return primary, secondary, nil
 }
 
 // groupVersions is kube-apiserver's InstallAPIs up to the installer: each

@@ -33,7 +33,7 @@ func TestClusterIPAllocatorStartsForWritesOnly(t *testing.T) {
 	if _, err := services.Storage.(rest.Lister).List(inNamespace(services, "default"), nil); err != nil {
 		t.Fatal(err)
 	}
-	if w.clusterIPs.stop != nil {
+	if w.clusterIPs.Started() {
 		t.Fatal("a read started the allocator's informers")
 	}
 

@@ -30,6 +30,7 @@ import (
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/scan"
+	"github.com/regctl/regctl/internal/storagemap/serverflags"
 	"github.com/regctl/regctl/internal/stores"
 )
 
@@ -177,7 +178,7 @@ func TestCommandsBuildOnlyTheCRDsTheyTouch(t *testing.T) {
 
 	open := func(only string) *Session {
 		t.Helper()
-		opts := NewOptions()
+		opts := serverflags.NewOptions()
 		opts.Server.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
 		s, err := Open(context.Background(), Config{Options: opts, Timeout: 10 * time.Second, Only: only})
 		if err != nil {
@@ -212,7 +213,7 @@ func TestCommandsBuildOnlyTheCRDsTheyTouch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := NewOptions()
+	opts := serverflags.NewOptions()
 	opts.Server.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
 	then, err := Open(context.Background(), Config{Options: opts, Timeout: 10 * time.Second, CRDRevision: rev})
 	if err != nil {
@@ -244,7 +245,7 @@ func TestCommandsBuildOnlyTheCRDsTheyTouch(t *testing.T) {
 	// reads the CRDs of the groups no built-in resource serves, and none
 	// for built-in kinds.
 	for kinds, want := range map[string]int{"v1/ConfigMap,apps/v1/Deployment": 0, "g2.example/v1/Thing2,v1/Secret": 20} {
-		cfg := Config{Options: NewOptions(), Timeout: 10 * time.Second}
+		cfg := Config{Options: serverflags.NewOptions(), Timeout: 10 * time.Second}
 		cfg.Options.Server.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
 		for _, k := range strings.Split(kinds, ",") {
 			gv, kind := path.Split(k)

@@ -40,6 +40,8 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/regctl/regctl/internal/handle"
+	"github.com/regctl/regctl/internal/storagemap/owners"
+	"github.com/regctl/regctl/internal/storagemap/restoptions"
 )
 
 // customResources are the served versions of every established CRD stored
@@ -71,11 +73,11 @@ func (c chain) customResources(ctx context.Context, crdVersions []servedVersion)
 		}
 		storageVersions[schema.GroupResource{Group: crd.Spec.Group, Resource: crd.Status.AcceptedNames.Plural}] = schema.GroupVersion{Group: crd.Spec.Group, Version: storageVersion}
 	}
-	getter := c.getter.forServer(apiextensionsoptions.NewCRDRESTOptionsGetter(c.etcd, c.transformers, nil), nil)
+	getter := c.getter.ForServer(apiextensionsoptions.NewCRDRESTOptionsGetter(c.etcd, c.transformers, nil), nil)
 	// A custom resource store asks for its options with no example: its
 	// storage version is its CRD's, and an object of it shows the media
 	// type the server's codec writes.
-	getter.customResource = func(gr schema.GroupResource) (runtime.Object, string, bool) {
+	getter.CustomResource = func(gr schema.GroupResource) (runtime.Object, string, bool) {
 		gv, ok := storageVersions[gr]
 		if !ok {
 			return nil, "", false
@@ -134,7 +136,7 @@ func (c chain) staticOpenAPISpec(crdVersions []servedVersion) (map[string]*spec.
 // the deduced type converter, as the server's would. A handler of its own
 // per CRD, which nothing else refers to, lets what it builds go when its
 // caller lets it go.
-func crdHandler(client apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition, getter *recordingGetter, static map[string]*spec.Schema, admit admission.Interface, authz authorizer.Authorizer) (crdServingInfo, error) {
+func crdHandler(client apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition, getter *restoptions.Getter, static map[string]*spec.Schema, admit admission.Interface, authz authorizer.Authorizer) (crdServingInfo, error) {
 	informer := apiextensionsinformers.NewSharedInformerFactory(client, 0).Apiextensions().V1().CustomResourceDefinitions()
 	if err := informer.Informer().GetIndexer().Add(crd); err != nil {
 		return nil, err
@@ -149,7 +151,7 @@ func crdHandler(client apiextensionsclient.Interface, crd *apiextensionsv1.Custo
 // crServing builds what serving a CRD's custom resources takes, with the
 // apiextensions server's CRD handler, one CRD at a time.
 type crServing struct {
-	getter *recordingGetter
+	getter *restoptions.Getter
 	// read reads a CRD whole: the map holds them without their schemas.
 	read func(name string) (*apiextensionsv1.CustomResourceDefinition, error)
 	// static is the static OpenAPI spec the handler builds field managers
@@ -331,7 +333,7 @@ func fieldOf[T any](v reflect.Value, name string) (*T, error) {
 
 // crVersion is one served version of a CRD as a version of the map: its
 // discovery, and its route storage.
-func crVersion(crd *apiextensionsv1.CustomResourceDefinition, name string, getter *recordingGetter) (servedVersion, error) {
+func crVersion(crd *apiextensionsv1.CustomResourceDefinition, name string, getter *restoptions.Getter) (servedVersion, error) {
 	storage, err := routeStorage(crd, name, getter)
 	if err != nil {
 		return servedVersion{}, fmt.Errorf("building the routes of customresourcedefinition %s: %w", crd.Name, err)
@@ -365,7 +367,7 @@ func crVersion(crd *apiextensionsv1.CustomResourceDefinition, name string, gette
 // conversion. Its paths, store, key functions and storage decisions are
 // the served storage's; what it decodes is not, and nothing reads or
 // writes through it.
-func routeStorage(crd *apiextensionsv1.CustomResourceDefinition, name string, getter *recordingGetter) (customresource.CustomResourceStorage, error) {
+func routeStorage(crd *apiextensionsv1.CustomResourceDefinition, name string, getter *restoptions.Getter) (customresource.CustomResourceStorage, error) {
 	sub, err := apihelpers.GetSubresourcesForVersion(crd, name)
 	if err != nil {
 		return customresource.CustomResourceStorage{}, err
@@ -392,7 +394,7 @@ func routeStorage(crd *apiextensionsv1.CustomResourceDefinition, name string, ge
 // withoutExample asks getter for a custom resource's options with no
 // example, as the CRD handler's crdConversionRESTOptionsGetter asks the
 // server's getter.
-type withoutExample struct{ getter *recordingGetter }
+type withoutExample struct{ getter *restoptions.Getter }
 
 func (w withoutExample) GetRESTOptions(resource schema.GroupResource, _ runtime.Object) (generic.RESTOptions, error) {
 	return w.getter.GetRESTOptions(resource, nil)
@@ -448,7 +450,7 @@ func servedHandle(route *handle.Handle, versions map[string]servedVersion) (*han
 	h := *route
 	h.Serve = nil
 	h.Storage = storage
-	h.Store = findOwners(v.stores)[p].store
+	h.Store = owners.Of(v.stores)[p].Store
 	h.Codec = codecFor(v, p, route.Resource)
 	h.Warnings = v.warnings[p]
 	fm := v.fieldManagers[p]
@@ -543,7 +545,7 @@ func mergeCRVersions(in []servedVersion) []servedVersion {
 // crStatus and crScale make a custom resource's subresource storages
 // rest.Storage, as the map holds every path: the CRD handler serves them
 // itself and they have no Destroy. Their store is the resource's, which
-// destroys it. Pointers, so that findOwners walks through them to it.
+// destroys it. Pointers, so that owners.Of walks through them to it.
 type (
 	crStatus struct{ *customresource.StatusREST }
 	crScale  struct{ *customresource.ScaleREST }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/handle"
+	"github.com/regctl/regctl/internal/storagemap/serverflags"
 	"github.com/regctl/regctl/internal/stores"
 )
 
@@ -86,7 +87,7 @@ func TestCustomResourcesFromTheCRDsInEtcd(t *testing.T) {
 	}
 	// The CRD a name RESOURCE.GROUP names is read first; as it is not
 	// established, its group's CRDs are, and the map says why.
-	opts := NewOptions()
+	opts := serverflags.NewOptions()
 	opts.Server.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
 	pending, err := Open(context.Background(), Config{Options: opts, Timeout: 10 * time.Second, Only: "pendings.example.com"})
 	if err != nil {
@@ -116,14 +117,14 @@ func TestCustomResourcesFromTheCRDsInEtcd(t *testing.T) {
 	}
 	// A command on pods reads no CRD: it builds no custom resource storage
 	// and knows no custom resource's name.
-	opts = NewOptions()
+	opts = serverflags.NewOptions()
 	opts.Server.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
 	pods, err := Open(context.Background(), Config{Options: opts, Timeout: 5 * time.Second, Only: "pods"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pods.Close()
-	if _, built := pods.getter.decision(schema.GroupResource{Group: "example.com", Resource: "widgets"}); built {
+	if _, built := pods.getter.Decision(schema.GroupResource{Group: "example.com", Resource: "widgets"}); built {
 		t.Error("a map for pods built the widgets' storage")
 	}
 	if _, err := pods.Map.resourceFor("wd"); err == nil {
@@ -147,7 +148,7 @@ func TestBuiltInNamesReadNoCRDs(t *testing.T) {
 	if _, err := client.Put(context.Background(), "/registry/apiextensions.k8s.io/customresourcedefinitions/broken.example.com", "not a CRD"); err != nil {
 		t.Fatal(err)
 	}
-	opts := NewOptions()
+	opts := serverflags.NewOptions()
 	opts.Server.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
 	for only, wantErr := range map[string]bool{"pods": false, "deploy,po": false, "widgets": true, "all": true, "": true} {
 		w, err := Open(context.Background(), Config{Options: opts, Timeout: 5 * time.Second, Only: only})

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regctl/regctl/internal/storagemap/serverflags"
 	kmsv2mock "k8s.io/apiserver/pkg/storage/value/encrypt/envelope/testing/v2"
 )
 
@@ -70,7 +71,7 @@ func TestKMSv2ProbesEndWithTheMap(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	socket := filepath.Join(dir, "kms.sock")
 	kmsv2mock.NewBase64Plugin(t, socket)
-	opts := NewOptions()
+	opts := serverflags.NewOptions()
 	opts.Server.Etcd.EncryptionProviderConfigFilepath = kmsv2Config(t, dir, socket)
 	w, err := Open(context.Background(), Config{Options: opts, Timeout: 10 * time.Second, Only: "secrets"})
 	if err != nil {
@@ -107,7 +108,7 @@ func TestKMSv2PluginThatDoesNotAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	opts := NewOptions()
+	opts := serverflags.NewOptions()
 	opts.Server.Etcd.EncryptionProviderConfigFilepath = kmsv2Config(t, dir, socket)
 	_, err = Open(context.Background(), Config{Options: opts, Timeout: 2 * time.Second, Only: "secrets"})
 	want := "loading `--encryption-provider-config`: kms provider \"testkms\": plugin unix://" + socket + " did not answer within 2s"

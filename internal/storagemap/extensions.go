@@ -3,6 +3,7 @@ package storagemap
 import (
 	"context"
 	"fmt"
+
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
@@ -30,6 +31,7 @@ import (
 	apiserveroptions "k8s.io/kubernetes/cmd/kube-apiserver/app/options"
 
 	"github.com/regctl/regctl/internal/routetable"
+	"github.com/regctl/regctl/internal/storagemap/restoptions"
 )
 
 // The other two servers of kube-apiserver's chain store in the same etcd:
@@ -48,7 +50,7 @@ type chain struct {
 	// them.
 	etcd         serveroptions.EtcdOptions
 	transformers storagevalue.ResourceTransformers
-	getter       *recordingGetter
+	getter       *restoptions.Getter
 	// notEstablished gets, by the kind they would serve, the CRDs in etcd
 	// that are not established, which the server does not serve.
 	notEstablished map[schema.GroupVersionKind]string
@@ -77,8 +79,8 @@ type chain struct {
 // restOptionsGetter is EtcdOptions.ApplyTo's getter on etcd (one storage
 // config for every resource, kube-apiserver's encryption transformers),
 // recorded as kube-apiserver's own.
-func (c chain) restOptionsGetter(etcd serveroptions.EtcdOptions, typer runtime.ObjectTyper) *recordingGetter {
-	return c.getter.forServer(etcd.CreateRESTOptionsGetter(&serveroptions.SimpleStorageFactory{StorageConfig: etcd.StorageConfig}, c.transformers), typer)
+func (c chain) restOptionsGetter(etcd serveroptions.EtcdOptions, typer runtime.ObjectTyper) *restoptions.Getter {
+	return c.getter.ForServer(etcd.CreateRESTOptionsGetter(&serveroptions.SimpleStorageFactory{StorageConfig: etcd.StorageConfig}, c.transformers), typer)
 }
 
 // extensionsGroup is the apiextensions server's group: its
@@ -111,7 +113,7 @@ func (c chain) extensionsGroup() (*genericapiserver.APIGroupInfo, error) {
 
 // extensionsGetter is the apiextensions server's RESTOptionsGetter, as
 // CreateAPIExtensionsConfig configures it.
-func (c chain) extensionsGetter() *recordingGetter {
+func (c chain) extensionsGetter() *restoptions.Getter {
 	etcd := c.etcd
 	// "this is where the true decodable levels come from"; v1beta1 is
 	// still what CRDs are written in (issue 82292).

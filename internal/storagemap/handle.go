@@ -53,15 +53,15 @@ func (s *Session) handles(versions []servedVersion) map[string]*handle.Handle {
 				res.Namespaced = byPath[base].Namespaced
 			}
 			path := routePath(v, p)
-			h := &handle.Handle{Path: path, Route: routes[path], Resource: res, Storage: storage, Store: s.Map.owners[path].store, Codec: codecFor(v, p, res), EtcdPrefix: s.Map.Table.EtcdPrefix}
+			h := &handle.Handle{Path: path, Route: routes[path], Resource: res, Storage: storage, Store: s.Map.owners[path].Store, Codec: codecFor(v, p, res), EtcdPrefix: s.Map.Table.EtcdPrefix}
 			h.Dial = s.Client
 			h.NewFieldManager = s.fieldManagerOf(v, p, res, storage)
 			h.Warnings = pathWarnings(v, p, schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind})
 			if h.Store != nil {
-				if d, ok := s.getter.decision(h.Store.DefaultQualifiedResource); ok {
-					tc := d.transport
-					h.ValueTransformer = d.transformer
-					h.ValueCodec = d.codec
+				if d, ok := s.getter.Decision(h.Store.DefaultQualifiedResource); ok {
+					tc := d.Transport
+					h.ValueTransformer = d.Transformer
+					h.ValueCodec = d.Codec
 					h.Dial = func(ctx context.Context) (*clientv3.Client, error) { return s.clientOn(ctx, tc) }
 				}
 			}
@@ -80,8 +80,7 @@ func (s *Session) handles(versions []servedVersion) map[string]*handle.Handle {
 				}
 			}
 			if path == "services" && s.clusterIPs != nil && h.Store != nil {
-				s.clusterIPs.store = h.Store
-				h.Allocators = s.clusterIPs.Ready
+				h.Allocators = s.clusterIPs.Of(h.Store)
 			}
 			out[path] = h
 		}

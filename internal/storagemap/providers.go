@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/regctl/regctl/internal/storagemap/clusterips"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -60,7 +61,7 @@ func genericConfig(s *apiserveroptions.ServerRunOptions) (*genericapiserver.Conf
 // controlplaneConfig is the part of kube-apiserver's controlplane.Config
 // the storage providers read, from the server's options.
 func controlplaneConfig(s *apiserveroptions.ServerRunOptions, generic *genericapiserver.Config, factory serverstorage.StorageFactory, loopback *restclient.Config) (*controlplane.Config, *kubernetes.Clientset, error) {
-	primary, secondary, err := serviceIPRanges(s.ServiceClusterIPRanges)
+	primary, secondary, err := clusterips.ServiceIPRanges(s.ServiceClusterIPRanges)
 	if err != nil {
 		return nil, nil, err
 	}

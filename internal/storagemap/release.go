@@ -5,12 +5,12 @@ import (
 	"path"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/version"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
 
 	"github.com/regctl/regctl/internal/clusterrelease"
+	"github.com/regctl/regctl/internal/storagemap/serverflags"
 )
 
 // MismatchFlag is regctl's flag that lets a command write to the etcd of a
@@ -25,34 +25,17 @@ const (
 // mismatchOverride is the flag that writes anyway, as messages name it.
 const mismatchOverride = "--" + MismatchFlag + "=" + MismatchIgnore
 
-// buildRelease is the release this build carries; nil when unknown (a
-// build whose module information names no version of k8s.io/kubernetes).
-func buildRelease() *version.Version {
-	v, err := version.ParseGeneric(KubernetesVersion())
-	if err != nil {
-		return nil
-	}
-	return v
-}
-
-// manifestSource is the account a manifest's image gives of the release;
-// no version when it names none.
-func manifestSource(image string) clusterrelease.Source {
-	v, _ := clusterrelease.FromImage(image)
-	return clusterrelease.Source{What: "the apiserver manifest's image " + image, Version: v}
-}
-
 // checkRelease tells whether the cluster the session works on runs the
 // release this build carries, from the manifest's image and what etcd
 // holds (clusterrelease.Stored, found where the server's storage factory
 // keeps ConfigMaps and Nodes). When it runs another, a write is refused
 // (unless MismatchFlag says ignore) and any other command warns once.
 func (s *Session) checkRelease(ctx context.Context, cfg Config, factory serverstorage.StorageFactory, etcdPrefix string) error {
-	build := buildRelease()
+	build := serverflags.BuildRelease()
 	if build == nil || cfg.Options == nil {
 		return nil
 	}
-	sources := []clusterrelease.Source{manifestSource(cfg.Options.image)}
+	sources := []clusterrelease.Source{serverflags.ManifestSource(cfg.Options.Image())}
 	if cfg.EtcdGiven() {
 		c, err := s.Client(ctx)
 		if err != nil {
@@ -72,7 +55,7 @@ func (s *Session) checkRelease(ctx context.Context, cfg Config, factory serverst
 		}
 		sources = append(sources, stored...)
 	}
-	emulated, _ := cfg.Options.versions.effective()
+	emulated, _ := cfg.Options.Effective()
 	m := clusterrelease.Judge(build, emulated, sources)
 	if m == nil {
 		return nil

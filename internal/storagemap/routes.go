@@ -9,18 +9,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	corerest "k8s.io/kubernetes/pkg/registry/core/rest"
 
-	"github.com/regctl/regctl/internal/buildinfo"
 	"github.com/regctl/regctl/internal/routetable"
+	"github.com/regctl/regctl/internal/storagemap/owners"
+	"github.com/regctl/regctl/internal/storagemap/restoptions"
 )
-
-// KubernetesVersion is the version of k8s.io/kubernetes regctl was built
-// against, from the binary's build information or, in test binaries, from
-// the module directory the server's code was compiled from.
-func KubernetesVersion() string {
-	return buildinfo.ModuleVersion("k8s.io/kubernetes", corerest.New)
-}
 
 // routePath names a path of the map as kubectl names resources:
 // resource.group for a group's preferred version, resource.version.group for
@@ -44,7 +37,7 @@ func routePath(v servedVersion, installerPath string) string {
 // routes joins the storage map, the server's discovery and the recorded
 // storage decisions into one record per path: groups in the server's order,
 // each group's versions by priority, paths sorted within a version.
-func routes(versions []servedVersion, owners map[string]owner, getter *recordingGetter) []routetable.Route {
+func routes(versions []servedVersion, owned map[string]owners.Owner, getter *restoptions.Getter) []routetable.Route {
 	var out []routetable.Route
 	for _, v := range versions {
 		byPath := map[string]metav1.APIResource{}
@@ -73,12 +66,12 @@ func routes(versions []servedVersion, owners map[string]owner, getter *recording
 			if kindGV := (schema.GroupVersion{Group: d.Group, Version: d.Version}); kindGV != v.gv {
 				r.KindGroupVersion = kindGV.String()
 			}
-			o := owners[r.Path]
-			r.Store, r.SharesWith = o.kind, o.sharesWith
-			if o.store != nil {
-				qr := o.store.DefaultQualifiedResource
-				if dec, ok := getter.decision(qr); ok {
-					root := o.store.KeyRootFunc(genericapirequest.NewContext())
+			o := owned[r.Path]
+			r.Store, r.SharesWith = o.Kind, o.SharesWith
+			if o.Store != nil {
+				qr := o.Store.DefaultQualifiedResource
+				if dec, ok := getter.Decision(qr); ok {
+					root := o.Store.KeyRootFunc(genericapirequest.NewContext())
 					r.KeyPrefix = path.Join("/", dec.EtcdPrefix, root) + "/"
 					r.Decorator = dec.Decorator
 					r.StorageVersion = dec.StorageVersion

@@ -3,6 +3,7 @@ package storagemap
 import (
 	"sync"
 
+	"github.com/regctl/regctl/internal/storagemap/serverflags"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilversion "k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apiserver/pkg/endpoints/deprecation"
@@ -43,7 +44,7 @@ var serverMajorMinor = sync.OnceValues(func() (int, int) {
 	if major, minor, err := deprecation.MajorMinor(versioninfo.Get()); err == nil {
 		return major, minor
 	}
-	if v, err := utilversion.ParseGeneric(KubernetesVersion()); err == nil {
+	if v, err := utilversion.ParseGeneric(serverflags.KubernetesVersion()); err == nil {
 		return int(v.Major()), int(v.Minor())
 	}
 	return 0, 0

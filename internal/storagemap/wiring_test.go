@@ -14,6 +14,7 @@ import (
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/routetable"
+	"github.com/regctl/regctl/internal/storagemap/serverflags"
 )
 
 // build parses args as kube-apiserver flags and builds the map.
@@ -29,7 +30,7 @@ func build(t *testing.T, args ...string) *Session {
 
 func buildErr(t *testing.T, args ...string) (*Session, error) {
 	t.Helper()
-	opts := NewOptions()
+	opts := serverflags.NewOptions()
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	opts.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -41,7 +42,7 @@ func buildErr(t *testing.T, args ...string) (*Session, error) {
 // buildConfig builds a default map with cfg's other fields.
 func buildConfig(t *testing.T, cfg Config) *Session {
 	t.Helper()
-	cfg.Options, cfg.Timeout = NewOptions(), 5*time.Second
+	cfg.Options, cfg.Timeout = serverflags.NewOptions(), 5*time.Second
 	w, err := Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -279,7 +280,7 @@ func TestBuildAgainstRealEtcdLeavesRevisionUnchanged(t *testing.T) {
 
 func TestUnreachableEtcdFailsFast(t *testing.T) {
 	start := time.Now()
-	opts := NewOptions()
+	opts := serverflags.NewOptions()
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	opts.AddFlags(fs)
 	// Port 1 on loopback: nothing listens there.

@@ -14,13 +14,14 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/storagemap/serverflags"
 	"github.com/regctl/regctl/internal/target"
 )
 
 // storageMap is the map of a default server, built on an ephemeral etcd.
 func storageMap(t *testing.T) *storagemap.Map {
 	t.Helper()
-	s, err := storagemap.Open(context.Background(), storagemap.Config{Options: storagemap.NewOptions(), Timeout: 10 * time.Second})
+	s, err := storagemap.Open(context.Background(), storagemap.Config{Options: serverflags.NewOptions(), Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/storagemap/serverflags"
 )
 
 // Map builds regctl's storage map from kube-apiserver flags, as regctl's
@@ -15,7 +16,7 @@ import (
 // closed when the test ends.
 func Map(t testing.TB, flags ...string) *storagemap.Session {
 	t.Helper()
-	opts := storagemap.NewOptions()
+	opts := serverflags.NewOptions()
 	fs := pflag.NewFlagSet("regctl", pflag.ContinueOnError)
 	opts.AddFlags(fs)
 	if err := fs.Parse(flags); err != nil {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/storagemap/serverflags"
 	"github.com/regctl/regctl/internal/storedvalue"
 )
 
@@ -33,7 +34,7 @@ import (
 func Open(t testing.TB) (*storagemap.Session, *clientv3.Client) {
 	t.Helper()
 	ctx := context.Background()
-	s, err := storagemap.Open(ctx, storagemap.Config{Options: storagemap.NewOptions(), Timeout: 10 * time.Second})
+	s, err := storagemap.Open(ctx, storagemap.Config{Options: serverflags.NewOptions(), Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

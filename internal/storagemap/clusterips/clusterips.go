@@ -1,9 +1,13 @@
-package storagemap
+// Package clusterips readies kube-apiserver's cluster IP allocator for a
+// write that allocates or releases a Service's cluster IPs, without
+// starting anything on a read.
+package clusterips
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -18,10 +22,11 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	api "k8s.io/kubernetes/pkg/apis/core"
+	cpoptions "k8s.io/kubernetes/pkg/controlplane/apiserver/options"
 	netutils "k8s.io/utils/net"
 )
 
-// clusterIPs readies the server's cluster IP allocator for regctl's writes.
+// Allocator readies the server's cluster IP allocator for regctl's writes.
 // Since Kubernetes 1.33 the service store allocates cluster IPs with the
 // MetaAllocator, which keeps one allocator per ServiceCIDR object, learned
 // from an informer, and knows the IPs taken from an IPAddress informer; it
@@ -29,7 +34,7 @@ import (
 // server starts those informers at start-up. regctl starts them (and only
 // them) the first time a write allocates or releases a cluster IP, so that
 // reads never list or watch anything.
-type clusterIPs struct {
+type Allocator struct {
 	serviceCIDRs cache.SharedIndexInformer
 	ipAddresses  cache.SharedIndexInformer
 	// family is the primary IP family of --service-cluster-ip-range, the
@@ -50,12 +55,14 @@ type clusterIPs struct {
 	err error
 }
 
-func newClusterIPs(factory informers.SharedInformerFactory, serviceCIDR string, timeout time.Duration) (*clusterIPs, error) {
-	primary, secondary, err := serviceIPRanges(serviceCIDR)
+// New is the allocator of the flag --service-cluster-ip-range, with the
+// informers of factory.
+func New(factory informers.SharedInformerFactory, serviceCIDR string, timeout time.Duration) (*Allocator, error) {
+	primary, secondary, err := ServiceIPRanges(serviceCIDR)
 	if err != nil {
 		return nil, err
 	}
-	c := &clusterIPs{
+	c := &Allocator{
 		serviceCIDRs: factory.Networking().V1().ServiceCIDRs().Informer(),
 		ipAddresses:  factory.Networking().V1().IPAddresses().Informer(),
 		family:       api.IPv4Protocol,
@@ -68,11 +75,25 @@ func newClusterIPs(factory informers.SharedInformerFactory, serviceCIDR string, 
 	return c, nil
 }
 
+// Of is Ready for store, the services store, whose own allocation (run
+// dry) tells when the allocator is ready.
+func (c *Allocator) Of(store *genericregistry.Store) func(context.Context) error {
+	c.store = store
+	return c.Ready
+}
+
+// Started tells whether Ready started the informers: a read never does.
+func (c *Allocator) Started() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stop != nil
+}
+
 // Ready returns once the service store can allocate a cluster IP: the
 // ServiceCIDR and IPAddress informers are started and synced, and the
 // MetaAllocator has a ready allocator. It fails, within the request timeout,
 // when etcd holds no ServiceCIDR to allocate from.
-func (c *clusterIPs) Ready(ctx context.Context) error {
+func (c *Allocator) Ready(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
@@ -128,7 +149,7 @@ func causeOf(probe, wait error) string {
 }
 
 // start runs the two informers until the map is closed.
-func (c *clusterIPs) start() {
+func (c *Allocator) start() {
 	if c.stop != nil {
 		return
 	}
@@ -143,7 +164,7 @@ func (c *clusterIPs) start() {
 }
 
 // Stop stops the informers, if started, and waits for them.
-func (c *clusterIPs) Stop() {
+func (c *Allocator) Stop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stop != nil {
@@ -155,7 +176,7 @@ func (c *clusterIPs) Stop() {
 // checkServiceCIDRs says plainly what the MetaAllocator would only report
 // as "not ready": that no ServiceCIDR in etcd can give out addresses of the
 // family regctl allocates.
-func (c *clusterIPs) checkServiceCIDRs() error {
+func (c *Allocator) checkServiceCIDRs() error {
 	usable := map[api.IPFamily]bool{}
 	unready := map[api.IPFamily][]string{}
 	for _, obj := range c.serviceCIDRs.GetStore().List() {
@@ -193,7 +214,7 @@ func (c *clusterIPs) checkServiceCIDRs() error {
 // probe asks the service store to allocate, dry, the cluster IPs of a new
 // service: it writes nothing and fails until the MetaAllocator has a ready
 // allocator for each family.
-func (c *clusterIPs) probe(ctx context.Context) error {
+func (c *Allocator) probe(ctx context.Context) error {
 	policy := api.IPFamilyPolicySingleStack
 	if c.dualStack {
 		policy = api.IPFamilyPolicyRequireDualStack
@@ -241,4 +262,32 @@ func serviceCIDRReady(sc *networkingv1.ServiceCIDR) bool {
 		}
 	}
 	return true
+}
+
+// ServiceIPRanges reads --service-cluster-ip-range as kube-apiserver does,
+// defaulting the primary range through the server's own ServiceIPRange.
+func ServiceIPRanges(flag string) (primary, secondary net.IPNet, err error) {
+	var cidrs []string
+	if flag != "" {
+		cidrs = strings.Split(flag, ",")
+	}
+	var passed net.IPNet
+	if len(cidrs) > 0 {
+		_, n, err := netutils.ParseCIDRSloppy(cidrs[0])
+		if err != nil {
+			return primary, secondary, fmt.Errorf("reading `--service-cluster-ip-range`: %q is not a CIDR", cidrs[0])
+		}
+		passed = *n
+	}
+	if primary, _, err = cpoptions.ServiceIPRange(passed); err != nil {
+		return primary, secondary, fmt.Errorf("reading `--service-cluster-ip-range`: %w", err)
+	}
+	if len(cidrs) > 1 {
+		_, n, err := netutils.ParseCIDRSloppy(cidrs[1])
+		if err != nil {
+			return primary, secondary, fmt.Errorf("reading `--service-cluster-ip-range`: %q is not a CIDR", cidrs[1])
+		}
+		secondary = *n
+	}
+	return primary, secondary, nil
 }

@@ -1,4 +1,7 @@
-package storagemap
+// Package owners tells, from the server's storage objects themselves, which
+// paths of an API group version are stores of their own and which write
+// through another path's store (subresources, and resources as bindings).
+package owners
 
 import (
 	"reflect"
@@ -12,17 +15,17 @@ import (
 	"github.com/regctl/regctl/internal/routetable"
 )
 
-// owner says how one path reaches etcd.
-type owner struct {
-	kind       string // routetable.StoreOwn, routetable.StoreShared or routetable.StoreNone
-	sharesWith string
-	// store is the generic store whose key prefix and decorator apply.
-	store *genericregistry.Store
+// Owner says how one path reaches etcd.
+type Owner struct {
+	Kind       string // routetable.StoreOwn, routetable.StoreShared or routetable.StoreNone
+	SharesWith string
+	// Store is the generic store whose key prefix and decorator apply.
+	Store *genericregistry.Store
 }
 
 var storeType = reflect.TypeOf(&genericregistry.Store{})
 
-// findOwners works out, from the storage objects themselves, which paths are
+// Of works out, from the storage objects themselves, which paths are
 // stores and which go through another path's store. A resource path owns the
 // generic Store it is, embeds or holds for that same resource (pods embeds
 // the pods Store; namespaces holds it in a field). Any other path is shared
@@ -30,14 +33,14 @@ var storeType = reflect.TypeOf(&genericregistry.Store{})
 // as an owned one: subresources hold copies of their resource's Store
 // (pods/status), the resource's REST (services/proxy) or a wrapper of it
 // (bindings).
-func findOwners(stores map[string]rest.Storage) map[string]owner {
+func Of(stores map[string]rest.Storage) map[string]Owner {
 	paths := make([]string, 0, len(stores))
 	for p := range stores {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
 
-	out := map[string]owner{}
+	out := map[string]Owner{}
 	ownerOf := map[any]string{} // etcd storage identity → owning path
 	for _, p := range paths {
 		if strings.Contains(p, "/") {
@@ -45,7 +48,7 @@ func findOwners(stores map[string]rest.Storage) map[string]owner {
 		}
 		for _, s := range reachableStores(stores[p]) {
 			if s.DefaultQualifiedResource.Resource == p {
-				out[p] = owner{kind: routetable.StoreOwn, store: s}
+				out[p] = Owner{Kind: routetable.StoreOwn, Store: s}
 				ownerOf[identity(s)] = p
 				break
 			}
@@ -64,11 +67,11 @@ func findOwners(stores map[string]rest.Storage) map[string]owner {
 		}
 		switch {
 		case len(candidates) == 0:
-			out[p] = owner{kind: routetable.StoreNone}
+			out[p] = Owner{Kind: routetable.StoreNone}
 		case slices.Contains(candidates, parent) && parent != p:
-			out[p] = owner{kind: routetable.StoreShared, sharesWith: parent, store: out[parent].store}
+			out[p] = Owner{Kind: routetable.StoreShared, SharesWith: parent, Store: out[parent].Store}
 		default:
-			out[p] = owner{kind: routetable.StoreShared, sharesWith: candidates[0], store: out[candidates[0]].store}
+			out[p] = Owner{Kind: routetable.StoreShared, SharesWith: candidates[0], Store: out[candidates[0]].Store}
 		}
 	}
 	return out

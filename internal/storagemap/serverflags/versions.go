@@ -1,4 +1,4 @@
-package storagemap
+package serverflags
 
 import (
 	"errors"

@@ -1,4 +1,9 @@
-package storagemap
+// Package restoptions is the RESTOptionsGetter regctl's stores are built
+// through: the server's own, wrapped to record what it decides for each
+// resource (key prefix, storage version, media type, codec, transformer,
+// etcd servers, decorator) and to hand the stores lazy, undecorated
+// storage instead of the server's watch cache.
+package restoptions
 
 import (
 	"context"
@@ -22,8 +27,8 @@ import (
 	"github.com/regctl/regctl/internal/routetable"
 )
 
-// decision is what the server's RESTOptionsGetter decided for one resource.
-type decision struct {
+// Decision is what the server's RESTOptionsGetter decided for one resource.
+type Decision struct {
 	ResourcePrefix string
 	EtcdPrefix     string
 	Decorator      string
@@ -32,95 +37,95 @@ type decision struct {
 	EtcdServers    []string
 	Encryption     string
 
-	transformer value.Transformer
-	// codec is the storage codec: how the server decodes a stored value
+	Transformer value.Transformer
+	// Codec is the storage codec: how the server decodes a stored value
 	// once decrypted.
-	codec     apiruntime.Codec
-	transport storagebackend.TransportConfig
+	Codec     apiruntime.Codec
+	Transport storagebackend.TransportConfig
 }
 
-// recordingGetter wraps the server's RESTOptionsGetter. It records what the
+// Getter wraps the server's RESTOptionsGetter. It records what the
 // server chose for each resource, then hands regctl's stores undecorated
 // storage, created on first use, with every background loop off: no watch
 // cache, no reflector, no compaction, no metric polling ever runs against
 // the user's etcd.
-type recordingGetter struct {
-	delegate generic.RESTOptionsGetter
-	// mainServers is --etcd-servers (or regctl's ephemeral etcd): a resource
+type Getter struct {
+	Delegate generic.RESTOptionsGetter
+	// MainServers is --etcd-servers (or regctl's ephemeral etcd): a resource
 	// stored elsewhere (--etcd-servers-overrides) names its servers in the
 	// route table, the rest do not, so a table does not depend on where a
 	// cluster's etcd is.
-	mainServers []string
-	// encryption tells the write provider of a resource.
-	encryption func(schema.GroupResource) string
-	// timeout bounds each request of the stores.
-	timeout time.Duration
-	// preflight checks servers other than the main ones before a store
+	MainServers []string
+	// Encryption tells the write provider of a resource.
+	Encryption func(schema.GroupResource) string
+	// Timeout bounds each request of the stores.
+	Timeout time.Duration
+	// Preflight checks servers other than the main ones before a store
 	// first dials them.
-	preflight func(context.Context, storagebackend.TransportConfig) error
+	Preflight func(context.Context, storagebackend.TransportConfig) error
 	// typer names the kinds of the examples stores pass: kube-apiserver's
 	// legacyscheme when nil, the apiextensions or aggregator scheme for the
 	// getters of those servers (see forServer).
 	typer apiruntime.ObjectTyper
-	// customResource stands in for the example a custom resource store
+	// CustomResource stands in for the example a custom resource store
 	// does not pass (it asks with nil): an object of its storage version,
 	// which its CRD decides, not the codec.
-	customResource func(schema.GroupResource) (example apiruntime.Object, storageVersion string, ok bool)
+	CustomResource func(schema.GroupResource) (example apiruntime.Object, storageVersion string, ok bool)
 	// root records the decisions of a getter made by forServer, so that
 	// routes and handles find every server's in one place.
-	root *recordingGetter
+	root *Getter
 
 	mu        sync.Mutex
-	decisions map[schema.GroupResource]decision
+	decisions map[schema.GroupResource]Decision
 }
 
-// forServer wraps the RESTOptionsGetter of another server of kube-apiserver's
+// ForServer wraps the RESTOptionsGetter of another server of kube-apiserver's
 // chain (apiextensions, aggregator, custom resources) the same way, and
 // records its decisions with g's.
-func (g *recordingGetter) forServer(delegate generic.RESTOptionsGetter, typer apiruntime.ObjectTyper) *recordingGetter {
-	return &recordingGetter{
-		delegate:    delegate,
-		mainServers: g.mainServers,
-		encryption:  g.encryption,
-		timeout:     g.timeout,
-		preflight:   g.preflight,
+func (g *Getter) ForServer(delegate generic.RESTOptionsGetter, typer apiruntime.ObjectTyper) *Getter {
+	return &Getter{
+		Delegate:    delegate,
+		MainServers: g.MainServers,
+		Encryption:  g.Encryption,
+		Timeout:     g.Timeout,
+		Preflight:   g.Preflight,
 		typer:       typer,
 		root:        g.recorder(),
 	}
 }
 
-func (g *recordingGetter) recorder() *recordingGetter {
+func (g *Getter) recorder() *Getter {
 	if g.root != nil {
 		return g.root
 	}
 	return g
 }
 
-func (g *recordingGetter) GetRESTOptions(resource schema.GroupResource, example apiruntime.Object) (generic.RESTOptions, error) {
-	opts, err := g.delegate.GetRESTOptions(resource, example)
+func (g *Getter) GetRESTOptions(resource schema.GroupResource, example apiruntime.Object) (generic.RESTOptions, error) {
+	opts, err := g.Delegate.GetRESTOptions(resource, example)
 	if err != nil {
 		return opts, err
 	}
 	transport := opts.StorageConfig.Transport
 	transport.ServerList = append([]string(nil), transport.ServerList...)
-	d := decision{
+	d := Decision{
 		ResourcePrefix: opts.ResourcePrefix,
 		EtcdPrefix:     opts.StorageConfig.Prefix,
 		Decorator:      decoratorName(opts.Decorator),
-		Encryption:     g.encryption(resource),
-		transformer:    opts.StorageConfig.Transformer,
-		codec:          opts.StorageConfig.Codec,
-		transport:      transport,
+		Encryption:     g.Encryption(resource),
+		Transformer:    opts.StorageConfig.Transformer,
+		Codec:          opts.StorageConfig.Codec,
+		Transport:      transport,
 	}
 	var preflight func(context.Context) error
-	if !slices.Equal(transport.ServerList, g.mainServers) {
+	if !slices.Equal(transport.ServerList, g.MainServers) {
 		d.EtcdServers = transport.ServerList
-		preflight = func(ctx context.Context) error { return g.preflight(ctx, transport) }
+		preflight = func(ctx context.Context) error { return g.Preflight(ctx, transport) }
 	}
 	storageVersion := ""
-	if example == nil && g.customResource != nil {
+	if example == nil && g.CustomResource != nil {
 		var ok bool
-		if example, storageVersion, ok = g.customResource(resource); !ok {
+		if example, storageVersion, ok = g.CustomResource(resource); !ok {
 			return opts, fmt.Errorf("%s is not a custom resource of a CRD regctl read", resource)
 		}
 	}
@@ -132,17 +137,22 @@ func (g *recordingGetter) GetRESTOptions(resource schema.GroupResource, example 
 	}
 	r := g.recorder()
 	r.mu.Lock()
+	if r.decisions == nil {
+		r.decisions = map[schema.GroupResource]Decision{}
+	}
 	r.decisions[resource] = d
 	r.mu.Unlock()
 
-	opts.Decorator = lazyUndecorated(g.timeout, preflight)
+	opts.Decorator = lazyUndecorated(g.Timeout, preflight)
 	opts.CountMetricPollPeriod = 0
 	opts.StorageConfig.CompactionInterval = 0
 	opts.StorageConfig.DBMetricPollInterval = 0
 	return opts, nil
 }
 
-func (g *recordingGetter) decision(gr schema.GroupResource) (decision, bool) {
+// Decision is what the server decided for gr, false when no store of gr
+// was built through g or the getters made from it.
+func (g *Getter) Decision(gr schema.GroupResource) (Decision, bool) {
 	r := g.recorder()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -177,7 +187,7 @@ func shortName(name string) string {
 
 // storageVersionOf asks the storage codec's encode versioner which version
 // the example's kind is written in; a custom resource's is known already.
-func (g *recordingGetter) storageVersionOf(opts generic.RESTOptions, example apiruntime.Object, known string) (string, error) {
+func (g *Getter) storageVersionOf(opts generic.RESTOptions, example apiruntime.Object, known string) (string, error) {
 	if known != "" {
 		return known, nil
 	}

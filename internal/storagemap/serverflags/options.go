@@ -1,15 +1,12 @@
-// Package storagemap builds kube-apiserver's storage map with the server's
-// own code: its option structs and defaults, its storage factory and
-// RESTOptionsGetter, its REST storage providers (every built-in group), and
-// the apiextensions and aggregator servers' stores with the custom resources
-// of the CRDs in etcd. Open returns a Session, what a command connects to
-// (etcd, a snapshot or a sandbox; clients, feature gates, allocators, the
-// loopback), holding the Map: a route and a handle per path, and the
-// resolver from what a user names to a handle. Commands hand on the map,
-// or single handles, never the session.
-package storagemap
+// Package serverflags holds kube-apiserver's own options as regctl takes
+// them: the server's flags that decide how the API is stored, with its
+// defaults and help; its emulated version and feature gates, checked and
+// applied as the server applies them; and where flags come from besides the
+// command line (etcdctl's environment, a static Pod manifest).
+package serverflags
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -196,10 +193,36 @@ func (o *Options) ApplyManifest(fs *pflag.FlagSet, file, root string) error {
 	return nil
 }
 
+// Image is the kube-apiserver image of the manifest the flags came from,
+// empty when none: its tag is the cluster's release.
+func (o *Options) Image() string { return o.image }
+
+// Apply checks the flags as the server does when it starts (the version
+// registry's Set and Validate, then the checks of --runtime-config) and
+// makes the process-wide feature gate and kube version those of the flags,
+// until restore puts them back: the server's code reads the process-wide
+// gate wherever a gate matters.
+func (o *Options) Apply(ctx context.Context) (restore func() error, err error) {
+	if err := o.versions.set(); err != nil {
+		return nil, err
+	}
+	if err := validate(ctx, o.Server); err != nil {
+		return nil, err
+	}
+	return o.versions.apply()
+}
+
+// Effective is what the route table says of the versions: the emulated
+// version, and the gates whose value differs from the process's own (known
+// once applied).
+func (o *Options) Effective() (emulated string, gates map[string]bool) {
+	return o.versions.effective()
+}
+
 // otherRelease completes an error about a manifest's flag when the
 // manifest's image is of another release than this build's: that is why.
 func (o *Options) otherRelease() string {
-	if m := clusterrelease.Judge(buildRelease(), "", []clusterrelease.Source{manifestSource(o.image)}); m != nil {
+	if m := clusterrelease.Judge(BuildRelease(), "", []clusterrelease.Source{ManifestSource(o.image)}); m != nil {
 		return fmt.Sprintf(" (the manifest runs kube-apiserver %s: use the regctl for Kubernetes %s)", m.Cluster, m.Minor())
 	}
 	return ""

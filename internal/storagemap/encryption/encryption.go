@@ -1,4 +1,8 @@
-package storagemap
+// Package encryption loads kube-apiserver's --encryption-provider-config
+// with the server's own code: the transformers its stores read and write
+// through, and the provider that writes each resource's new values, which
+// the route table shows.
+package encryption
 
 import (
 	"context"
@@ -18,23 +22,23 @@ import (
 	apiserverconfig "k8s.io/apiserver/pkg/apis/apiserver"
 	apiserverconfigv1 "k8s.io/apiserver/pkg/apis/apiserver/v1"
 	"k8s.io/apiserver/pkg/server/healthz"
-	serveroptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/server/options/encryptionconfig"
 	"k8s.io/apiserver/pkg/storage/value"
 	kmsutil "k8s.io/kms/pkg/util"
 )
 
-// encryption is what --encryption-provider-config says: the transformers the
+// Config is what --encryption-provider-config says: the transformers the
 // stores use, and for each resource the provider that writes its values.
-type encryption struct {
-	transformers value.ResourceTransformers
+type Config struct {
+	Transformers value.ResourceTransformers
 	writers      encryptionconfig.StaticTransformers
-	// stop ends what loading started for KMS plugins: their connections and
+	// Stop ends what loading started for KMS plugins: their connections and
 	// the server's probes that keep their key IDs current.
-	stop context.CancelFunc
+	Stop context.CancelFunc
 }
 
-// loadEncryption loads the encryption config as the server does. The write
+// Load loads the encryption config at path (none when empty) as the
+// server does. The write
 // provider of each resource is read from the configuration, never learnt by
 // encrypting a probe: a KMS provider would call its plugin for that.
 //
@@ -43,19 +47,18 @@ type encryption struct {
 // for the plugin to come up. A command has nothing to wait for: it stops at
 // once, naming the plugin, rather than failing each value after the plugin's
 // timeout.
-func loadEncryption(ctx context.Context, etcd *serveroptions.EtcdOptions, timeout time.Duration) (*encryption, error) {
-	path := etcd.EncryptionProviderConfigFilepath
+func Load(ctx context.Context, path string, timeout time.Duration) (*Config, error) {
 	if path == "" {
-		return &encryption{stop: func() {}}, nil
+		return &Config{Stop: func() {}}, nil
 	}
-	enc, err := loadEncryptionFile(ctx, path, timeout)
+	enc, err := load(ctx, path, timeout)
 	if err != nil {
 		return nil, fmt.Errorf("loading `--encryption-provider-config`: %w", err)
 	}
 	return enc, nil
 }
 
-func loadEncryptionFile(ctx context.Context, path string, timeout time.Duration) (*encryption, error) {
+func load(ctx context.Context, path string, timeout time.Duration) (*Config, error) {
 	config, err := readEncryptionConfig(path)
 	if err != nil {
 		return nil, err
@@ -82,10 +85,10 @@ func loadEncryptionFile(ctx context.Context, path string, timeout time.Duration)
 		stop()
 		return nil, fmt.Errorf("%s not healthy: %w", kmsPlugins(config), err)
 	}
-	return &encryption{
-		transformers: encryptionconfig.StaticTransformers(loaded.Transformers),
+	return &Config{
+		Transformers: encryptionconfig.StaticTransformers(loaded.Transformers),
 		writers:      writeProviders(config),
-		stop:         stop,
+		Stop:         stop,
 	}, nil
 }
 
@@ -188,11 +191,11 @@ func kmsPlugins(config *apiserverconfig.EncryptionConfiguration) string {
 	return fmt.Sprintf("kms providers %s: plugins", strings.Join(names, ", "))
 }
 
-// writerOf names the provider that writes new values of a resource
+// WriterOf names the provider that writes new values of a resource
 // ("identity", "aescbc:v1:key1", "kms:v2:plugin"), in the envelope's words.
 // The lookup (exact resource, then group/*, then */*) is the server's own:
 // each candidate is a transformer that writes its provider's name.
-func (e *encryption) writerOf(gr schema.GroupResource) string {
+func (e *Config) WriterOf(gr schema.GroupResource) string {
 	if e == nil || e.writers == nil {
 		return "identity"
 	}
