@@ -9,6 +9,7 @@ import (
 	"k8s.io/kube-aggregator/pkg/apis/apiregistration"
 
 	"github.com/regctl/regctl/internal/routetable"
+	"github.com/regctl/regctl/internal/storagemap/served"
 )
 
 // proxiedRoutes are the group versions the aggregator proxies: one route
@@ -17,7 +18,7 @@ import (
 // are in whatever the service stores them in, not in this etcd. Local
 // APIServices (no service) are the groups of the map already. The
 // APIServices are read once through the APIService store of versions.
-func proxiedRoutes(ctx context.Context, versions []servedVersion) ([]routetable.Route, error) {
+func proxiedRoutes(ctx context.Context, versions []served.Version) ([]routetable.Route, error) {
 	list, err := listStore(ctx, versions, apiregistration.GroupName, "apiservices")
 	if err != nil || list == nil {
 		return nil, err

@@ -34,6 +34,7 @@ import (
 	"github.com/regctl/regctl/internal/storagemap/encryption"
 	"github.com/regctl/regctl/internal/storagemap/owners"
 	"github.com/regctl/regctl/internal/storagemap/restoptions"
+	"github.com/regctl/regctl/internal/storagemap/served"
 	"github.com/regctl/regctl/internal/storagemap/serverflags"
 )
 
@@ -105,7 +106,7 @@ type Map struct {
 	mapper     meta.RESTMapper
 	categories restmapper.CategoryExpander
 
-	versions  []servedVersion
+	versions  []served.Version
 	container *restful.Container
 	owners    map[string]owners.Owner // by route path
 	// notEstablished are the CRDs in etcd not established yet, by the
@@ -148,7 +149,7 @@ type Session struct {
 	loopback *loopback
 	// models are the OpenAPI models of the built-in groups' field
 	// managers, built for the first write.
-	models *openAPIModels
+	models *served.Models
 	// schemalessCRDs makes a CRD store that reads CRDs without their
 	// schemas, which establishing CRDs reads through.
 	schemalessCRDs func() (*customresourcedefinition.REST, error)
@@ -407,7 +408,7 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 		}
 		crdNames, crdGroups = nil, nil
 	}
-	s.models = &openAPIModels{}
+	s.models = &served.Models{}
 	c := chain{server: opts, etcd: etcd, transformers: enc.Transformers, getter: getter, models: s.models,
 		fieldManagement: cfg.FieldManagement, crdNames: crdNames, crdGroups: crdGroups, crdRevision: cfg.CRDRevision, client: s.Client,
 		admission: namespaceAdmission{m: s.Map}, authorizer: generic.Authorization.Authorizer}
@@ -415,7 +416,7 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 		return err
 	}
 	s.schemalessCRDs = c.schemalessCRDs
-	in := newInstaller(s.models, c.admission, c.authorizer)
+	in := served.NewInstaller(s.models, c.admission, c.authorizer)
 	versions, err := s.installNeeded(in, cfg.Only)
 	if err != nil {
 		return err
@@ -429,14 +430,14 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 	// the stores they watch through.
 	s.onClose(s.clusterIPs.Stop)
 	s.getter = getter
-	s.Map.container = in.container
+	s.Map.container = in.Container
 	s.Map.owners = map[string]owners.Owner{}
 	for _, v := range versions {
-		for p, o := range owners.Of(v.installed()) {
+		for p, o := range owners.Of(v.Installed()) {
 			if o.SharesWith != "" {
-				o.SharesWith = routePath(v, o.SharesWith)
+				o.SharesWith = served.RoutePath(v, o.SharesWith)
 			}
-			s.Map.owners[routePath(v, p)] = o
+			s.Map.owners[served.RoutePath(v, p)] = o
 		}
 	}
 	emulated, gates := cfg.Options.Effective()
@@ -446,7 +447,7 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 		EmulatedVersion:   emulated,
 		FeatureGates:      gates,
 		EtcdPrefix:        etcd.StorageConfig.Prefix,
-		Routes:            append(routes(versions, s.Map.owners, getter), s.Map.proxied...),
+		Routes:            append(served.Routes(versions, s.Map.owners, getter), s.Map.proxied...),
 	}
 	s.Map.Handles = s.handles(versions)
 	return nil
@@ -457,7 +458,7 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 // names (c.crdNames) do not serve is looked for among the CRDs of the
 // groups it names (c.crdGroups), then among all CRDs, for the whole map's
 // error and suggestions.
-func (m *Map) extend(ctx context.Context, c chain, builtIn []servedVersion, readEtcd bool, only string, leftovers bool) error {
+func (m *Map) extend(ctx context.Context, c chain, builtIn []served.Version, readEtcd bool, only string, leftovers bool) error {
 	for {
 		m.notEstablished = map[schema.GroupVersionKind]string{}
 		c.notEstablished = m.notEstablished
@@ -558,15 +559,15 @@ func (s *Session) Sandbox() bool {
 // touches (everything when only is empty), and returns the versions it
 // installed, whole or in part: the installer's routes are most of what
 // building the map costs.
-func (s *Session) installNeeded(in *installer, only string) ([]servedVersion, error) {
+func (s *Session) installNeeded(in *served.Installer, only string) ([]served.Version, error) {
 	need := s.Map.needed(only)
-	var out []servedVersion
+	var out []served.Version
 	for i := range s.Map.versions {
-		resources, ok := need[s.Map.versions[i].gv]
+		resources, ok := need[s.Map.versions[i].GV]
 		if !ok {
 			continue
 		}
-		if err := in.install(&s.Map.versions[i], resources); err != nil {
+		if err := in.Install(&s.Map.versions[i], resources); err != nil {
 			return nil, err
 		}
 		out = append(out, s.Map.versions[i])
@@ -580,7 +581,7 @@ func (s *Session) installNeeded(in *installer, only string) ([]servedVersion, er
 // through networking.k8s.io's IPAddresses and ServiceCIDRs). A request for
 // a custom resource goes to its CRD's handler, built on the first, as the
 // apiextensions server hands it on.
-func (s *Session) servingInstalled(in *installer) http.Handler {
+func (s *Session) servingInstalled(in *served.Installer) http.Handler {
 	var mu sync.Mutex
 	return http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
 		if h := s.Map.customResourceHandler(req); h != nil {
@@ -591,8 +592,8 @@ func (s *Session) servingInstalled(in *installer) http.Handler {
 			gv := schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}
 			mu.Lock()
 			for i := range s.Map.versions {
-				if v := &s.Map.versions[i]; v.gv == gv && (v.resources == nil || v.partial) {
-					if err := in.install(v, nil); err != nil {
+				if v := &s.Map.versions[i]; v.GV == gv && (v.Resources == nil || v.Partial) {
+					if err := in.Install(v, nil); err != nil {
 						mu.Unlock()
 						http.Error(rw, err.Error(), http.StatusInternalServerError)
 						return
@@ -601,7 +602,7 @@ func (s *Session) servingInstalled(in *installer) http.Handler {
 			}
 			mu.Unlock()
 		}
-		in.container.ServeHTTP(rw, req)
+		in.Container.ServeHTTP(rw, req)
 	})
 }
 
@@ -650,7 +651,7 @@ func mergeWatchCacheSizes(etcd *serveroptions.EtcdOptions) error {
 // provider's REST storage, in the server's order, less the groups the
 // resource config disables and the kinds the server has stopped serving at
 // its version.
-func groupVersions(providers []controlplaneapiserver.RESTStorageProvider, resourceConfig serverstorage.APIResourceConfigSource, getter generic.RESTOptionsGetter, cfg *genericapiserver.Config) ([]servedVersion, error) {
+func groupVersions(providers []controlplaneapiserver.RESTStorageProvider, resourceConfig serverstorage.APIResourceConfigSource, getter generic.RESTOptionsGetter, cfg *genericapiserver.Config) ([]served.Version, error) {
 	expiration, err := genericapiserver.NewResourceExpirationEvaluatorFromOptions(genericapiserver.ResourceExpirationEvaluatorOptions{
 		CurrentVersion:                          cfg.EffectiveVersion.EmulationVersion(),
 		Prerelease:                              cfg.EffectiveVersion.BinaryVersion().PreRelease(),
@@ -660,7 +661,7 @@ func groupVersions(providers []controlplaneapiserver.RESTStorageProvider, resour
 	if err != nil {
 		return nil, err
 	}
-	var out []servedVersion
+	var out []served.Version
 	for _, p := range providers {
 		group := p.GroupName()
 		info, err := p.NewRESTStorage(resourceConfig, getter)
@@ -673,7 +674,7 @@ func groupVersions(providers []controlplaneapiserver.RESTStorageProvider, resour
 		if err := expiration.RemoveUnavailableKinds(group, info.Scheme, info.VersionedResourcesStorageMap, resourceConfig); err != nil {
 			return nil, err
 		}
-		versions, err := versionsOf(&info)
+		versions, err := served.VersionsOf(&info)
 		if err != nil {
 			return nil, err
 		}
@@ -689,7 +690,7 @@ func groupVersions(providers []controlplaneapiserver.RESTStorageProvider, resour
 // custom resources too.
 func (s *Session) destroy() {
 	for _, v := range s.Map.versions {
-		for _, s := range v.stores {
+		for _, s := range v.Stores {
 			s.Destroy()
 		}
 	}

@@ -32,6 +32,7 @@ import (
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/gctune"
+	"github.com/regctl/regctl/internal/storagemap/served"
 )
 
 // crdPage is how many CRDs one read of the map's CRDs takes: a CRD is tens
@@ -47,7 +48,7 @@ const crdPage = 10
 // errUndecided unless each is established; else with c.crdGroups set it
 // reads the CRDs of those groups only, found by their keys: a CRD's name is
 // its plural and group.
-func (c chain) readCRDs(ctx context.Context, crdVersions []servedVersion, pending func(*apiextensionsv1.CustomResourceDefinition)) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+func (c chain) readCRDs(ctx context.Context, crdVersions []served.Version, pending func(*apiextensionsv1.CustomResourceDefinition)) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	out, err := c.readStoredCRDs(ctx, crdVersions, pending)
 	if err != nil || crdStore(crdVersions) == nil {
 		return out, err
@@ -63,7 +64,7 @@ func (c chain) readCRDs(ctx context.Context, crdVersions []servedVersion, pendin
 }
 
 // readStoredCRDs is readCRDs of the CRDs in etcd alone.
-func (c chain) readStoredCRDs(ctx context.Context, crdVersions []servedVersion, pending func(*apiextensionsv1.CustomResourceDefinition)) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+func (c chain) readStoredCRDs(ctx context.Context, crdVersions []served.Version, pending func(*apiextensionsv1.CustomResourceDefinition)) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	if crdStore(crdVersions) == nil {
 		return nil, nil
 	}
@@ -203,7 +204,7 @@ const crdKeysPage = 1000
 
 // readCRD reads the CRD name whole, through the CRD store of crdVersions,
 // for serving its custom resources.
-func readCRD(ctx context.Context, crdVersions []servedVersion, name string, rev int64) (*apiextensionsv1.CustomResourceDefinition, error) {
+func readCRD(ctx context.Context, crdVersions []served.Version, name string, rev int64) (*apiextensionsv1.CustomResourceDefinition, error) {
 	store := crdStore(crdVersions)
 	if store == nil {
 		return nil, fmt.Errorf("reading customresourcedefinition %s: `--runtime-config` leaves customresourcedefinitions out", name)
@@ -251,9 +252,9 @@ func crdAt(ctx context.Context, store rest.Lister, name string, rev int64) (runt
 
 // crdStore is the CRD store of crdVersions, nil when --runtime-config
 // leaves it out.
-func crdStore(crdVersions []servedVersion) rest.Getter {
+func crdStore(crdVersions []served.Version) rest.Getter {
 	for _, v := range crdVersions {
-		if s, ok := v.stores["customresourcedefinitions"].(rest.Getter); ok && v.gv.Group == apiextensions.GroupName {
+		if s, ok := v.Stores["customresourcedefinitions"].(rest.Getter); ok && v.GV.Group == apiextensions.GroupName {
 			return s
 		}
 	}

@@ -42,6 +42,7 @@ import (
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/storagemap/owners"
 	"github.com/regctl/regctl/internal/storagemap/restoptions"
+	"github.com/regctl/regctl/internal/storagemap/served"
 )
 
 // customResources are the served versions of every established CRD stored
@@ -54,7 +55,7 @@ import (
 // objects, as the CRD handler builds it on the first request for it
 // (crServing). The CRDs are read once (readCRDs); nothing is watched or
 // started.
-func (c chain) customResources(ctx context.Context, crdVersions []servedVersion) ([]servedVersion, *crServing, error) {
+func (c chain) customResources(ctx context.Context, crdVersions []served.Version) ([]served.Version, *crServing, error) {
 	crds, err := c.readCRDs(ctx, crdVersions, func(crd *apiextensionsv1.CustomResourceDefinition) {
 		for _, v := range crd.Spec.Versions {
 			if v.Served {
@@ -97,7 +98,7 @@ func (c chain) customResources(ctx context.Context, crdVersions []servedVersion)
 		}
 		return c.staticOpenAPISpec(crdVersions)
 	})}
-	var out []servedVersion
+	var out []served.Version
 	for _, crd := range crds {
 		for _, v := range crd.Spec.Versions {
 			if !v.Served {
@@ -119,10 +120,10 @@ func (c chain) customResources(ctx context.Context, crdVersions []servedVersion)
 // refer to, ObjectMeta among them). The handler merges each CRD's schema
 // into them to build its field managers' type converter; nil when
 // --runtime-config leaves the group out.
-func (c chain) staticOpenAPISpec(crdVersions []servedVersion) (map[string]*spec.Schema, error) {
+func (c chain) staticOpenAPISpec(crdVersions []served.Version) (map[string]*spec.Schema, error) {
 	for _, v := range crdVersions {
-		if v.info != nil && v.gv.Group == apiextensions.GroupName {
-			return c.models.forGroup(v.info)
+		if v.Info != nil && v.GV.Group == apiextensions.GroupName {
+			return c.models.ForGroup(v.Info)
 		}
 	}
 	return nil, nil
@@ -176,7 +177,7 @@ type crServing struct {
 // build builds crd's serving info, every served version's storage, codecs,
 // field managers and warnings, as the handler does on a CRD's first
 // request, and returns them by version name.
-func (b *crServing) build(name string) (map[string]servedVersion, error) {
+func (b *crServing) build(name string) (map[string]served.Version, error) {
 	crd, err := b.read(name)
 	if err != nil {
 		return nil, err
@@ -200,17 +201,17 @@ func (b *crServing) build(name string) (map[string]servedVersion, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]servedVersion{}
+	out := map[string]served.Version{}
 	for _, v := range crd.Spec.Versions {
 		if !v.Served {
 			continue
 		}
-		version := servedVersion{
-			gv:            schema.GroupVersion{Group: crd.Spec.Group, Version: v.Name},
-			stores:        map[string]rest.Storage{},
-			codecs:        map[string]handle.Codec{},
-			fieldManagers: map[string]*handle.FieldManager{},
-			warnings:      map[string][]string{},
+		version := served.Version{
+			GV:            schema.GroupVersion{Group: crd.Spec.Group, Version: v.Name},
+			Stores:        map[string]rest.Storage{},
+			Codecs:        map[string]handle.Codec{},
+			FieldManagers: map[string]*handle.FieldManager{},
+			Warnings:      map[string][]string{},
 		}
 		if err := servedPaths(crd, v.Name, storages[v.Name], scopes, warnings[v.Name], &version); err != nil {
 			return nil, err
@@ -333,10 +334,10 @@ func fieldOf[T any](v reflect.Value, name string) (*T, error) {
 
 // crVersion is one served version of a CRD as a version of the map: its
 // discovery, and its route storage.
-func crVersion(crd *apiextensionsv1.CustomResourceDefinition, name string, getter *restoptions.Getter) (servedVersion, error) {
+func crVersion(crd *apiextensionsv1.CustomResourceDefinition, name string, getter *restoptions.Getter) (served.Version, error) {
 	storage, err := routeStorage(crd, name, getter)
 	if err != nil {
-		return servedVersion{}, fmt.Errorf("building the routes of customresourcedefinition %s: %w", crd.Name, err)
+		return served.Version{}, fmt.Errorf("building the routes of customresourcedefinition %s: %w", crd.Name, err)
 	}
 	plural := crd.Status.AcceptedNames.Plural
 	stores := map[string]rest.Storage{plural: storage.CustomResource}
@@ -351,12 +352,12 @@ func crVersion(crd *apiextensionsv1.CustomResourceDefinition, name string, gette
 		crds[p] = crd.Name
 	}
 	resources := crDiscovery(crd, name)
-	return servedVersion{
-		gv:        schema.GroupVersion{Group: crd.Spec.Group, Version: name},
-		stores:    stores,
-		names:     resources,
-		resources: resources,
-		crds:      crds,
+	return served.Version{
+		GV:        schema.GroupVersion{Group: crd.Spec.Group, Version: name},
+		Stores:    stores,
+		Names:     resources,
+		Resources: resources,
+		CRDs:      crds,
 	}, nil
 }
 
@@ -402,7 +403,7 @@ func (w withoutExample) GetRESTOptions(resource schema.GroupResource, _ runtime.
 
 // servedPaths adds to v the paths of version name of crd as the CRD
 // handler built them: storages, codecs, field managers and warnings.
-func servedPaths(crd *apiextensionsv1.CustomResourceDefinition, name string, s customresource.CustomResourceStorage, scopes crScopes, warnings []string, v *servedVersion) error {
+func servedPaths(crd *apiextensionsv1.CustomResourceDefinition, name string, s customresource.CustomResourceStorage, scopes crScopes, warnings []string, v *served.Version) error {
 	scope := scopes.resource[name]
 	if s.CustomResource == nil || scope == nil {
 		return fmt.Errorf("regctl bug: the CRD handler built no storage for %s of customresourcedefinition %s", name, crd.Name)
@@ -416,20 +417,20 @@ func servedPaths(crd *apiextensionsv1.CustomResourceDefinition, name string, s c
 	plural := crd.Status.AcceptedNames.Plural
 	// The field managers are the ones the handler's create and update
 	// run on each path.
-	v.stores[plural], v.codecs[plural], v.fieldManagers[plural] = s.CustomResource, codec, scopeFieldManager(scope)
+	v.Stores[plural], v.Codecs[plural], v.FieldManagers[plural] = s.CustomResource, codec, scopeFieldManager(scope)
 	// The handler adds the version's warnings to every request to it,
 	// its subresources' too.
-	v.warnings[plural] = warnings
+	v.Warnings[plural] = warnings
 	if s.Status != nil {
-		v.warnings[plural+"/status"] = warnings
-		v.stores[plural+"/status"], v.codecs[plural+"/status"] = &crStatus{s.Status}, codec
-		v.fieldManagers[plural+"/status"] = scopeFieldManager(scopes.status[name])
+		v.Warnings[plural+"/status"] = warnings
+		v.Stores[plural+"/status"], v.Codecs[plural+"/status"] = &crStatus{s.Status}, codec
+		v.FieldManagers[plural+"/status"] = scopeFieldManager(scopes.status[name])
 	}
 	if s.Scale != nil {
 		// Its Scale kind is kube-apiserver's autoscaling/v1 (codecFor).
-		v.warnings[plural+"/scale"] = warnings
-		v.stores[plural+"/scale"] = &crScale{s.Scale}
-		v.fieldManagers[plural+"/scale"] = scopeFieldManager(scopes.scale[name])
+		v.Warnings[plural+"/scale"] = warnings
+		v.Stores[plural+"/scale"] = &crScale{s.Scale}
+		v.FieldManagers[plural+"/scale"] = scopeFieldManager(scopes.scale[name])
 	}
 	return nil
 }
@@ -437,23 +438,23 @@ func servedPaths(crd *apiextensionsv1.CustomResourceDefinition, name string, s c
 // servedHandle is the handle of route's path built for serving: route,
 // with the storage, store, codec, field manager and warnings of versions
 // (what crServing.build returned for its CRD).
-func servedHandle(route *handle.Handle, versions map[string]servedVersion) (*handle.Handle, error) {
+func servedHandle(route *handle.Handle, versions map[string]served.Version) (*handle.Handle, error) {
 	v := versions[route.Route.Version]
 	p := route.Route.Resource
 	if route.Route.Subresource != "" {
 		p += "/" + route.Route.Subresource
 	}
-	storage, ok := v.stores[p]
+	storage, ok := v.Stores[p]
 	if !ok {
 		return nil, fmt.Errorf("the CRD of %s no longer serves it: it changed while regctl read it; run the command again", route.Path)
 	}
 	h := *route
 	h.Serve = nil
 	h.Storage = storage
-	h.Store = owners.Of(v.stores)[p].Store
-	h.Codec = codecFor(v, p, route.Resource)
-	h.Warnings = v.warnings[p]
-	fm := v.fieldManagers[p]
+	h.Store = owners.Of(v.Stores)[p].Store
+	h.Codec = served.CodecFor(v, p, route.Resource)
+	h.Warnings = v.Warnings[p]
+	fm := v.FieldManagers[p]
 	h.NewFieldManager = func() (*handle.FieldManager, error) {
 		if fm == nil {
 			return nil, fmt.Errorf("regctl bug: the CRD handler built no field manager for %s", route.Path)
@@ -511,20 +512,20 @@ func crDiscovery(crd *apiextensionsv1.CustomResourceDefinition, name string) []m
 // per group version, groups sorted by name and each group's versions in
 // kube-aware order, whose first is the group's preferred version, as the
 // apiextensions server's group discovery says.
-func mergeCRVersions(in []servedVersion) []servedVersion {
-	byGV := map[schema.GroupVersion]*servedVersion{}
+func mergeCRVersions(in []served.Version) []served.Version {
+	byGV := map[schema.GroupVersion]*served.Version{}
 	var gvs []schema.GroupVersion
 	for _, v := range in {
-		m, ok := byGV[v.gv]
+		m, ok := byGV[v.GV]
 		if !ok {
-			m = &servedVersion{gv: v.gv, stores: map[string]rest.Storage{}, crds: map[string]string{}}
-			byGV[v.gv] = m
-			gvs = append(gvs, v.gv)
+			m = &served.Version{GV: v.GV, Stores: map[string]rest.Storage{}, CRDs: map[string]string{}}
+			byGV[v.GV] = m
+			gvs = append(gvs, v.GV)
 		}
-		maps.Copy(m.stores, v.stores)
-		maps.Copy(m.crds, v.crds)
-		m.resources = append(m.resources, v.resources...)
-		m.names = m.resources
+		maps.Copy(m.Stores, v.Stores)
+		maps.Copy(m.CRDs, v.CRDs)
+		m.Resources = append(m.Resources, v.Resources...)
+		m.Names = m.Resources
 	}
 	slices.SortFunc(gvs, func(a, b schema.GroupVersion) int {
 		if a.Group != b.Group {
@@ -533,10 +534,10 @@ func mergeCRVersions(in []servedVersion) []servedVersion {
 		// Highest first: v1 before v1beta1.
 		return version.CompareKubeAwareVersionStrings(b.Version, a.Version)
 	})
-	out := make([]servedVersion, 0, len(gvs))
+	out := make([]served.Version, 0, len(gvs))
 	for i, gv := range gvs {
 		v := *byGV[gv]
-		v.preferred = i == 0 || gvs[i-1].Group != gv.Group
+		v.Preferred = i == 0 || gvs[i-1].Group != gv.Group
 		out = append(out, v)
 	}
 	return out

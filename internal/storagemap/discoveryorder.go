@@ -13,6 +13,8 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
 	_ "k8s.io/kubernetes/cmd/kube-apiserver/app" // holds apiVersionPriorities
 	controlplaneapiserver "k8s.io/kubernetes/pkg/controlplane/apiserver"
+
+	"github.com/regctl/regctl/internal/storagemap/served"
 )
 
 // apiVersionPriorities is kube-apiserver's table of the priorities of its
@@ -34,17 +36,17 @@ const discoveryMediaType = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGr
 // versions by theirs. The handler itself orders them here, given the
 // server's priorities; group versions the table leaves out (custom
 // resources') keep the handler's defaults, as on the server.
-func discoveryRanks(versions []servedVersion) (map[schema.GroupVersion]int, error) {
+func discoveryRanks(versions []served.Version) (map[schema.GroupVersion]int, error) {
 	rm := aggregated.NewResourceManager("apis")
 	ranks := map[schema.GroupVersion]int{}
 	for _, v := range versions {
-		if v.gv.Group == "" {
-			ranks[v.gv] = len(ranks)
+		if v.GV.Group == "" {
+			ranks[v.GV] = len(ranks)
 			continue
 		}
-		rm.AddGroupVersion(v.gv.Group, apidiscoveryv2.APIVersionDiscovery{Version: v.gv.Version})
-		if p, ok := apiVersionPriorities[v.gv]; ok {
-			rm.SetGroupVersionPriority(metav1.GroupVersion{Group: v.gv.Group, Version: v.gv.Version}, int(p.Group), int(p.Version))
+		rm.AddGroupVersion(v.GV.Group, apidiscoveryv2.APIVersionDiscovery{Version: v.GV.Version})
+		if p, ok := apiVersionPriorities[v.GV]; ok {
+			rm.SetGroupVersionPriority(metav1.GroupVersion{Group: v.GV.Group, Version: v.GV.Version}, int(p.Group), int(p.Version))
 		}
 	}
 	req := httptest.NewRequest(http.MethodGet, "/apis", nil)

@@ -32,6 +32,7 @@ import (
 
 	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/internal/storagemap/restoptions"
+	"github.com/regctl/regctl/internal/storagemap/served"
 )
 
 // The other two servers of kube-apiserver's chain store in the same etcd:
@@ -56,7 +57,7 @@ type chain struct {
 	notEstablished map[schema.GroupVersionKind]string
 	// models are the OpenAPI models field managers are built from;
 	// fieldManagement asks for them for custom resources.
-	models          *openAPIModels
+	models          *served.Models
 	fieldManagement bool
 	// crdNames, when set, are the only CRDs a command needs, if each is
 	// established; else crdGroups, when set, are the only
@@ -144,14 +145,14 @@ func (c chain) aggregatorGroup() (*genericapiserver.APIGroupInfo, error) {
 // kube-apiserver's own, as the delegation chain puts their servers; they
 // are installed with the same installer as kube-apiserver's, so their
 // discovery is the servers'.
-func (c chain) versions() ([]servedVersion, error) {
-	var out []servedVersion
+func (c chain) versions() ([]served.Version, error) {
+	var out []served.Version
 	for _, group := range []func() (*genericapiserver.APIGroupInfo, error){c.extensionsGroup, c.aggregatorGroup} {
 		info, err := group()
 		if err != nil {
 			return nil, err
 		}
-		versions, err := versionsOf(info)
+		versions, err := served.VersionsOf(info)
 		if err != nil {
 			return nil, err
 		}
@@ -164,7 +165,7 @@ func (c chain) versions() ([]servedVersion, error) {
 // groups: the apiextensions and aggregator groups, then the custom
 // resources of the CRDs in etcd; and the routes the aggregator proxies, from
 // the APIServices in etcd. With readEtcd false it reads neither.
-func (c chain) extend(ctx context.Context, versions []servedVersion, readEtcd bool) ([]servedVersion, []routetable.Route, *crServing, error) {
+func (c chain) extend(ctx context.Context, versions []served.Version, readEtcd bool) ([]served.Version, []routetable.Route, *crServing, error) {
 	more, err := c.versions()
 	if err != nil || !readEtcd {
 		return append(versions, more...), nil, nil, err
@@ -183,9 +184,9 @@ func (c chain) extend(ctx context.Context, versions []servedVersion, readEtcd bo
 // listStore lists every object of resource through its store among
 // versions, in the group's internal version; nil when --runtime-config left
 // the resource out, and so the server serves none.
-func listStore(ctx context.Context, versions []servedVersion, group, resource string) (runtime.Object, error) {
+func listStore(ctx context.Context, versions []served.Version, group, resource string) (runtime.Object, error) {
 	for _, v := range versions {
-		if l, ok := v.stores[resource].(rest.Lister); ok && v.gv.Group == group {
+		if l, ok := v.Stores[resource].(rest.Lister); ok && v.GV.Group == group {
 			list, err := l.List(genericapirequest.WithNamespace(ctx, ""), &metainternalversion.ListOptions{})
 			if err != nil {
 				return nil, fmt.Errorf("reading the %s: %w", resource, err)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints"
 
 	"github.com/regctl/regctl/internal/routetable"
+	"github.com/regctl/regctl/internal/storagemap/served"
 )
 
 // HTTPRoutes reads back every route the installer registered in the map's
@@ -31,15 +32,15 @@ func (m *Map) HTTPRoutes() (routetable.HTTPRouteTable, error) {
 	}
 	services := m.container.RegisteredWebServices()
 	for _, v := range m.versions {
-		if v.info == nil {
+		if v.Info == nil {
 			continue
 		}
-		if v.resources == nil || v.partial {
-			return t, fmt.Errorf("reading the HTTP routes of %s: the map was built for some resources only, and %s is not installed whole", v.gv, v.gv)
+		if v.Resources == nil || v.Partial {
+			return t, fmt.Errorf("reading the HTTP routes of %s: the map was built for some resources only, and %s is not installed whole", v.GV, v.GV)
 		}
-		root := path.Join(v.root, v.gv.Group, v.gv.Version)
+		root := path.Join(v.Root, v.GV.Group, v.GV.Version)
 		namespaced := map[string]bool{}
-		for _, r := range v.resources {
+		for _, r := range v.Resources {
 			namespaced[r.Name] = r.Namespaced
 		}
 		var routes []routetable.HTTPRoute
@@ -61,22 +62,22 @@ func (m *Map) HTTPRoutes() (routetable.HTTPRouteTable, error) {
 				if err != nil {
 					return t, fmt.Errorf("reading route %s %s: %w", route.Method, route.Path, err)
 				}
-				storage, ok := v.stores[storagePath]
+				storage, ok := v.Stores[storagePath]
 				if !ok {
-					return t, fmt.Errorf("reading route %s %s: %s is not a path of %s", route.Method, route.Path, storagePath, v.gv)
+					return t, fmt.Errorf("reading route %s %s: %s is not a path of %s", route.Method, route.Path, storagePath, v.GV)
 				}
 				r := routetable.HTTPRoute{
 					Method:     route.Method,
 					Path:       openAPITemplate(route.Path),
 					Action:     action,
-					Group:      v.gv.Group,
-					Version:    v.gv.Version,
+					Group:      v.GV.Group,
+					Version:    v.GV.Version,
 					Resource:   storagePath,
 					Kind:       gvk.Kind,
 					Namespaced: namespaced[storagePath],
-					Storage:    typeName(storage),
+					Storage:    served.TypeName(storage),
 				}
-				if kindGV := (schema.GroupVersion{Group: gvk.Group, Version: gvk.Version}); kindGV != v.gv {
+				if kindGV := (schema.GroupVersion{Group: gvk.Group, Version: gvk.Version}); kindGV != v.GV {
 					r.KindGroupVersion = kindGV.String()
 				}
 				routes = append(routes, r)

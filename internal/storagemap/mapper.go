@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/restmapper"
+
+	"github.com/regctl/regctl/internal/storagemap/served"
 )
 
 // newMapper builds kubectl's name resolution on the names of the map's
@@ -16,33 +18,33 @@ import (
 // the server's discovery, which is how kubectl breaks ties between groups
 // (events before events.events.k8s.io) and orders a category's resources
 // (`get all`: pods, services, ..., daemonsets, deployments, ...).
-func newMapper(versions []servedVersion) (meta.RESTMapper, restmapper.CategoryExpander, error) {
+func newMapper(versions []served.Version) (meta.RESTMapper, restmapper.CategoryExpander, error) {
 	ranks, err := discoveryRanks(versions)
 	if err != nil {
 		return nil, nil, err
 	}
 	versions = slices.Clone(versions)
-	slices.SortStableFunc(versions, func(a, b servedVersion) int { return cmp.Compare(ranks[a.gv], ranks[b.gv]) })
+	slices.SortStableFunc(versions, func(a, b served.Version) int { return cmp.Compare(ranks[a.GV], ranks[b.GV]) })
 	var groups []*restmapper.APIGroupResources
 	byGroup := map[string]*restmapper.APIGroupResources{}
 	var lists []*metav1.APIResourceList
 	for _, v := range versions {
-		g, ok := byGroup[v.gv.Group]
+		g, ok := byGroup[v.GV.Group]
 		if !ok {
 			g = &restmapper.APIGroupResources{
-				Group:              metav1.APIGroup{Name: v.gv.Group},
+				Group:              metav1.APIGroup{Name: v.GV.Group},
 				VersionedResources: map[string][]metav1.APIResource{},
 			}
-			byGroup[v.gv.Group] = g
+			byGroup[v.GV.Group] = g
 			groups = append(groups, g)
 		}
-		d := metav1.GroupVersionForDiscovery{GroupVersion: v.gv.String(), Version: v.gv.Version}
+		d := metav1.GroupVersionForDiscovery{GroupVersion: v.GV.String(), Version: v.GV.Version}
 		g.Group.Versions = append(g.Group.Versions, d)
-		if v.preferred {
+		if v.Preferred {
 			g.Group.PreferredVersion = d
 		}
-		g.VersionedResources[v.gv.Version] = v.names
-		lists = append(lists, &metav1.APIResourceList{GroupVersion: v.gv.String(), APIResources: v.names})
+		g.VersionedResources[v.GV.Version] = v.Names
+		lists = append(lists, &metav1.APIResourceList{GroupVersion: v.GV.String(), APIResources: v.Names})
 	}
 	d := servedDiscovery{lists: lists}
 	return restmapper.NewShortcutExpander(restmapper.NewDiscoveryRESTMapper(groups), d, func(string) {}),

@@ -80,7 +80,7 @@ func (m *Map) needed(only string) map[schema.GroupVersion][]string {
 	need := map[schema.GroupVersion][]string{}
 	if only == "" {
 		for _, v := range m.versions {
-			need[v.gv] = nil
+			need[v.GV] = nil
 		}
 		return need
 	}
@@ -207,7 +207,7 @@ func (m *Map) NotEstablished(gvk schema.GroupVersionKind) string {
 // Serves tells whether the map serves the group version gv.
 func (m *Map) Serves(gv schema.GroupVersion) bool {
 	for _, v := range m.versions {
-		if v.gv == gv {
+		if v.GV == gv {
 			return true
 		}
 	}
@@ -255,7 +255,7 @@ func (m *Map) closeNames(want string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, v := range m.versions {
-		for _, r := range v.names {
+		for _, r := range v.Names {
 			if strings.Contains(r.Name, "/") || seen[r.Name] {
 				continue
 			}

@@ -398,18 +398,18 @@ func TestNamesAreTheInstallersOwn(t *testing.T) {
 		paths := 0
 		for _, v := range w.Map.versions {
 			installed := map[string]metav1.APIResource{}
-			for _, r := range v.resources {
+			for _, r := range v.Resources {
 				installed[r.Name] = r
 			}
-			if len(v.names) != len(installed) {
-				t.Errorf("%s: %d names, the installer discovers %d", v.gv, len(v.names), len(installed))
+			if len(v.Names) != len(installed) {
+				t.Errorf("%s: %d names, the installer discovers %d", v.GV, len(v.Names), len(installed))
 			}
-			for _, n := range v.names {
+			for _, n := range v.Names {
 				paths++
 				r := installed[n.Name]
 				r.Verbs, r.StorageVersionHash = nil, ""
 				if !reflect.DeepEqual(n, r) {
-					t.Errorf("%s %s: names\n%+v\nthe installer\n%+v", v.gv, n.Name, n, r)
+					t.Errorf("%s %s: names\n%+v\nthe installer\n%+v", v.GV, n.Name, n, r)
 				}
 			}
 		}

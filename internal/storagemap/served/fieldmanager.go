@@ -1,4 +1,4 @@
-package storagemap
+package served
 
 import (
 	"fmt"
@@ -24,10 +24,10 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 )
 
-// openAPIModels are the OpenAPI models the servers of kube-apiserver's
+// Models are the OpenAPI models the servers of kube-apiserver's
 // chain build their field managers' type converters from, built when a
 // write first needs them: they cost more than a read should pay.
-type openAPIModels struct {
+type Models struct {
 	mu     sync.Mutex
 	config *openapicommon.OpenAPIV3Config
 	byInfo map[*genericapiserver.APIGroupInfo]map[string]*spec.Schema
@@ -50,7 +50,7 @@ func openAPIConfig() *openapicommon.OpenAPIV3Config {
 // kube-apiserver ignores no path) and of what they refer to. The server
 // builds them once per InstallAPIGroups call, which may hold several
 // groups; a kind's models are the same either way.
-func (m *openAPIModels) forGroup(info *genericapiserver.APIGroupInfo) (map[string]*spec.Schema, error) {
+func (m *Models) ForGroup(info *genericapiserver.APIGroupInfo) (map[string]*spec.Schema, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if models, ok := m.byInfo[info]; ok {
@@ -84,8 +84,8 @@ func (m *openAPIModels) forGroup(info *genericapiserver.APIGroupInfo) (map[strin
 
 // typeConverter is the type converter the installer's field managers of
 // info's group use, as getOpenAPIModels builds it.
-func (m *openAPIModels) typeConverter(info *genericapiserver.APIGroupInfo) (managedfields.TypeConverter, error) {
-	models, err := m.forGroup(info)
+func (m *Models) typeConverter(info *genericapiserver.APIGroupInfo) (managedfields.TypeConverter, error) {
+	models, err := m.ForGroup(info)
 	if err != nil {
 		return nil, err
 	}
@@ -96,12 +96,12 @@ func (m *openAPIModels) typeConverter(info *genericapiserver.APIGroupInfo) (mana
 	return tc, nil
 }
 
-// groupFieldManager is the field manager the installer's
+// GroupFieldManager is the field manager the installer's
 // registerResourceHandlers builds for the path of a built-in group's
 // version with storage: the group's type converter, its scheme as
 // convertor, defaulter and creater, the path's kind and hub version, and
 // the fields its strategy resets.
-func groupFieldManager(models *openAPIModels, info *genericapiserver.APIGroupInfo, kind schema.GroupVersionKind, subresource string, storage rest.Storage) (*managedfields.FieldManager, error) {
+func GroupFieldManager(models *Models, info *genericapiserver.APIGroupInfo, kind schema.GroupVersionKind, subresource string, storage rest.Storage) (*managedfields.FieldManager, error) {
 	tc, err := models.typeConverter(info)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package storagemap
+package served
 
 import (
 	"path"
@@ -15,18 +15,18 @@ import (
 	"github.com/regctl/regctl/internal/storagemap/restoptions"
 )
 
-// routePath names a path of the map as kubectl names resources:
+// RoutePath names a path of the map as kubectl names resources:
 // resource.group for a group's preferred version, resource.version.group for
 // the others, and core resources by name alone; a subresource follows its
 // resource after a slash ("deployments.apps/scale").
-func routePath(v servedVersion, installerPath string) string {
+func RoutePath(v Version, installerPath string) string {
 	resource, sub, isSub := strings.Cut(installerPath, "/")
 	name := resource
-	if !v.preferred {
-		name += "." + v.gv.Version
+	if !v.Preferred {
+		name += "." + v.GV.Version
 	}
-	if v.gv.Group != "" {
-		name += "." + v.gv.Group
+	if v.GV.Group != "" {
+		name += "." + v.GV.Group
 	}
 	if isSub {
 		name += "/" + sub
@@ -34,36 +34,36 @@ func routePath(v servedVersion, installerPath string) string {
 	return name
 }
 
-// routes joins the storage map, the server's discovery and the recorded
+// Routes joins the storage map, the server's discovery and the recorded
 // storage decisions into one record per path: groups in the server's order,
 // each group's versions by priority, paths sorted within a version.
-func routes(versions []servedVersion, owned map[string]owners.Owner, getter *restoptions.Getter) []routetable.Route {
+func Routes(versions []Version, owned map[string]owners.Owner, getter *restoptions.Getter) []routetable.Route {
 	var out []routetable.Route
 	for _, v := range versions {
 		byPath := map[string]metav1.APIResource{}
-		for _, r := range v.resources {
+		for _, r := range v.Resources {
 			byPath[r.Name] = r
 		}
 		var group []routetable.Route
-		for p, storage := range v.installed() {
+		for p, storage := range v.Installed() {
 			d := byPath[p]
 			resource, sub, _ := strings.Cut(p, "/")
 			r := routetable.Route{
-				Path:               routePath(v, p),
+				Path:               RoutePath(v, p),
 				Resource:           resource,
 				Subresource:        sub,
-				Group:              v.gv.Group,
-				Version:            v.gv.Version,
+				Group:              v.GV.Group,
+				Version:            v.GV.Version,
 				Kind:               d.Kind,
 				Scope:              scope(d.Namespaced),
 				Verbs:              d.Verbs,
 				ShortNames:         d.ShortNames,
 				Categories:         d.Categories,
-				Storage:            typeName(storage),
+				Storage:            TypeName(storage),
 				StorageVersionHash: d.StorageVersionHash,
 				Decorator:          routetable.DecoratorNone,
 			}
-			if kindGV := (schema.GroupVersion{Group: d.Group, Version: d.Version}); kindGV != v.gv {
+			if kindGV := (schema.GroupVersion{Group: d.Group, Version: d.Version}); kindGV != v.GV {
 				r.KindGroupVersion = kindGV.String()
 			}
 			o := owned[r.Path]
@@ -95,8 +95,8 @@ func scope(namespaced bool) string {
 	return "Cluster"
 }
 
-// typeName is the Go type of a storage, with its package path.
-func typeName(v any) string {
+// TypeName is the Go type of a storage, with its package path.
+func TypeName(v any) string {
 	// regctl's adapters name the server's storage they adapt.
 	if a, ok := v.(interface{ upstream() any }); ok {
 		v = a.upstream()

@@ -1,4 +1,8 @@
-package storagemap
+// Package served holds the group versions of the storage map as
+// kube-apiserver installs them: each version's storage, names, discovery,
+// codecs, field managers and warnings, the server's installer that reads
+// its discovery back, and the route records joined from them.
+package served
 
 import (
 	"encoding/json"
@@ -26,58 +30,58 @@ import (
 	"github.com/regctl/regctl/internal/handle"
 )
 
-// servedVersion is one group version of the map as the server installs it.
-type servedVersion struct {
-	gv schema.GroupVersion
-	// preferred is the group's preferred version, the one kubectl picks
+// Version is one group version of the map as the server installs it.
+type Version struct {
+	GV schema.GroupVersion
+	// Preferred is the group's preferred version, the one kubectl picks
 	// when a user names a resource without a version.
-	preferred bool
-	// stores is the version's storage map, by the installer's path
+	Preferred bool
+	// Stores is the version's storage map, by the installer's path
 	// ("deployments", "deployments/status").
-	stores map[string]rest.Storage
-	// names are the version's resources as kubectl's RESTMapper needs
+	Stores map[string]rest.Storage
+	// Names are the version's resources as kubectl's RESTMapper needs
 	// them (names, kinds, scope, short names, categories), read from the
 	// storage the way the installer reads them, without installing it.
-	names []metav1.APIResource
-	// resources is the server's discovery of the version, one entry per
+	Names []metav1.APIResource
+	// Resources is the server's discovery of the version, one entry per
 	// path, with group and version always filled in; nil until the version
 	// is installed.
-	resources []metav1.APIResource
-	// codec is how the version's objects are decoded and converted.
-	codec handle.Codec
+	Resources []metav1.APIResource
+	// Codec is how the version's objects are decoded and converted.
+	Codec handle.Codec
 	// codecs, when set, is the codec of each path instead: the custom
-	// resources of one version come from several CRDs, each with its own.
-	codecs map[string]handle.Codec
-	// fieldManagers are, for custom resources, the field manager of each
+	// Resources of one version come from several CRDs, each with its own.
+	Codecs map[string]handle.Codec
+	// FieldManagers are, for custom resources, the field manager of each
 	// path, which the CRD handler builds; a built-in group's are built
 	// from info when a write needs them.
-	fieldManagers map[string]*handle.FieldManager
-	// warnings are, for custom resources, the warnings the CRD handler
+	FieldManagers map[string]*handle.FieldManager
+	// Warnings are, for custom resources, the warnings the CRD handler
 	// adds to every request to each path: its CRD version's deprecation
 	// warning. A built-in group's come from its kinds (deprecationWarnings).
-	warnings map[string][]string
-	// crds name, for custom resources, the CRD of each path: a version's
-	// stores are its route storage (routeStorage) until a command reads
+	Warnings map[string][]string
+	// CRDs name, for custom resources, the CRD of each path: a version's
+	// Stores are its route storage (routeStorage) until a command reads
 	// or writes the CRD's objects (crServing).
-	crds map[string]string
+	CRDs map[string]string
 
-	// info is the group the version is installed from; nil for custom
+	// Info is the group the version is installed from; nil for custom
 	// resources, which the installer does not install (the CRD handler
 	// serves them) and whose discovery is known from their CRD.
-	// partial says resources covers some of the version's resources only.
-	partial bool
+	// Partial says resources covers some of the version's resources only.
+	Partial bool
 
-	info *genericapiserver.APIGroupInfo
-	root string
+	Info *genericapiserver.APIGroupInfo
+	Root string
 }
 
-// installer installs storage maps into one go-restful container with the
+// Installer installs storage maps into one go-restful container with the
 // apiserver's own installer, as a server does for every group version, and
 // reads back the discovery each one serves. Verbs, kinds, short names,
 // categories and storage version hashes are therefore the server's, not
 // re-derived.
-type installer struct {
-	container *restful.Container
+type Installer struct {
+	Container *restful.Container
 	// equivalent is shared by every group version, as the server's one
 	// EquivalentResourceRegistry is.
 	equivalent runtime.EquivalentResourceRegistry
@@ -90,11 +94,11 @@ type installer struct {
 	authorizer    authorizer.Authorizer
 }
 
-func newInstaller(models *openAPIModels, admit admission.Interface, authz authorizer.Authorizer) *installer {
+func NewInstaller(models *Models, admit admission.Interface, authz authorizer.Authorizer) *Installer {
 	converters := map[*genericapiserver.APIGroupInfo]*lazyTypeConverter{}
 	var mu sync.Mutex
-	return &installer{
-		container: restful.NewContainer(), equivalent: runtime.NewEquivalentResourceRegistry(),
+	return &Installer{
+		Container: restful.NewContainer(), equivalent: runtime.NewEquivalentResourceRegistry(),
 		typeConverter: func(info *genericapiserver.APIGroupInfo) managedfields.TypeConverter {
 			mu.Lock()
 			defer mu.Unlock()
@@ -109,17 +113,17 @@ func newInstaller(models *openAPIModels, admit admission.Interface, authz author
 	}
 }
 
-// versionsOf lists every version of a group that has storage, in the
+// VersionsOf lists every version of a group that has storage, in the
 // group's priority order, as GenericAPIServer.installAPIResources goes
 // through them, with their names but not installed. The preferred version
 // is the first priority, as the server's group discovery says, whether or
 // not it has storage.
-func versionsOf(info *genericapiserver.APIGroupInfo) ([]servedVersion, error) {
+func VersionsOf(info *genericapiserver.APIGroupInfo) ([]Version, error) {
 	root := genericapiserver.APIGroupPrefix
 	if len(info.PrioritizedVersions) > 0 && info.PrioritizedVersions[0].Group == "" {
 		root = genericapiserver.DefaultLegacyAPIPrefix
 	}
-	var out []servedVersion
+	var out []Version
 	for i, gv := range info.PrioritizedVersions {
 		stores := info.VersionedResourcesStorageMap[gv.Version]
 		if len(stores) == 0 {
@@ -129,7 +133,7 @@ func versionsOf(info *genericapiserver.APIGroupInfo) ([]servedVersion, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, servedVersion{gv: gv, preferred: i == 0, stores: stores, names: names, codec: groupCodec(info, gv.Group), info: info, root: root})
+		out = append(out, Version{GV: gv, Preferred: i == 0, Stores: stores, Names: names, Codec: GroupCodec(info, gv.Group), Info: info, Root: root})
 	}
 	return out, nil
 }
@@ -172,27 +176,27 @@ func namesOf(info *genericapiserver.APIGroupInfo, gv schema.GroupVersion) ([]met
 	return out, nil
 }
 
-// install installs v with the apiserver's installer and keeps the
+// Install installs v with the apiserver's installer and keeps the
 // discovery it serves: the whole version when resources is nil, else only
 // those resources and their subresources, into a container of their own
 // (the map's container takes whole versions only, as a server's does). A
 // custom resource version has its discovery from its CRDs already: it is
 // not installed (the CRD handler serves it).
-func (in *installer) install(v *servedVersion, resources []string) error {
-	if v.info == nil {
+func (in *Installer) Install(v *Version, resources []string) error {
+	if v.Info == nil {
 		return nil
 	}
-	stores, container := v.stores, in.container
+	stores, container := v.Stores, in.Container
 	if resources != nil {
 		stores = map[string]rest.Storage{}
-		for p, s := range v.stores {
+		for p, s := range v.Stores {
 			if base, _, _ := strings.Cut(p, "/"); slices.Contains(resources, base) {
 				stores[p] = s
 			}
 		}
 		container = restful.NewContainer()
 	}
-	list, err := in.installVersion(v.info, v.gv, v.root, stores, container)
+	list, err := in.installVersion(v.Info, v.GV, v.Root, stores, container)
 	if err != nil {
 		return err
 	}
@@ -201,29 +205,29 @@ func (in *installer) install(v *servedVersion, resources []string) error {
 		// Discovery leaves group and version empty when they are the
 		// list's.
 		if r.Group == "" && r.Version == "" {
-			r.Group, r.Version = v.gv.Group, v.gv.Version
+			r.Group, r.Version = v.GV.Group, v.GV.Version
 		}
 		installed[j] = r
 	}
-	v.resources, v.partial = installed, resources != nil
+	v.Resources, v.Partial = installed, resources != nil
 	return nil
 }
 
-// installed is the part of v's storage map that is installed.
-func (v *servedVersion) installed() map[string]rest.Storage {
-	if !v.partial {
-		return v.stores
+// Installed is the part of v's storage map that is installed.
+func (v *Version) Installed() map[string]rest.Storage {
+	if !v.Partial {
+		return v.Stores
 	}
 	out := map[string]rest.Storage{}
-	for _, r := range v.resources {
-		out[r.Name] = v.stores[r.Name]
+	for _, r := range v.Resources {
+		out[r.Name] = v.Stores[r.Name]
 	}
 	return out
 }
 
 // installVersion is GenericAPIServer.getAPIGroupVersion and InstallREST for
 // one version, with nothing a served request needs beyond discovery.
-func (in *installer) installVersion(info *genericapiserver.APIGroupInfo, gv schema.GroupVersion, root string, stores map[string]rest.Storage, container *restful.Container) (*metav1.APIResourceList, error) {
+func (in *Installer) installVersion(info *genericapiserver.APIGroupInfo, gv schema.GroupVersion, root string, stores map[string]rest.Storage, container *restful.Container) (*metav1.APIResourceList, error) {
 	served := map[string][]string{}
 	for version, resources := range info.VersionedResourcesStorageMap {
 		for resource := range resources {

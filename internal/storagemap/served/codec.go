@@ -1,4 +1,4 @@
-package storagemap
+package served
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,10 +10,10 @@ import (
 	"github.com/regctl/regctl/internal/handle"
 )
 
-// groupCodec is the codec of a built-in group's paths, as
+// GroupCodec is the codec of a built-in group's paths, as
 // GenericAPIServer.getAPIGroupVersion fills the RequestScope from the
 // group's APIGroupInfo.
-func groupCodec(info *genericapiserver.APIGroupInfo, group string) handle.Codec {
+func GroupCodec(info *genericapiserver.APIGroupInfo, group string) handle.Codec {
 	return handle.Codec{
 		Serializer:      info.NegotiatedSerializer,
 		Convertor:       info.Scheme,
@@ -22,15 +22,15 @@ func groupCodec(info *genericapiserver.APIGroupInfo, group string) handle.Codec 
 	}
 }
 
-// codecFor is the codec of a path of v: the version's own, unless the path
+// CodecFor is the codec of a path of v: the version's own, unless the path
 // serves another group's kind (pods/eviction takes policy's Eviction,
 // widgets/scale autoscaling's Scale), which kube-apiserver's scheme holds.
-func codecFor(v servedVersion, installerPath string, r metav1.APIResource) handle.Codec {
-	if c, ok := v.codecs[installerPath]; ok {
+func CodecFor(v Version, installerPath string, r metav1.APIResource) handle.Codec {
+	if c, ok := v.Codecs[installerPath]; ok {
 		return c
 	}
-	if r.Group == v.gv.Group && v.codec.Serializer != nil {
-		return v.codec
+	if r.Group == v.GV.Group && v.Codec.Serializer != nil {
+		return v.Codec
 	}
 	return handle.Codec{
 		Serializer:      legacyscheme.Codecs,

@@ -1,28 +1,29 @@
-package storagemap
+package served
 
 import (
 	"sync"
 
-	"github.com/regctl/regctl/internal/storagemap/serverflags"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilversion "k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apiserver/pkg/endpoints/deprecation"
 	versioninfo "k8s.io/component-base/version"
+
+	"github.com/regctl/regctl/internal/storagemap/serverflags"
 )
 
-// pathWarnings are the warnings the server adds to every request to path p
+// PathWarnings are the warnings the server adds to every request to path p
 // of v, whatever its verb: for a built-in group, the deprecation warning
 // the installer attaches to each of the path's handlers when its kind is
 // deprecated (registerResourceHandlers); for a custom resource, those the
 // CRD handler adds for a deprecated version of its CRD.
-func pathWarnings(v servedVersion, p string, kind schema.GroupVersionKind) []string {
-	if v.info == nil {
-		return v.warnings[p]
+func PathWarnings(v Version, p string, kind schema.GroupVersionKind) []string {
+	if v.Info == nil {
+		return v.Warnings[p]
 	}
 	// As the installer does: a new object of the kind the path serves,
 	// with its group, version and kind set, asked for its generated
 	// APILifecycle functions.
-	obj, err := v.info.Scheme.New(kind)
+	obj, err := v.Info.Scheme.New(kind)
 	if err != nil {
 		return nil
 	}
