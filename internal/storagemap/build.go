@@ -32,6 +32,7 @@ import (
 	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/internal/storagemap/clusterips"
 	"github.com/regctl/regctl/internal/storagemap/encryption"
+	"github.com/regctl/regctl/internal/storagemap/extensions"
 	"github.com/regctl/regctl/internal/storagemap/owners"
 	"github.com/regctl/regctl/internal/storagemap/restoptions"
 	"github.com/regctl/regctl/internal/storagemap/served"
@@ -118,7 +119,7 @@ type Map struct {
 	// crs builds the custom resources' serving storage; crds names the CRD of
 	// each custom resource path, and served the handles built for serving
 	// so far (Map.serving), by path.
-	crs    *crServing
+	crs    *extensions.Serving
 	crds   map[string]string
 	mu     sync.Mutex
 	served map[string]*handle.Handle
@@ -151,7 +152,7 @@ type Session struct {
 	// managers, built for the first write.
 	models *served.Models
 	// schemalessCRDs makes a CRD store that reads CRDs without their
-	// schemas, which establishing CRDs reads through.
+	// schemas, which establishing CRDs reads through (EstablishCRDs).
 	schemalessCRDs func() (*customresourcedefinition.REST, error)
 
 	mu      sync.Mutex
@@ -409,14 +410,14 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 		crdNames, crdGroups = nil, nil
 	}
 	s.models = &served.Models{}
-	c := chain{server: opts, etcd: etcd, transformers: enc.Transformers, getter: getter, models: s.models,
-		fieldManagement: cfg.FieldManagement, crdNames: crdNames, crdGroups: crdGroups, crdRevision: cfg.CRDRevision, client: s.Client,
-		admission: namespaceAdmission{m: s.Map}, authorizer: generic.Authorization.Authorizer}
+	c := extensions.Chain{Server: opts, Etcd: etcd, Transformers: enc.Transformers, Getter: getter, Models: s.models,
+		FieldManagement: cfg.FieldManagement, CRDNames: crdNames, CRDGroups: crdGroups, CRDRevision: cfg.CRDRevision, Client: s.Client,
+		Admission: namespaceAdmission{m: s.Map}, Authorizer: generic.Authorization.Authorizer}
 	if err := s.Map.extend(ctx, c, all, readEtcd, cfg.Only, cfg.Leftovers); err != nil {
 		return err
 	}
-	s.schemalessCRDs = c.schemalessCRDs
-	in := served.NewInstaller(s.models, c.admission, c.authorizer)
+	s.schemalessCRDs = c.SchemalessCRDs
+	in := served.NewInstaller(s.models, c.Admission, c.Authorizer)
 	versions, err := s.installNeeded(in, cfg.Only)
 	if err != nil {
 		return err
@@ -454,17 +455,17 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 }
 
 // extend adds to the built-in versions the rest of the server's chain
-// (chain.extend), and the names of all to its mapper. A name the CRDs it
-// names (c.crdNames) do not serve is looked for among the CRDs of the
-// groups it names (c.crdGroups), then among all CRDs, for the whole map's
+// (Chain.Extend), and the names of all to its mapper. A name the CRDs it
+// names (c.CRDNames) do not serve is looked for among the CRDs of the
+// groups it names (c.CRDGroups), then among all CRDs, for the whole map's
 // error and suggestions.
-func (m *Map) extend(ctx context.Context, c chain, builtIn []served.Version, readEtcd bool, only string, leftovers bool) error {
+func (m *Map) extend(ctx context.Context, c extensions.Chain, builtIn []served.Version, readEtcd bool, only string, leftovers bool) error {
 	for {
 		m.notEstablished = map[schema.GroupVersionKind]string{}
-		c.notEstablished = m.notEstablished
-		all, proxied, crs, err := c.extend(ctx, builtIn, readEtcd)
-		if errors.Is(err, errUndecided) {
-			c.crdNames = nil
+		c.NotEstablished = m.notEstablished
+		all, proxied, crs, err := c.Extend(ctx, builtIn, readEtcd)
+		if errors.Is(err, extensions.ErrUndecided) {
+			c.CRDNames = nil
 			continue
 		}
 		if err != nil {
@@ -477,20 +478,35 @@ func (m *Map) extend(ctx context.Context, c chain, builtIn []served.Version, rea
 		switch {
 		case only == "" || m.resolvesAll(only):
 			return nil
-		case c.crdNames != nil:
-			c.crdNames = nil
-		case c.crdGroups != nil:
-			c.crdGroups = nil
-		case leftovers && c.madeUp == nil && readEtcd:
+		case c.CRDNames != nil:
+			c.CRDNames = nil
+		case c.CRDGroups != nil:
+			c.CRDGroups = nil
+		case leftovers && c.MadeUp == nil && readEtcd:
 			// Every CRD is read, and a name still serves nothing: its
 			// objects may be left from a CRD that is gone.
-			if c.madeUp, err = c.leftovers(ctx, m, only); err != nil || len(c.madeUp) == 0 {
+			if c.MadeUp, err = c.Leftovers(ctx, only, m.servesName); err != nil || len(c.MadeUp) == 0 {
 				return err
 			}
 		default:
 			return nil
 		}
 	}
+}
+
+// EstablishCRDs does for the CRDs named what a server's apiextensions
+// controllers do for a CRD that was created or changed (see
+// extensions.Establish), where none runs: a sandbox.
+func (s *Session) EstablishCRDs(ctx context.Context, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	store, err := s.schemalessCRDs()
+	if err != nil {
+		return err
+	}
+	defer store.Destroy()
+	return extensions.Establish(ctx, names, s.loopback.config(), store, s.timeout)
 }
 
 // startEmbedded starts the etcd of a map built without --etcd-servers: the
@@ -623,7 +639,7 @@ func (m *Map) customResourceHandler(req *http.Request) http.Handler {
 				http.Error(rw, err.Error(), http.StatusInternalServerError)
 			})
 		}
-		return m.crs.handler(crd)
+		return m.crs.Handler(crd)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/routetable"
+	"github.com/regctl/regctl/internal/storagemap/extensions"
 	"github.com/regctl/regctl/internal/storagemap/served"
 )
 
@@ -19,7 +20,7 @@ import (
 // the path p of a built-in group's version v, as the installer builds it.
 func (s *Session) fieldManagerOf(v served.Version, p string, res metav1.APIResource, storage rest.Storage) func() (*handle.FieldManager, error) {
 	if v.Info == nil {
-		// A custom resource's is its served handle's (servedHandle).
+		// A custom resource's is its served handle's (extensions.ServedHandle).
 		return nil
 	}
 	_, sub, _ := strings.Cut(p, "/")
@@ -73,11 +74,11 @@ func (s *Session) handles(versions []served.Version) map[string]*handle.Handle {
 				s.Map.crds[path] = crd
 				crs, route := s.Map.crs, h
 				h.Serve = func() (*handle.Handle, error) {
-					versions, err := crs.build(crd)
+					versions, err := crs.Build(crd)
 					if err != nil {
 						return nil, err
 					}
-					return servedHandle(route, versions)
+					return extensions.ServedHandle(route, versions)
 				}
 			}
 			if path == "services" && s.clusterIPs != nil && h.Store != nil {

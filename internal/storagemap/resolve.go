@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/regctl/regctl/internal/handle"
+	"github.com/regctl/regctl/internal/storagemap/extensions"
 )
 
 // Resolve finds the handle of the resource a user means by name, as
@@ -214,6 +215,12 @@ func (m *Map) Serves(gv schema.GroupVersion) bool {
 	return false
 }
 
+// servesName tells whether name resolves to a resource of the map.
+func (m *Map) servesName(name string) bool {
+	_, err := m.resourceFor(name)
+	return err == nil
+}
+
 // resourceFor is kubectl's resource.Builder.mappingFor: a fully specified
 // resource.version.group first, then resource.group, then a kind.
 func (m *Map) resourceFor(arg string) (schema.GroupVersionResource, error) {
@@ -310,7 +317,7 @@ func (m *Map) serving(h *handle.Handle) (*handle.Handle, error) {
 		return s, nil
 	}
 	crd := m.crds[h.Path]
-	versions, err := m.crs.build(crd)
+	versions, err := m.crs.Build(crd)
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +328,7 @@ func (m *Map) serving(h *handle.Handle) (*handle.Handle, error) {
 		if c != crd {
 			continue
 		}
-		if m.served[path], err = servedHandle(m.Handles[path], versions); err != nil {
+		if m.served[path], err = extensions.ServedHandle(m.Handles[path], versions); err != nil {
 			return nil, err
 		}
 	}
@@ -335,7 +342,5 @@ func (m *Map) BuiltCRDs() []string {
 	if m.crs == nil {
 		return nil
 	}
-	m.crs.mu.Lock()
-	defer m.crs.mu.Unlock()
-	return slices.Clone(m.crs.built)
+	return m.crs.Built()
 }

@@ -1,4 +1,4 @@
-package storagemap
+package extensions
 
 import (
 	"context"
@@ -43,54 +43,54 @@ import (
 // controlplane/apiserver CreateAPIExtensionsConfig and
 // CreateAggregatorConfig set them up through EtcdOptions.ApplyTo.
 
-// chain is what the other servers of the chain take from kube-apiserver's
+// Chain is what the other servers of the chain take from kube-apiserver's
 // options.
-type chain struct {
-	server *apiserveroptions.ServerRunOptions
-	// etcd is kube-apiserver's completed etcd options; each server copies
+type Chain struct {
+	Server *apiserveroptions.ServerRunOptions
+	// Etcd is kube-apiserver's completed etcd options; each server copies
 	// them.
-	etcd         serveroptions.EtcdOptions
-	transformers storagevalue.ResourceTransformers
-	getter       *restoptions.Getter
-	// notEstablished gets, by the kind they would serve, the CRDs in etcd
+	Etcd         serveroptions.EtcdOptions
+	Transformers storagevalue.ResourceTransformers
+	Getter       *restoptions.Getter
+	// NotEstablished gets, by the kind they would serve, the CRDs in etcd
 	// that are not established, which the server does not serve.
-	notEstablished map[schema.GroupVersionKind]string
-	// models are the OpenAPI models field managers are built from;
-	// fieldManagement asks for them for custom resources.
-	models          *served.Models
-	fieldManagement bool
-	// crdNames, when set, are the only CRDs a command needs, if each is
+	NotEstablished map[schema.GroupVersionKind]string
+	// Models are the OpenAPI models field managers are built from;
+	// FieldManagement asks for them for custom resources.
+	Models          *served.Models
+	FieldManagement bool
+	// CRDNames, when set, are the only CRDs a command needs, if each is
 	// established; else crdGroups, when set, are the only
 	// groups whose CRDs it needs (Map.crdsOf). client is the etcd client
 	// their keys are read with.
-	crdNames  []string
-	crdGroups []string
-	// crdRevision, when set, is the revision the CRDs are read at.
-	crdRevision int64
-	// madeUp are the CRDs made up, by name, for objects whose CRD is gone
+	CRDNames  []string
+	CRDGroups []string
+	// CRDRevision, when set, is the revision the CRDs are read at.
+	CRDRevision int64
+	// MadeUp are the CRDs made up, by name, for objects whose CRD is gone
 	// (leftovers.go), read beside those in etcd.
-	madeUp map[string]*apiextensionsv1.CustomResourceDefinition
-	// admission and authorizer are what the servers' request handlers
+	MadeUp map[string]*apiextensionsv1.CustomResourceDefinition
+	// Admission and authorizer are what the servers' request handlers
 	// admit and authorize with (see installer).
-	admission  admission.Interface
-	authorizer authorizer.Authorizer
-	client     func(context.Context) (*clientv3.Client, error)
+	Admission  admission.Interface
+	Authorizer authorizer.Authorizer
+	Client     func(context.Context) (*clientv3.Client, error)
 }
 
 // restOptionsGetter is EtcdOptions.ApplyTo's getter on etcd (one storage
 // config for every resource, kube-apiserver's encryption transformers),
 // recorded as kube-apiserver's own.
-func (c chain) restOptionsGetter(etcd serveroptions.EtcdOptions, typer runtime.ObjectTyper) *restoptions.Getter {
-	return c.getter.ForServer(etcd.CreateRESTOptionsGetter(&serveroptions.SimpleStorageFactory{StorageConfig: etcd.StorageConfig}, c.transformers), typer)
+func (c Chain) restOptionsGetter(etcd serveroptions.EtcdOptions, typer runtime.ObjectTyper) *restoptions.Getter {
+	return c.Getter.ForServer(etcd.CreateRESTOptionsGetter(&serveroptions.SimpleStorageFactory{StorageConfig: etcd.StorageConfig}, c.Transformers), typer)
 }
 
 // extensionsGroup is the apiextensions server's group: its
 // RESTOptionsGetter as CreateAPIExtensionsConfig configures it, and the
 // storage map apiextensions' completedConfig.New builds from it.
-func (c chain) extensionsGroup() (*genericapiserver.APIGroupInfo, error) {
+func (c Chain) extensionsGroup() (*genericapiserver.APIGroupInfo, error) {
 	getter := c.extensionsGetter()
 
-	enabled, err := resourceconfig.MergeAPIResourceConfigs(apiextensionsapiserver.DefaultAPIResourceConfigSource(), c.server.APIEnablement.RuntimeConfig, apiextensionsapiserver.Scheme)
+	enabled, err := resourceconfig.MergeAPIResourceConfigs(apiextensionsapiserver.DefaultAPIResourceConfigSource(), c.Server.APIEnablement.RuntimeConfig, apiextensionsapiserver.Scheme)
 	if err != nil {
 		return nil, fmt.Errorf("reading `--runtime-config` for %s: %w", apiextensions.GroupName, err)
 	}
@@ -114,8 +114,8 @@ func (c chain) extensionsGroup() (*genericapiserver.APIGroupInfo, error) {
 
 // extensionsGetter is the apiextensions server's RESTOptionsGetter, as
 // CreateAPIExtensionsConfig configures it.
-func (c chain) extensionsGetter() *restoptions.Getter {
-	etcd := c.etcd
+func (c Chain) extensionsGetter() *restoptions.Getter {
+	etcd := c.Etcd
 	// "this is where the true decodable levels come from"; v1beta1 is
 	// still what CRDs are written in (issue 82292).
 	etcd.StorageConfig.Codec = apiextensionsapiserver.Codecs.LegacyCodec(apiextensionsv1beta1.SchemeGroupVersion, apiextensionsv1.SchemeGroupVersion)
@@ -126,13 +126,13 @@ func (c chain) extensionsGetter() *restoptions.Getter {
 // aggregatorGroup is the aggregator's group: its RESTOptionsGetter as
 // CreateAggregatorConfig configures it, and the aggregator's own REST
 // storage.
-func (c chain) aggregatorGroup() (*genericapiserver.APIGroupInfo, error) {
-	etcd := c.etcd
+func (c Chain) aggregatorGroup() (*genericapiserver.APIGroupInfo, error) {
+	etcd := c.Etcd
 	etcd.StorageConfig.Codec = aggregatorscheme.Codecs.LegacyCodec(apiregistrationv1.SchemeGroupVersion, apiregistrationv1beta1.SchemeGroupVersion)
 	etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(apiregistrationv1.SchemeGroupVersion, schema.GroupKind{Group: apiregistrationv1beta1.GroupName})
 	getter := c.restOptionsGetter(etcd, aggregatorscheme.Scheme)
 
-	enabled, err := resourceconfig.MergeAPIResourceConfigs(aggregatorapiserver.DefaultAPIResourceConfigSource(), c.server.APIEnablement.RuntimeConfig, aggregatorscheme.Scheme)
+	enabled, err := resourceconfig.MergeAPIResourceConfigs(aggregatorapiserver.DefaultAPIResourceConfigSource(), c.Server.APIEnablement.RuntimeConfig, aggregatorscheme.Scheme)
 	if err != nil {
 		return nil, fmt.Errorf("reading `--runtime-config` for %s: %w", apiregistrationv1.GroupName, err)
 	}
@@ -145,7 +145,7 @@ func (c chain) aggregatorGroup() (*genericapiserver.APIGroupInfo, error) {
 // kube-apiserver's own, as the delegation chain puts their servers; they
 // are installed with the same installer as kube-apiserver's, so their
 // discovery is the servers'.
-func (c chain) versions() ([]served.Version, error) {
+func (c Chain) versions() ([]served.Version, error) {
 	var out []served.Version
 	for _, group := range []func() (*genericapiserver.APIGroupInfo, error){c.extensionsGroup, c.aggregatorGroup} {
 		info, err := group()
@@ -161,11 +161,11 @@ func (c chain) versions() ([]served.Version, error) {
 	return out, nil
 }
 
-// extend adds the rest of kube-apiserver's chain to the versions of its own
+// Extend adds the rest of kube-apiserver's chain to the versions of its own
 // groups: the apiextensions and aggregator groups, then the custom
 // resources of the CRDs in etcd; and the routes the aggregator proxies, from
 // the APIServices in etcd. With readEtcd false it reads neither.
-func (c chain) extend(ctx context.Context, versions []served.Version, readEtcd bool) ([]served.Version, []routetable.Route, *crServing, error) {
+func (c Chain) Extend(ctx context.Context, versions []served.Version, readEtcd bool) ([]served.Version, []routetable.Route, *Serving, error) {
 	more, err := c.versions()
 	if err != nil || !readEtcd {
 		return append(versions, more...), nil, nil, err

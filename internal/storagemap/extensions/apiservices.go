@@ -1,4 +1,4 @@
-package storagemap
+package extensions
 
 import (
 	"context"

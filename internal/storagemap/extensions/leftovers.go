@@ -1,4 +1,4 @@
-package storagemap
+package extensions
 
 import (
 	"context"
@@ -32,14 +32,14 @@ import (
 // their kind, versions and scope.
 const leftoverSample = 500
 
-// leftovers makes up a CRD for each name of only (comma-separated, as get
-// takes them) that names a group, serves nothing, and has objects stored
-// where a CRD of that name would store them. It reads etcd only for such
-// names, which fail to resolve otherwise.
-func (c chain) leftovers(ctx context.Context, m *Map, only string) (map[string]*apiextensionsv1.CustomResourceDefinition, error) {
+// Leftovers makes up a CRD for each name of only (comma-separated, as get
+// takes them) that names a group, serves nothing (serves says), and has
+// objects stored where a CRD of that name would store them. It reads etcd
+// only for such names, which fail to resolve otherwise.
+func (c Chain) Leftovers(ctx context.Context, only string, serves func(name string) bool) (map[string]*apiextensionsv1.CustomResourceDefinition, error) {
 	out := map[string]*apiextensionsv1.CustomResourceDefinition{}
 	for _, name := range strings.Split(only, ",") {
-		if _, err := m.resourceFor(name); err == nil {
+		if serves(name) {
 			continue
 		}
 		for _, gr := range leftoverCandidates(name) {
@@ -72,13 +72,13 @@ func leftoverCandidates(name string) []schema.GroupResource {
 
 // leftoverCRD makes up the CRD of gr's objects, if etcd holds any where
 // the server's custom resource storage keeps gr's: nil when it holds none.
-func (c chain) leftoverCRD(ctx context.Context, gr schema.GroupResource) (*apiextensionsv1.CustomResourceDefinition, error) {
-	opts, err := apiextensionsoptions.NewCRDRESTOptionsGetter(c.etcd, c.transformers, nil).GetRESTOptions(gr, nil)
+func (c Chain) leftoverCRD(ctx context.Context, gr schema.GroupResource) (*apiextensionsv1.CustomResourceDefinition, error) {
+	opts, err := apiextensionsoptions.NewCRDRESTOptionsGetter(c.Etcd, c.Transformers, nil).GetRESTOptions(gr, nil)
 	if err != nil {
 		return nil, err
 	}
 	prefix := strings.TrimSuffix(gopath.Join("/", opts.StorageConfig.Prefix, opts.ResourcePrefix), "/") + "/"
-	client, err := c.client(ctx)
+	client, err := c.Client(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package storagemap
+package extensions
 
 import (
 	"context"
@@ -53,13 +53,13 @@ import (
 // What serving a CRD takes (its schemas, validators, CEL programs, codecs
 // and field managers) is built only when a command reads or writes its
 // objects, as the CRD handler builds it on the first request for it
-// (crServing). The CRDs are read once (readCRDs); nothing is watched or
+// (Serving). The CRDs are read once (readCRDs); nothing is watched or
 // started.
-func (c chain) customResources(ctx context.Context, crdVersions []served.Version) ([]served.Version, *crServing, error) {
+func (c Chain) customResources(ctx context.Context, crdVersions []served.Version) ([]served.Version, *Serving, error) {
 	crds, err := c.readCRDs(ctx, crdVersions, func(crd *apiextensionsv1.CustomResourceDefinition) {
 		for _, v := range crd.Spec.Versions {
 			if v.Served {
-				c.notEstablished[schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.Kind}] = crd.Name
+				c.NotEstablished[schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.Kind}] = crd.Name
 			}
 		}
 	})
@@ -74,7 +74,7 @@ func (c chain) customResources(ctx context.Context, crdVersions []served.Version
 		}
 		storageVersions[schema.GroupResource{Group: crd.Spec.Group, Resource: crd.Status.AcceptedNames.Plural}] = schema.GroupVersion{Group: crd.Spec.Group, Version: storageVersion}
 	}
-	getter := c.getter.ForServer(apiextensionsoptions.NewCRDRESTOptionsGetter(c.etcd, c.transformers, nil), nil)
+	getter := c.Getter.ForServer(apiextensionsoptions.NewCRDRESTOptionsGetter(c.Etcd, c.Transformers, nil), nil)
 	// A custom resource store asks for its options with no example: its
 	// storage version is its CRD's, and an object of it shows the media
 	// type the server's codec writes.
@@ -87,13 +87,13 @@ func (c chain) customResources(ctx context.Context, crdVersions []served.Version
 		u.SetGroupVersionKind(gv.WithKind("Example"))
 		return u, gv.String(), true
 	}
-	serving := &crServing{getter: getter, admission: c.admission, authorizer: c.authorizer, read: func(name string) (*apiextensionsv1.CustomResourceDefinition, error) {
-		if crd, ok := c.madeUp[name]; ok {
+	serving := &Serving{getter: getter, admission: c.Admission, authorizer: c.Authorizer, read: func(name string) (*apiextensionsv1.CustomResourceDefinition, error) {
+		if crd, ok := c.MadeUp[name]; ok {
 			return crd, nil
 		}
-		return readCRD(context.Background(), crdVersions, name, c.crdRevision)
+		return readCRD(context.Background(), crdVersions, name, c.CRDRevision)
 	}, static: sync.OnceValues(func() (map[string]*spec.Schema, error) {
-		if !c.fieldManagement {
+		if !c.FieldManagement {
 			return nil, nil
 		}
 		return c.staticOpenAPISpec(crdVersions)
@@ -120,10 +120,10 @@ func (c chain) customResources(ctx context.Context, crdVersions []served.Version
 // refer to, ObjectMeta among them). The handler merges each CRD's schema
 // into them to build its field managers' type converter; nil when
 // --runtime-config leaves the group out.
-func (c chain) staticOpenAPISpec(crdVersions []served.Version) (map[string]*spec.Schema, error) {
+func (c Chain) staticOpenAPISpec(crdVersions []served.Version) (map[string]*spec.Schema, error) {
 	for _, v := range crdVersions {
 		if v.Info != nil && v.GV.Group == apiextensions.GroupName {
-			return c.models.ForGroup(v.Info)
+			return c.Models.ForGroup(v.Info)
 		}
 	}
 	return nil, nil
@@ -149,9 +149,9 @@ func crdHandler(client apiextensionsclient.Interface, crd *apiextensionsv1.Custo
 	return h, nil
 }
 
-// crServing builds what serving a CRD's custom resources takes, with the
+// Serving builds what serving a CRD's custom resources takes, with the
 // apiextensions server's CRD handler, one CRD at a time.
-type crServing struct {
+type Serving struct {
 	getter *restoptions.Getter
 	// read reads a CRD whole: the map holds them without their schemas.
 	read func(name string) (*apiextensionsv1.CustomResourceDefinition, error)
@@ -166,18 +166,17 @@ type crServing struct {
 
 	mu     sync.Mutex
 	client apiextensionsclient.Interface
-	// built names the CRD of each build, in order: what a command paid
-	// for (BuiltCRDs).
+	// built names the CRD of each build, in order (Built).
 	built []string
 	// handlers are the CRD handlers built last, by CRD name, which serve
 	// their custom resources' requests to the map (the loopback client's).
 	handlers map[string]http.Handler
 }
 
-// build builds crd's serving info, every served version's storage, codecs,
+// Build builds crd's serving info, every served version's storage, codecs,
 // field managers and warnings, as the handler does on a CRD's first
 // request, and returns them by version name.
-func (b *crServing) build(name string) (map[string]served.Version, error) {
+func (b *Serving) Build(name string) (map[string]served.Version, error) {
 	crd, err := b.read(name)
 	if err != nil {
 		return nil, err
@@ -230,17 +229,25 @@ func (b *crServing) build(name string) (map[string]served.Version, error) {
 	return out, nil
 }
 
-// handler is the CRD handler built last for the CRD name, nil when none
+// Handler is the CRD handler built last for the CRD name, nil when none
 // is.
-func (b *crServing) handler(name string) http.Handler {
+func (b *Serving) Handler(name string) http.Handler {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.handlers[name]
 }
 
+// Built names the CRDs whose serving was built, in order: what a command
+// paid for.
+func (b *Serving) Built() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.built)
+}
+
 // handlerClient is the client the handlers' informers are made with,
 // which none of them starts: it never connects.
-func (b *crServing) handlerClient() (apiextensionsclient.Interface, error) {
+func (b *Serving) handlerClient() (apiextensionsclient.Interface, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.client == nil {
@@ -435,10 +442,10 @@ func servedPaths(crd *apiextensionsv1.CustomResourceDefinition, name string, s c
 	return nil
 }
 
-// servedHandle is the handle of route's path built for serving: route,
+// ServedHandle is the handle of route's path built for serving: route,
 // with the storage, store, codec, field manager and warnings of versions
-// (what crServing.build returned for its CRD).
-func servedHandle(route *handle.Handle, versions map[string]served.Version) (*handle.Handle, error) {
+// (what Serving.Build returned for its CRD).
+func ServedHandle(route *handle.Handle, versions map[string]served.Version) (*handle.Handle, error) {
 	v := versions[route.Route.Version]
 	p := route.Route.Resource
 	if route.Route.Subresource != "" {

@@ -1,4 +1,4 @@
-package storagemap
+package extensions
 
 import (
 	"cmp"
@@ -25,11 +25,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	restclient "k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
 
-// EstablishCRDs does for the CRDs named what a server's apiextensions
+// Establish does for the CRDs named what a server's apiextensions
 // controllers do for a CRD that was created or changed, where none runs (a
 // sandbox): the naming controller accepts its names (NamesAccepted) and the
 // establishing controller establishes it (Established), so that its custom
@@ -41,19 +42,17 @@ import (
 // stuck one is said at once. A CRD gone in the meantime is passed over.
 // The controllers' sync functions and queues are not exported, so they are
 // run whole, on a started informer, for the few milliseconds they take.
-func (s *Session) EstablishCRDs(ctx context.Context, names []string) error {
+//
+// The controllers write through loopback, and read through store, a CRD
+// store that decodes CRDs without their schemas (Chain.SchemalessCRDs).
+func Establish(ctx context.Context, names []string, loopback *restclient.Config, store *customresourcedefinition.REST, timeout time.Duration) error {
 	if len(names) == 0 {
 		return nil
 	}
-	client, err := apiextensionsclient.NewForConfig(s.loopback.config())
+	client, err := apiextensionsclient.NewForConfig(loopback)
 	if err != nil {
 		return err
 	}
-	store, err := s.schemalessCRDs()
-	if err != nil {
-		return err
-	}
-	defer store.Destroy()
 	// The controllers stop with ctx, and so does the informer, which the
 	// deferred wait waits for.
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -90,7 +89,7 @@ func (s *Session) EstablishCRDs(ctx context.Context, names []string) error {
 
 	lister := informer.Lister()
 	var refused error
-	progress := newProgress(s.timeout, func() { cancel(errNoProgress) })
+	progress := newProgress(timeout, func() { cancel(errNoProgress) })
 	defer progress.stop()
 	err = wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
 		if !informer.Informer().HasSynced() {
