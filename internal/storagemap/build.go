@@ -33,6 +33,7 @@ import (
 	"github.com/regctl/regctl/internal/storagemap/clusterips"
 	"github.com/regctl/regctl/internal/storagemap/encryption"
 	"github.com/regctl/regctl/internal/storagemap/extensions"
+	"github.com/regctl/regctl/internal/storagemap/names"
 	"github.com/regctl/regctl/internal/storagemap/owners"
 	"github.com/regctl/regctl/internal/storagemap/restoptions"
 	"github.com/regctl/regctl/internal/storagemap/served"
@@ -396,7 +397,7 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 	// The CRDs and APIServices in etcd are read unless every resource a
 	// command names is a built-in one: kubectl resolves a name to a
 	// built-in resource before any custom one.
-	if s.Map.mapper, s.Map.categories, err = newMapper(all); err != nil {
+	if s.Map.mapper, s.Map.categories, err = names.Mapper(all); err != nil {
 		return err
 	}
 	readEtcd, crdNames, crdGroups := s.Map.crdsNeeded(cfg)
@@ -472,7 +473,7 @@ func (m *Map) extend(ctx context.Context, c extensions.Chain, builtIn []served.V
 			return err
 		}
 		m.versions, m.crs, m.proxied = all, crs, proxied
-		if m.mapper, m.categories, err = newMapper(all); err != nil {
+		if m.mapper, m.categories, err = names.Mapper(all); err != nil {
 			return err
 		}
 		switch {

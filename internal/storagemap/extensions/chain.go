@@ -60,9 +60,8 @@ type Chain struct {
 	Models          *served.Models
 	FieldManagement bool
 	// CRDNames, when set, are the only CRDs a command needs, if each is
-	// established; else crdGroups, when set, are the only
-	// groups whose CRDs it needs (Map.crdsOf). client is the etcd client
-	// their keys are read with.
+	// established; else CRDGroups, when set, are the only groups whose
+	// CRDs it needs. Client is the etcd client their keys are read with.
 	CRDNames  []string
 	CRDGroups []string
 	// CRDRevision, when set, is the revision the CRDs are read at.
@@ -71,7 +70,7 @@ type Chain struct {
 	// (leftovers.go), read beside those in etcd.
 	MadeUp map[string]*apiextensionsv1.CustomResourceDefinition
 	// Admission and authorizer are what the servers' request handlers
-	// admit and authorize with (see installer).
+	// admit and authorize with (see served.Installer).
 	Admission  admission.Interface
 	Authorizer authorizer.Authorizer
 	Client     func(context.Context) (*clientv3.Client, error)

@@ -160,7 +160,7 @@ type Serving struct {
 	static func() (map[string]*spec.Schema, error)
 
 	// admission and authorizer are what the handler serves requests
-	// with (see installer).
+	// with (see served.Installer).
 	admission  admission.Interface
 	authorizer authorizer.Authorizer
 
@@ -434,7 +434,7 @@ func servedPaths(crd *apiextensionsv1.CustomResourceDefinition, name string, s c
 		v.FieldManagers[plural+"/status"] = scopeFieldManager(scopes.status[name])
 	}
 	if s.Scale != nil {
-		// Its Scale kind is kube-apiserver's autoscaling/v1 (codecFor).
+		// Its Scale kind is kube-apiserver's autoscaling/v1 (served.CodecFor).
 		v.Warnings[plural+"/scale"] = warnings
 		v.Stores[plural+"/scale"] = &crScale{s.Scale}
 		v.FieldManagers[plural+"/scale"] = scopeFieldManager(scopes.scale[name])

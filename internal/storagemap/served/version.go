@@ -58,11 +58,11 @@ type Version struct {
 	FieldManagers map[string]*handle.FieldManager
 	// Warnings are, for custom resources, the warnings the CRD handler
 	// adds to every request to each path: its CRD version's deprecation
-	// warning. A built-in group's come from its kinds (deprecationWarnings).
+	// warning. A built-in group's come from its kinds (PathWarnings).
 	Warnings map[string][]string
 	// CRDs name, for custom resources, the CRD of each path: a version's
 	// Stores are its route storage (routeStorage) until a command reads
-	// or writes the CRD's objects (crServing).
+	// or writes the CRD's objects (extensions.Serving).
 	CRDs map[string]string
 
 	// Info is the group the version is installed from; nil for custom

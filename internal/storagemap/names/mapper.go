@@ -1,4 +1,8 @@
-package storagemap
+// Package names resolves what a user names (resource, resource.group,
+// short names, categories, kinds) as kubectl does, with kubectl's own
+// RESTMapper and expanders, on the map's discovery in the order the
+// server's discovery lists it.
+package names
 
 import (
 	"cmp"
@@ -12,13 +16,13 @@ import (
 	"github.com/regctl/regctl/internal/storagemap/served"
 )
 
-// newMapper builds kubectl's name resolution on the names of the map's
+// Mapper builds kubectl's name resolution on the names of the map's
 // resources, as the server's discovery has them: the discovery RESTMapper behind a short-name expander, and the
 // category expander behind `all`. Groups and versions come in the order of
 // the server's discovery, which is how kubectl breaks ties between groups
 // (events before events.events.k8s.io) and orders a category's resources
 // (`get all`: pods, services, ..., daemonsets, deployments, ...).
-func newMapper(versions []served.Version) (meta.RESTMapper, restmapper.CategoryExpander, error) {
+func Mapper(versions []served.Version) (meta.RESTMapper, restmapper.CategoryExpander, error) {
 	ranks, err := discoveryRanks(versions)
 	if err != nil {
 		return nil, nil, err

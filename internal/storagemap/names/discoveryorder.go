@@ -1,4 +1,4 @@
-package storagemap
+package names
 
 import (
 	"encoding/json"
