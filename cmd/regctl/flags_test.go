@@ -88,6 +88,10 @@ func TestFlagsAreReadAndCheckedWithoutEtcd(t *testing.T) {
 		}
 		refused(t, newScanCmd, 0, `unknown --only value "everything"`, "--only", "everything")
 		refused(t, newScanCmd, 0, `unknown --by "group"`, "--by", "group")
+		refused(t, newScanCmd, 0, "`--chunk-size` must be 0 (no paging) or more, not -1", "--chunk-size", "-1")
+		if o, err := parseFlags(t, newScanCmd, 0, "--chunk-size", "0"); err != nil || o.Scan.ChunkSize != 0 {
+			t.Errorf("--chunk-size 0: %+v, %v; want it taken, as get and keys take it", o, err)
+		}
 	})
 	t.Run("create", func(t *testing.T) {
 		o, err := parseFlags(t, newCreateCmd, 0, "-f", "a.yaml,b.yaml", "--validate=warn", "--field-manager", "ops", "--dry-run", "-o", "name", "-n", "shop")
@@ -142,5 +146,6 @@ func TestFlagsAreReadAndCheckedWithoutEtcd(t *testing.T) {
 			t.Errorf("--dry-run=server: %+v, %v; want a dry run", o, err)
 		}
 		refused(t, newMigrateCmd, 0, "Invalid dry-run value", "--dry-run=later")
+		refused(t, newMigrateCmd, 0, "`--chunk-size` must be 0 (no paging) or more, not -3", "--chunk-size", "-3")
 	})
 }

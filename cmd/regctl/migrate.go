@@ -111,7 +111,7 @@ rewritten and writes nothing. It works on --etcd-servers and --data-dir, not on 
 	fs.BoolVar(&opts.Migrate.KeepStoredVersions, "keep-stored-versions", false, "Leave the CRDs' status.storedVersions as they are")
 	addDryRunFlag(cmd, "Report what would be rewritten, and write nothing")
 	fs.Float64Var(&opts.Migrate.QPS, "qps", migrate.DefaultQPS, "Rewrites a second at most; 0 for no bound")
-	fs.Int64Var(&opts.Migrate.ChunkSize, "chunk-size", scan.DefaultPageSize, "Keys read per etcd range request while choosing the values")
+	fs.Int64Var(&opts.Migrate.ChunkSize, "chunk-size", scan.DefaultPageSize, "Keys read per etcd range request while choosing the values; 0 reads them all at once")
 	fs.StringVarP(&output, "output", "o", string(render.Table), "Output format: table|yaml|json")
 	addDropUnknownFieldsFlag(fs, &opts.Migrate.DropUnknownFields)
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
@@ -126,8 +126,8 @@ func (o *migrateOptions) validate() error {
 	if o.Migrate.QPS < 0 {
 		return fmt.Errorf("--qps must not be negative, not %g", o.Migrate.QPS)
 	}
-	if o.Migrate.ChunkSize <= 0 {
-		return fmt.Errorf("--chunk-size must be positive, not %d", o.Migrate.ChunkSize)
+	if err := stores.CheckChunkSize(o.Migrate.ChunkSize); err != nil {
+		return err
 	}
 	return o.sessionConfig().Writable()
 }

@@ -84,7 +84,7 @@ runs, progress goes to stderr when that is a terminal.`,
 	fs.StringSliceVar(&opts.Scan.Only, "only", nil, "Report only these sections (comma-separated): "+strings.Join(scan.Sections, ","))
 	fs.StringSliceVar(&opts.Scan.FailOn, "fail-on", nil, "Exit 1 when the scan finds any finding of these kinds (comma-separated): "+strings.Join(scan.FindingKinds, ","))
 	fs.StringVar(&opts.Scan.By, "by", "", "Split each resource's figures by: namespace")
-	fs.Int64Var(&opts.Scan.ChunkSize, "chunk-size", scan.DefaultPageSize, "Keys read per etcd range request")
+	fs.Int64Var(&opts.Scan.ChunkSize, "chunk-size", scan.DefaultPageSize, "Keys read per etcd range request; 0 reads them all at once")
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(scan.Formats...))
 	return cmd
 }

@@ -244,7 +244,7 @@ func Run(ctx context.Context, ks handle.Keyspace, req Request) (*Report, error) 
 	defer needsKey(nil)
 	scanned, err := scan.Run(scanning, ks, scan.Options{
 		Sections: []string{scan.Encryption, scan.Versions},
-		PageSize: req.ChunkSize,
+		PageSize: scan.PageSize(req.ChunkSize),
 		Under:    req.Prefixes,
 		Losses:   true,
 		OnFinding: func(f scan.Finding) {

@@ -13,6 +13,7 @@ import (
 	"github.com/regctl/regctl/internal/gctune"
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/stores"
 )
 
 // Formats are the output formats a scan's report prints in.
@@ -29,7 +30,8 @@ type Request struct {
 	FailOn []string
 	// By splits each resource's figures: "namespace", or "" for none.
 	By string
-	// ChunkSize is how many keys one etcd range request reads.
+	// ChunkSize is how many keys one etcd range request reads; 0 reads
+	// every key in one request, as kubectl's --chunk-size=0.
 	ChunkSize int64
 	// Revision is the etcd revision to read at; 0 is now.
 	Revision int64
@@ -46,10 +48,7 @@ func (r Request) Validate() error {
 	if r.By != "" && r.By != "namespace" {
 		return fmt.Errorf("unknown --by %q: the one value is namespace", r.By)
 	}
-	if r.ChunkSize <= 0 {
-		return fmt.Errorf("--chunk-size must be positive, not %d", r.ChunkSize)
-	}
-	return nil
+	return stores.CheckChunkSize(r.ChunkSize)
 }
 
 // oneOf checks a list flag's values.
@@ -72,7 +71,7 @@ func Scan(ctx context.Context, ks handle.Keyspace, r Request, streams genericioo
 	}
 	// What is live while scanning is a few pages; the rest is garbage.
 	gctune.BoundHeap()
-	opts := Options{Sections: SectionsFor(r.Only, r.FailOn), ByNamespace: r.By == "namespace", PageSize: r.ChunkSize, Revision: r.Revision}
+	opts := Options{Sections: SectionsFor(r.Only, r.FailOn), ByNamespace: r.By == "namespace", PageSize: PageSize(r.ChunkSize), Revision: r.Revision}
 	p := render.NewProgress(errOut)
 	if p != nil {
 		opts.Progress = func(s Progress) { p.Show(s.Elapsed, progressLine(s)) }

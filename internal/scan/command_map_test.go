@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
@@ -136,5 +137,32 @@ func TestObjectsInANamespaceThatIsGoneAreFound(t *testing.T) {
 	}
 	if !strings.Contains(table.String(), "/registry/configmaps/gone/") {
 		t.Errorf("the table does not list the finding:\n%s", table.String())
+	}
+}
+
+// TestEveryChunkSizeReadsEveryKey scans the same keys in pages of one, a
+// few, the default, and all at once (--chunk-size=0, as kubectl's): each
+// reads every key once.
+func TestEveryChunkSizeReadsEveryKey(t *testing.T) {
+	ctx := context.Background()
+	s, main := maptest.Open(t)
+	for i := range 25 {
+		if _, err := main.Put(ctx, fmt.Sprintf("/registry/widgets.example.com/shop/w%02d", i), "{}"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, size := range []int64{1, 7, DefaultPageSize, 0} {
+		r := Request{Output: render.JSON, Only: []string{Orphans}, ChunkSize: size}
+		var out bytes.Buffer
+		if err := Scan(ctx, keyspace(s, main), r, genericiooptions.IOStreams{Out: &out, ErrOut: io.Discard}); err != nil {
+			t.Fatalf("--chunk-size=%d: %v", size, err)
+		}
+		var report Report
+		if err := json.Unmarshal(out.Bytes(), &report); err != nil {
+			t.Fatal(err)
+		}
+		if len(report.Orphans) != 1 || report.Orphans[0].Keys != 25 {
+			t.Errorf("--chunk-size=%d: orphans %+v, want 25 keys", size, report.Orphans)
+		}
 	}
 }

@@ -26,7 +26,8 @@ func TestRequestValidate(t *testing.T) {
 		{"unknown section", Request{Only: []string{"size", "sizes"}, ChunkSize: 1}, `unknown --only value "sizes": valid values are size,encoding,encryption,versions,corrupt,orphans`},
 		{"a section with no findings", Request{FailOn: []string{"size"}, ChunkSize: 1}, `unknown --fail-on value "size": valid values are encryption,versions,corrupt,orphans`},
 		{"unknown split", Request{By: "node", ChunkSize: 1}, `unknown --by "node": the one value is namespace`},
-		{"no pages", Request{}, "--chunk-size must be positive, not 0"},
+		{"no pages", Request{}, ""},
+		{"negative pages", Request{ChunkSize: -1}, "`--chunk-size` must be 0 (no paging) or more, not -1"},
 		{"--only first", Request{Only: []string{"x"}, FailOn: []string{"y"}, By: "z"}, `unknown --only value "x"`},
 	} {
 		err := c.r.Validate()

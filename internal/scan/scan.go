@@ -34,7 +34,8 @@ type Options struct {
 	Sections []string
 	// ByNamespace splits each namespaced resource's figures by namespace.
 	ByNamespace bool
-	// PageSize is how many keys one range request reads.
+	// PageSize is how many keys one range request reads: DefaultPageSize
+	// when 0; negative reads every key in one request (see PageSize).
 	PageSize int64
 	// Revision is the etcd revision to read at; 0 is now.
 	Revision int64
@@ -258,10 +259,19 @@ type scanner struct {
 }
 
 func (s *scanner) pageSize() int64 {
-	if s.opts.PageSize > 0 {
+	if s.opts.PageSize != 0 {
 		return s.opts.PageSize
 	}
 	return DefaultPageSize
+}
+
+// PageSize is Options.PageSize for a command's --chunk-size, which is 0 or
+// more, 0 reading every key at once as kubectl's does.
+func PageSize(chunkSize int64) int64 {
+	if chunkSize == 0 {
+		return -1
+	}
+	return chunkSize
 }
 
 // DefaultPageSize is how many keys a range request of a scan reads: pages
