@@ -81,11 +81,13 @@ func Print(w io.Writer, f Format, v any) error {
 		_, err = w.Write(out)
 		return err
 	case JSON:
-		compact, err := json.Marshal(v)
+		// Reports are small: encoding/json's indenting is enough here
+		// (typedJSON is for the long lists of objects).
+		out, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {
 			return fmt.Errorf("encoding json: %w", err)
 		}
-		_, err = w.Write(append(appendIndent(nil, compact, "", "  "), '\n'))
+		_, err = w.Write(append(out, '\n'))
 		return err
 	case Table, Wide:
 		switch t := v.(type) {
