@@ -18,7 +18,6 @@ type createOptions struct {
 
 func newCreateCmd(g *globalOptions, runF func(context.Context, *createOptions) error) *cobra.Command {
 	opts := &createOptions{writeOptions: writeOptions{globalOptions: g}}
-	var output string
 	cmd := &cobra.Command{
 		Use:   "create -f FILE|- [-n NAMESPACE] [--dry-run=server] [-o yaml|json|name]",
 		Short: "Create objects in etcd through kube-apiserver's own stores",
@@ -57,32 +56,18 @@ the way to bring back a deleted object from ` + "`regctl inspect TYPE/NAME --his
   # Check what would be stored, without writing
   regctl create -f pod.yaml --dry-run=server -o yaml`,
 		Args: cobra.NoArgs,
-		PreRunE: func(cmd *cobra.Command, args []string) error {
-			opts.NamespaceSet = cmd.Flags().Changed("namespace")
-			var err error
-			if opts.DryRun, err = dryRun(cmd); err != nil {
-				return err
-			}
-			return opts.checkFlags(output)
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runCreate(cmd.Context(), opts)
-		},
 	}
 	fs := cmd.Flags()
 	addFilenameFlags(fs, &opts.writeOptions, &opts.Filenames, "The manifest to create")
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace for objects that do not name one")
-	addWriteFlags(cmd, &output)
+	addWriteFlags(cmd, &opts.writeOptions)
 	addManifestFlags(cmd, &opts.writeOptions)
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(writeFormats...))
-	return cmd
+	return withOptions(cmd, opts, runF)
 }
 
-func runCreate(ctx context.Context, opts *createOptions) error {
-	ctx = render.WithWarnings(ctx, opts.IO.ErrOut)
-	return opts.writeManifest(ctx, opts.Filenames, "", writes.Create(stores.WriteOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager}))
+func (o *createOptions) Run(ctx context.Context) error {
+	ctx = render.WithWarnings(ctx, o.IO.ErrOut)
+	return o.writeManifest(ctx, o.Filenames, "", writes.Create(stores.WriteOptions{DryRun: o.DryRun, FieldManager: o.FieldManager}))
 }

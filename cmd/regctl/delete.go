@@ -16,11 +16,11 @@ type deleteOptions struct {
 	writeOptions
 	Args   []string
 	Delete writes.DeleteOptions
+	refs   []target.Ref
 }
 
 func newDeleteCmd(g *globalOptions, runF func(context.Context, *deleteOptions) error) *cobra.Command {
 	opts := &deleteOptions{writeOptions: writeOptions{globalOptions: g}}
-	var output string
 	cmd := &cobra.Command{
 		Use:   "delete TYPE[,TYPE...] [NAME...] | TYPE/NAME... [-l SELECTOR | --all] [-n NAMESPACE | -A] [--grace-period N]",
 		Short: "Delete objects in etcd through kube-apiserver's own stores",
@@ -66,21 +66,6 @@ unless --drop-unknown-fields, as replace refuses it.`,
   regctl delete secrets/legacy-token -n kube-system --ignore-store-read-error-with-cluster-breaking-potential --feature-gates=AllowUnsafeMalformedObjectDeletion=true`,
 		ValidArgsFunction: completion.ResourceObjects(g.completionFlags),
 		Args:              cobra.MinimumNArgs(1),
-		PreRunE: func(cmd *cobra.Command, args []string) error {
-			opts.NamespaceSet = cmd.Flags().Changed("namespace")
-			var err error
-			if opts.DryRun, err = dryRun(cmd); err != nil {
-				return err
-			}
-			return opts.checkFlags(output)
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Args = args
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runDelete(cmd.Context(), opts)
-		},
 	}
 	fs := cmd.Flags()
 	addScopeFlags(fs, &opts.Scope)
@@ -89,33 +74,42 @@ unless --drop-unknown-fields, as replace refuses it.`,
 	fs.BoolVar(&opts.Delete.IgnoreNotFound, "ignore-not-found", false, "Treat objects that do not exist as deleted: say nothing of them and exit 0")
 	fs.Int64Var(&opts.Delete.GracePeriod, "grace-period", -1, "Seconds to give the object to terminate; -1 uses the object's own, 0 removes it at once")
 	fs.BoolVar(&opts.Delete.IgnoreStoreReadError, "ignore-store-read-error-with-cluster-breaking-potential", false, "Delete named objects whose stored value cannot be read, unread and without finalizers or preconditions (needs --feature-gates=AllowUnsafeMalformedObjectDeletion=true)")
-	addWriteFlags(cmd, &output)
+	addWriteFlags(cmd, &opts.writeOptions)
 	addDropUnknownFieldsFlag(fs, &opts.Delete.DropUnknownFields)
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(writeFormats...))
-	return cmd
+	return withOptions(cmd, opts, runF)
 }
 
-func runDelete(ctx context.Context, opts *deleteOptions) error {
-	ctx = render.WithWarnings(ctx, opts.IO.ErrOut)
-	refs, err := target.ParseRefs(opts.Args, "", false)
-	if err != nil {
+func (o *deleteOptions) Complete(cmd *cobra.Command, args []string) (err error) {
+	o.Args = args
+	if err := o.writeOptions.Complete(cmd, args); err != nil {
 		return err
 	}
-	if err := opts.Delete.Check(refs); err != nil {
+	o.refs, err = target.ParseRefs(args, "", false)
+	return err
+}
+
+func (o *deleteOptions) Validate() error {
+	if err := o.writeOptions.Validate(); err != nil {
 		return err
 	}
-	if err := opts.sessionConfig().Writable(); err != nil {
+	if err := o.Delete.Check(o.refs); err != nil {
 		return err
 	}
-	cfg := opts.sessionConfig()
-	cfg.Writes = !opts.DryRun
-	session, targets, err := storagemap.OpenTargets(ctx, cfg, refs, opts.Scope, "delete", target.Types)
+	return o.sessionConfig().Writable()
+}
+
+func (o *deleteOptions) Run(ctx context.Context) error {
+	ctx = render.WithWarnings(ctx, o.IO.ErrOut)
+	cfg := o.sessionConfig()
+	cfg.Writes = !o.DryRun
+	session, targets, err := storagemap.OpenTargets(ctx, cfg, o.refs, o.Scope, "delete", target.Types)
 	if err != nil {
 		return err
 	}
 	defer session.Close()
-	d := opts.Delete
-	d.Out, d.ErrOut, d.Output, d.DryRun = opts.IO.Out, opts.IO.ErrOut, opts.Output, opts.DryRun
-	return writes.Delete(ctx, refs, targets, d)
+	d := o.Delete
+	d.Out, d.ErrOut, d.Output, d.DryRun = o.IO.Out, o.IO.ErrOut, o.Output, o.DryRun
+	return writes.Delete(ctx, o.refs, targets, d)
 }

@@ -23,12 +23,14 @@ type diffOptions struct {
 	Args     []string
 	Selector string
 	Patch    bool
-	Output   render.Format
+	// Output is the format of a diff --from's report; output, as -o
+	// gives it.
+	Output render.Format
+	output string
 }
 
 func newDiffCmd(g *globalOptions, runF func(context.Context, *diffOptions) error) *cobra.Command {
 	opts := &diffOptions{writeOptions: writeOptions{globalOptions: g}}
-	var output string
 	cmd := &cobra.Command{
 		Use:   "diff -f FILE|- [-n NAMESPACE] | diff --from SOURCE [--to SOURCE] [TYPE[,TYPE...]] [-n NAMESPACE] [-l SELECTOR] [-o table|yaml|json] [--patch]",
 		Short: "Diff what a manifest would change, or what changed between two points in time",
@@ -83,20 +85,6 @@ nothing is then diffed; with --from, an object one side cannot read, listed in t
 
   # Config maps only, as a patch (--from backup.db compares a snapshot file)
   regctl diff --from rev:2 configmaps -n shop --patch   # exits 1 when anything changed`,
-		PreRunE: func(cmd *cobra.Command, args []string) error {
-			opts.NamespaceSet = cmd.Flags().Changed("namespace")
-			opts.Args = args
-			return exitTroubleOf(opts.validate(output))
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			if opts.From != "" {
-				return runDiffOverTime(cmd.Context(), opts)
-			}
-			return runDiff(cmd.Context(), opts)
-		},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitTrouble(err) })
 	fs := cmd.Flags()
@@ -112,9 +100,9 @@ nothing is then diffed; with --from, an object one side cannot read, listed in t
 	fs.StringVarP(&opts.Selector, "selector", "l", "", "With --from: compare only the objects with these labels")
 	fs.BoolVarP(&opts.AllNamespaces, "all-namespaces", "A", false, "With --from: compare every namespace (the default unless -n)")
 	fs.BoolVar(&opts.Patch, "patch", false, "With --from: print a unified diff of each object that differs instead of the report")
-	fs.StringVarP(&output, "output", "o", string(render.Table), "With --from: the report's format, table|yaml|json")
+	fs.StringVarP(&opts.output, "output", "o", string(render.Table), "With --from: the report's format, table|yaml|json")
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
-	return cmd
+	return withOptions(cmd, opts, runF)
 }
 
 // exitTroubleOf is err as trouble (exit 2), nil as nil.
@@ -125,12 +113,17 @@ func exitTroubleOf(err error) error {
 	return nil
 }
 
-func (o *diffOptions) validate(output string) error {
-	f, err := render.ParseFormat(output, changes.Formats...)
-	if err != nil {
-		return err
-	}
-	o.Output = f
+// Complete and Validate fail as kubectl diff fails on trouble: exit 2.
+func (o *diffOptions) Complete(cmd *cobra.Command, args []string) (err error) {
+	o.NamespaceSet = cmd.Flags().Changed("namespace")
+	o.Args = args
+	o.Output, err = render.ParseFormat(o.output, changes.Formats...)
+	return exitTroubleOf(err)
+}
+
+func (o *diffOptions) Validate() error { return exitTroubleOf(o.validate()) }
+
+func (o *diffOptions) validate() error {
 	switch {
 	case o.From == "" && len(o.Filenames) == 0:
 		return errors.New("`-f` names no manifest, and `--from` no point in time: give one of them")
@@ -149,13 +142,17 @@ func (o *diffOptions) validate(output string) error {
 	case o.From != "":
 		return nil
 	}
-	return o.checkFlags("")
+	return o.writeOptions.Validate()
 }
 
-func runDiff(ctx context.Context, opts *diffOptions) error {
-	ctx = render.WithWarnings(ctx, opts.IO.ErrOut)
-	opts.Diff.Program = &kubectldiff.DiffProgram{Exec: exec.New(), IOStreams: opts.IO}
-	return diffExit(opts.diffManifest(ctx, opts.Filenames, opts.Diff))
+// Run diffs two points in time with --from, else a manifest.
+func (o *diffOptions) Run(ctx context.Context) error {
+	if o.From != "" {
+		return o.overTime(ctx)
+	}
+	ctx = render.WithWarnings(ctx, o.IO.ErrOut)
+	o.Diff.Program = &kubectldiff.DiffProgram{Exec: exec.New(), IOStreams: o.IO}
+	return diffExit(o.diffManifest(ctx, o.Filenames, o.Diff))
 }
 
 // diffExit is kubectl diff's exit status for err: the diff program's own

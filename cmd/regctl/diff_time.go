@@ -13,7 +13,8 @@ import (
 	"github.com/regctl/regctl/internal/target"
 )
 
-func runDiffOverTime(ctx context.Context, o *diffOptions) error {
+// overTime compares the two points in time --from and --to name.
+func (o *diffOptions) overTime(ctx context.Context) error {
 	sides := points.New(o.sessionConfig(), o.Args, o.targetScope())
 	defer sides.Close()
 	req := changes.Request{LabelSelector: o.Selector, ChunkSize: 500}

@@ -20,13 +20,14 @@ type getOptions struct {
 	target.Scope
 	Get         get.Options
 	Subresource string
+	output      string
+	refs        []target.Ref
 }
 
 var getFormats = []render.Format{render.Table, render.Wide, render.YAML, render.JSON, render.Name}
 
 func newGetCmd(g *globalOptions, runF func(context.Context, *getOptions) error) *cobra.Command {
 	opts := &getOptions{globalOptions: g, Get: get.Options{Print: render.NewGetPrintFlags()}}
-	var output string
 	cmd := &cobra.Command{
 		Use:   "get TYPE[,TYPE...] [NAME...] | TYPE/NAME... [-n NAMESPACE | -A] [-o table|wide|yaml|json|name|jsonpath=...|custom-columns=...|go-template=...]",
 		Short: "Read objects from etcd through kube-apiserver's own stores",
@@ -99,23 +100,9 @@ lists the revisions of an object.`,
 			fmt.Fprintf(g.IO.ErrOut, "You must specify the type of resource to get. Use \"%s routes\" for a complete list of supported resources.\n\n", cmd.Root().Name())
 			return cmdutil.UsageErrorf(cmd, "Required resource not specified.")
 		},
-		PreRunE: func(cmd *cobra.Command, args []string) error {
-			f, err := opts.Get.Print.Format(output, cmd.Flags().Changed("output"), getFormats...)
-			if err != nil {
-				return err
-			}
-			opts.complete(cmd, args, f)
-			return opts.Get.Validate(g.Snapshot)
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runGet(cmd.Context(), opts)
-		},
 	}
 	fs := cmd.Flags()
-	fs.StringVarP(&output, "output", "o", string(render.Table),
+	fs.StringVarP(&opts.output, "output", "o", string(render.Table),
 		"Output format: table|wide|yaml|json|name, or kubectl's jsonpath=, jsonpath-file=, custom-columns=, custom-columns-file=, go-template=, go-template-file=")
 	opts.Get.Print.AddFlags(cmd)
 	addScopeFlags(fs, &opts.Scope)
@@ -131,34 +118,38 @@ lists the revisions of an object.`,
 	fs.StringVar(&opts.Get.ResourceVersion, "resource-version", "", "With --watch-only, print the changes made after this resourceVersion (an etcd revision) rather than from now")
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(append(getFormats, opts.Get.Print.KubectlFormats()...)...))
-	return cmd
+	return withOptions(cmd, opts, runF)
 }
 
-// complete takes what the flags leave to the command: its arguments, the
+// Complete takes what the flags leave to the command: its arguments, the
 // output format, the streams and the global flags get reads by.
-func (o *getOptions) complete(cmd *cobra.Command, args []string, output render.Format) {
-	o.NamespaceSet = cmd.Flags().Changed("namespace")
-	o.Get.Args, o.Get.Output = args, output
-	o.Get.Out, o.Get.ErrOut = o.IO.Out, o.IO.ErrOut
-	o.Get.Revision, o.Get.AllNamespaces = o.Revision, o.AllNamespaces
-}
-
-func runGet(ctx context.Context, opts *getOptions) error {
-	ctx = render.WithWarnings(ctx, opts.IO.ErrOut)
-	refs, err := target.ParseRefs(opts.Get.Args, opts.Subresource, true)
+func (o *getOptions) Complete(cmd *cobra.Command, args []string) error {
+	f, err := o.Get.Print.Format(o.output, cmd.Flags().Changed("output"), getFormats...)
 	if err != nil {
 		return err
 	}
-	cfg := opts.sessionConfig()
+	o.NamespaceSet = cmd.Flags().Changed("namespace")
+	o.Get.Args, o.Get.Output = args, f
+	o.Get.Out, o.Get.ErrOut = o.IO.Out, o.IO.ErrOut
+	o.Get.Revision, o.Get.AllNamespaces = o.Revision, o.AllNamespaces
+	o.refs, err = target.ParseRefs(args, o.Subresource, true)
+	return err
+}
+
+func (o *getOptions) Validate() error { return o.Get.Validate(o.Snapshot) }
+
+func (o *getOptions) Run(ctx context.Context) error {
+	ctx = render.WithWarnings(ctx, o.IO.ErrOut)
+	cfg := o.sessionConfig()
 	// The objects of a CRD that is gone are read through one made up
 	// from them, which says so.
 	cfg.Leftovers = true
-	session, named, err := storagemap.OpenTargets(ctx, cfg, refs, opts.Scope, "get", target.Types)
+	session, named, err := storagemap.OpenTargets(ctx, cfg, o.refs, o.Scope, "get", target.Types)
 	if err != nil {
 		return err
 	}
 	defer session.Close()
-	err = get.Run(ctx, named, opts.Get)
+	err = get.Run(ctx, named, o.Get)
 	if errors.Is(err, get.ErrReported) {
 		// Each failure has its line on stderr already.
 		return &exitError{code: 1}

@@ -16,11 +16,12 @@ type inspectOptions struct {
 	target.Scope
 	Args    []string
 	Inspect inspect.Options
+	output  string
+	ref     target.Ref
 }
 
 func newInspectCmd(g *globalOptions, runF func(context.Context, *inspectOptions) error) *cobra.Command {
 	opts := &inspectOptions{globalOptions: g}
-	var output string
 	cmd := &cobra.Command{
 		Use:   "inspect TYPE/NAME [-n NAMESPACE] [--revision N | --history] [-o table|yaml|json]",
 		Short: "Show how one object is stored: key, revisions, lease, encoding, storage version, encryption",
@@ -51,39 +52,35 @@ writes nothing.`,
   regctl inspect configmaps/app-config -n shop --history`,
 		ValidArgsFunction: completion.ResourceObjects(g.completionFlags),
 		Args:              cobra.RangeArgs(1, 2),
-		PreRunE: func(cmd *cobra.Command, args []string) error {
-			f, err := render.ParseFormat(output, inspect.Formats...)
-			opts.Inspect.Output, opts.Inspect.Revision = f, opts.Revision
-			opts.NamespaceSet = cmd.Flags().Changed("namespace")
-			return err
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Args = args
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runInspect(cmd.Context(), opts)
-		},
 	}
 	fs := cmd.Flags()
-	fs.StringVarP(&output, "output", "o", string(render.Table), "Output format: table|yaml|json")
+	fs.StringVarP(&opts.output, "output", "o", string(render.Table), "Output format: table|yaml|json")
 	addNamespaceFlag(fs, &opts.Scope)
 	fs.BoolVar(&opts.Inspect.History, "history", false, "List every revision of the object etcd still holds, deletions included, and what changed in each")
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(inspect.Formats...))
-	return cmd
+	return withOptions(cmd, opts, runF)
 }
 
-func runInspect(ctx context.Context, opts *inspectOptions) error {
-	ctx = render.WithWarnings(ctx, opts.IO.ErrOut)
-	ref, err := inspect.Parse(opts.Args, opts.Inspect)
-	if err != nil {
-		return err
-	}
-	session, t, err := opts.openLive(ctx, ref, opts.Scope, "")
+func (o *inspectOptions) Complete(cmd *cobra.Command, args []string) error {
+	f, err := render.ParseFormat(o.output, inspect.Formats...)
+	o.Inspect.Output, o.Inspect.Revision = f, o.Revision
+	o.NamespaceSet = cmd.Flags().Changed("namespace")
+	o.Args = args
+	return err
+}
+
+func (o *inspectOptions) Validate() (err error) {
+	o.ref, err = inspect.Parse(o.Args, o.Inspect)
+	return err
+}
+
+func (o *inspectOptions) Run(ctx context.Context) error {
+	ctx = render.WithWarnings(ctx, o.IO.ErrOut)
+	session, t, err := o.openLive(ctx, o.ref, o.Scope, "")
 	if err != nil {
 		return err
 	}
 	defer session.Close()
-	return inspect.Object(ctx, opts.IO.Out, t, ref.Names[0], opts.Inspect)
+	return inspect.Object(ctx, o.IO.Out, t, o.ref.Names[0], o.Inspect)
 }

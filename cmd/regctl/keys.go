@@ -16,13 +16,15 @@ import (
 type keysOptions struct {
 	*globalOptions
 	target.Scope
-	Args []string
-	Keys keys.Options
+	Args   []string
+	Keys   keys.Options
+	output string
+	// ref is the object or type named, nil for usage per resource.
+	ref *target.Ref
 }
 
 func newKeysCmd(g *globalOptions, runF func(context.Context, *keysOptions) error) *cobra.Command {
 	opts := &keysOptions{globalOptions: g}
-	var output string
 	cmd := &cobra.Command{
 		Use:   "keys [TYPE[/NAME] [NAME...]] [-n NAMESPACE | -A] [--check]",
 		Short: "Show etcd keys: usage per resource, a resource's keys, or one object's key",
@@ -49,55 +51,51 @@ revision N, as long as etcd has not compacted it.`,
   # The key of one object, and whether it exists
   regctl keys pods/web -n shop --check`,
 		ValidArgsFunction: completion.ResourceObjects(g.completionFlags),
-		PreRunE: func(cmd *cobra.Command, args []string) error {
-			f, err := render.ParseFormat(output, keys.Formats...)
-			opts.Keys.Output, opts.Keys.Revision = f, opts.Revision
-			opts.NamespaceSet = cmd.Flags().Changed("namespace")
-			if err != nil {
-				return err
-			}
-			return opts.Keys.Validate()
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Args = args
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runKeys(cmd.Context(), opts)
-		},
 	}
 	fs := cmd.Flags()
-	fs.StringVarP(&output, "output", "o", string(render.Table), "Output format: table|yaml|json")
+	fs.StringVarP(&opts.output, "output", "o", string(render.Table), "Output format: table|yaml|json")
 	addScopeFlags(fs, &opts.Scope)
 	fs.BoolVar(&opts.Keys.Check, "check", false, "With an object: read the key from etcd and show whether it exists")
 	fs.Int64Var(&opts.Keys.ChunkSize, "chunk-size", 10000, "Keys per etcd range request (keys only: etcd sends no values)")
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(keys.Formats...))
-	return cmd
+	return withOptions(cmd, opts, runF)
 }
 
-func runKeys(ctx context.Context, opts *keysOptions) error {
-	ref, err := keys.Parse(opts.Args, opts.Scope, opts.Keys)
-	if err != nil {
+func (o *keysOptions) Complete(cmd *cobra.Command, args []string) error {
+	f, err := render.ParseFormat(o.output, keys.Formats...)
+	o.Keys.Output, o.Keys.Revision = f, o.Revision
+	o.NamespaceSet = cmd.Flags().Changed("namespace")
+	o.Args = args
+	if o.NamespaceSet && !o.AllNamespaces {
+		o.Keys.Namespace = o.Namespace
+	}
+	return err
+}
+
+func (o *keysOptions) Validate() (err error) {
+	if err := o.Keys.Validate(); err != nil {
 		return err
 	}
-	if ref == nil {
-		if opts.NamespaceSet && !opts.AllNamespaces {
-			opts.Keys.Namespace = opts.Namespace
-		}
-		session, ks, err := storagemap.OpenAll(ctx, opts.sessionConfig())
+	o.ref, err = keys.Parse(o.Args, o.Scope, o.Keys)
+	return err
+}
+
+func (o *keysOptions) Run(ctx context.Context) error {
+	if o.ref == nil {
+		session, ks, err := storagemap.OpenAll(ctx, o.sessionConfig())
 		if err != nil {
 			return err
 		}
 		defer session.Close()
-		return keys.Usage(ctx, ks, opts.Keys, opts.IO.Out)
+		return keys.Usage(ctx, ks, o.Keys, o.IO.Out)
 	}
-	session, t, err := opts.open(ctx, *ref)
+	session, t, err := o.open(ctx, *o.ref)
 	if err != nil {
 		return err
 	}
 	defer session.Close()
-	return keys.Of(ctx, opts.IO.Out, t, ref.Names, opts.Keys)
+	return keys.Of(ctx, o.IO.Out, t, o.ref.Names, o.Keys)
 }
 
 // open builds the map for ref's resource and resolves it: on the user's

@@ -25,12 +25,12 @@ type migrateOptions struct {
 	Namespace string
 	Output    render.Format
 	Migrate   migrate.Request
+	output    string
+	all       bool
 }
 
 func newMigrateCmd(g *globalOptions, runF func(context.Context, *migrateOptions) error) *cobra.Command {
 	opts := &migrateOptions{globalOptions: g}
-	var output string
-	var all bool
 	cmd := &cobra.Command{
 		Use:   "migrate [TYPE[,TYPE...]] [-n NAMESPACE | -A] [--encryption] [--versions] [--dry-run=server]",
 		Short: "Rewrite the values scan finds stale: re-encrypt with the first key, move to the storage version",
@@ -76,50 +76,43 @@ rewritten and writes nothing. It works on --etcd-servers and --data-dir, not on 
   regctl migrate -n shop -o json --encryption-provider-config=encryption.yaml > migration.json`,
 		ValidArgsFunction: completion.Resources(g.completionFlags),
 		Args:              cobra.MaximumNArgs(1),
-		PreRunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				opts.Types = strings.Split(args[0], ",")
-			}
-			if all && cmd.Flags().Changed("namespace") {
-				return fmt.Errorf("`-n` and `-A` both given: name one namespace, or all")
-			}
-			f, err := render.ParseFormat(output, migrate.Formats...)
-			opts.Output = f
-			if err != nil {
-				return err
-			}
-			if opts.Migrate.DryRun, err = dryRun(cmd); err != nil {
-				return err
-			}
-			if !opts.Migrate.Encryption && !opts.Migrate.Versions {
-				opts.Migrate.Encryption, opts.Migrate.Versions = true, true
-			}
-			return opts.validate()
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runMigrate(cmd.Context(), opts)
-		},
 	}
 	fs := cmd.Flags()
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "", "Migrate namespaced resources in this namespace only")
-	fs.BoolVarP(&all, "all-namespaces", "A", false, "Migrate every namespace (the default)")
+	fs.BoolVarP(&opts.all, "all-namespaces", "A", false, "Migrate every namespace (the default)")
 	fs.BoolVar(&opts.Migrate.Encryption, "encryption", false, "Rewrite values written with a stale key, or in plain text where the config encrypts")
 	fs.BoolVar(&opts.Migrate.Versions, "versions", false, "Rewrite values stored at another version than the storage version, and drop the versions left unused from the CRDs' status.storedVersions")
 	fs.BoolVar(&opts.Migrate.KeepStoredVersions, "keep-stored-versions", false, "Leave the CRDs' status.storedVersions as they are")
 	addDryRunFlag(cmd, "Report what would be rewritten, and write nothing")
 	fs.Float64Var(&opts.Migrate.QPS, "qps", migrate.DefaultQPS, "Rewrites a second at most; 0 for no bound")
 	fs.Int64Var(&opts.Migrate.ChunkSize, "chunk-size", scan.DefaultPageSize, "Keys read per etcd range request while choosing the values; 0 reads them all at once")
-	fs.StringVarP(&output, "output", "o", string(render.Table), "Output format: table|yaml|json")
+	fs.StringVarP(&opts.output, "output", "o", string(render.Table), "Output format: table|yaml|json")
 	addDropUnknownFieldsFlag(fs, &opts.Migrate.DropUnknownFields)
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(migrate.Formats...))
-	return cmd
+	return withOptions(cmd, opts, runF)
 }
 
-func (o *migrateOptions) validate() error {
+func (o *migrateOptions) Complete(cmd *cobra.Command, args []string) (err error) {
+	if len(args) == 1 {
+		o.Types = strings.Split(args[0], ",")
+	}
+	if o.all && cmd.Flags().Changed("namespace") {
+		return fmt.Errorf("`-n` and `-A` both given: name one namespace, or all")
+	}
+	if o.Output, err = render.ParseFormat(o.output, migrate.Formats...); err != nil {
+		return err
+	}
+	if o.Migrate.DryRun, err = dryRun(cmd); err != nil {
+		return err
+	}
+	if !o.Migrate.Encryption && !o.Migrate.Versions {
+		o.Migrate.Encryption, o.Migrate.Versions = true, true
+	}
+	return nil
+}
+
+func (o *migrateOptions) Validate() error {
 	if o.Revision != 0 {
 		return stores.ErrWriteAtRevision
 	}
@@ -132,7 +125,7 @@ func (o *migrateOptions) validate() error {
 	return o.sessionConfig().Writable()
 }
 
-func runMigrate(ctx context.Context, o *migrateOptions) error {
+func (o *migrateOptions) Run(ctx context.Context) error {
 	cfg := o.sessionConfig()
 	cfg.Writes = !o.Migrate.DryRun
 	if len(o.Types) > 0 {

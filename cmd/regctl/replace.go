@@ -20,7 +20,6 @@ type replaceOptions struct {
 
 func newReplaceCmd(g *globalOptions, runF func(context.Context, *replaceOptions) error) *cobra.Command {
 	opts := &replaceOptions{writeOptions: writeOptions{globalOptions: g}}
-	var output string
 	cmd := &cobra.Command{
 		Use:   "replace -f FILE|- [--subresource status] [--force] [--dry-run=server] [-o yaml|json|name]",
 		Short: "Replace objects in etcd through kube-apiserver's own stores",
@@ -55,35 +54,21 @@ this release's kube-apiserver would; use the regctl built for the cluster's rele
   regctl get pods/web -n shop -o yaml > pod.yaml
   regctl replace --subresource status -f pod.yaml`,
 		Args: cobra.NoArgs,
-		PreRunE: func(cmd *cobra.Command, args []string) error {
-			opts.NamespaceSet = cmd.Flags().Changed("namespace")
-			var err error
-			if opts.DryRun, err = dryRun(cmd); err != nil {
-				return err
-			}
-			return opts.checkFlags(output)
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runReplace(cmd.Context(), opts)
-		},
 	}
 	fs := cmd.Flags()
 	addFilenameFlags(fs, &opts.writeOptions, &opts.Filenames, "The manifest of the new versions")
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace for objects that do not name one")
 	fs.StringVar(&opts.Subresource, "subresource", "", "Write through this subresource's store (e.g. status)")
 	fs.BoolVar(&opts.Force, "force", false, "Replace objects that carry no resourceVersion: read the current one first")
-	addWriteFlags(cmd, &output)
+	addWriteFlags(cmd, &opts.writeOptions)
 	addManifestFlags(cmd, &opts.writeOptions)
 	addDropUnknownFieldsFlag(fs, &opts.DropUnknownFields)
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(writeFormats...))
-	return cmd
+	return withOptions(cmd, opts, runF)
 }
 
-func runReplace(ctx context.Context, opts *replaceOptions) error {
-	ctx = render.WithWarnings(ctx, opts.IO.ErrOut)
-	return opts.writeManifest(ctx, opts.Filenames, opts.Subresource, writes.Replace(stores.WriteOptions{DryRun: opts.DryRun, CurrentVersion: opts.Force, FieldManager: opts.FieldManager, DropUnknownFields: opts.DropUnknownFields}))
+func (o *replaceOptions) Run(ctx context.Context) error {
+	ctx = render.WithWarnings(ctx, o.IO.ErrOut)
+	return o.writeManifest(ctx, o.Filenames, o.Subresource, writes.Replace(stores.WriteOptions{DryRun: o.DryRun, CurrentVersion: o.Force, FieldManager: o.FieldManager, DropUnknownFields: o.DropUnknownFields}))
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 
@@ -29,13 +30,13 @@ type restoreOptions struct {
 	DryRun         bool
 	Overwrite      bool
 	Output         render.Format
+	output         string
 }
 
 var restoreFormats = []render.Format{render.Table, render.JSON, render.YAML}
 
 func newRestoreCmd(g *globalOptions, runF func(context.Context, *restoreOptions) error) *cobra.Command {
 	opts := &restoreOptions{globalOptions: g}
-	var output string
 	cmd := &cobra.Command{
 		Use:   "restore --from SOURCE [TYPE[,TYPE...] | TYPE/NAME ...] [-n NAMESPACE | -A] [-l SELECTOR] [--dry-run] [--overwrite] [-o json|yaml]",
 		Short: "Bring objects back from a snapshot or an earlier revision, exactly as they were stored",
@@ -85,21 +86,6 @@ Exit status: 0 when every object was restored or was unchanged, 1 when one was l
   # One config map as it was at revision 5 (regctl inspect configmaps/app-config -n shop --history),
   # written over what it holds now
   regctl restore --from rev:5 configmaps/app-config -n shop --overwrite`,
-		PreRunE: func(cmd *cobra.Command, args []string) error {
-			opts.NamespaceSet = cmd.Flags().Changed("namespace")
-			opts.Args = args
-			var err error
-			if opts.DryRun, err = dryRun(cmd); err != nil {
-				return err
-			}
-			return opts.validate(output)
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return opts.run(cmd.Context())
-		},
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&opts.From, "from", "", "Where to restore from: an etcd snapshot file, or rev:N (the etcd at revision N, until it is compacted)")
@@ -108,21 +94,23 @@ Exit status: 0 when every object was restored or was unchanged, 1 when one was l
 	fs.StringVarP(&opts.Selector, "selector", "l", "", "Restore only the objects with these labels")
 	fs.BoolVar(&opts.Overwrite, "overwrite", false, "Write the source's content over an object that differs now (the same uid only)")
 	addDryRunFlag(cmd, "Compare and check every write, print what would be done, write nothing")
-	fs.StringVarP(&output, "output", "o", "", "Print the report as json or yaml instead of a line per object")
+	fs.StringVarP(&opts.output, "output", "o", "", "Print the report as json or yaml instead of a line per object")
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(render.JSON, render.YAML))
-	return cmd
+	return withOptions(cmd, opts, runF)
 }
 
-func (o *restoreOptions) validate(output string) error {
-	if output == "" {
-		output = string(render.Table)
-	}
-	f, err := render.ParseFormat(output, restoreFormats...)
-	if err != nil {
+func (o *restoreOptions) Complete(cmd *cobra.Command, args []string) (err error) {
+	o.NamespaceSet = cmd.Flags().Changed("namespace")
+	o.Args = args
+	if o.DryRun, err = dryRun(cmd); err != nil {
 		return err
 	}
-	o.Output = f
+	o.Output, err = render.ParseFormat(cmp.Or(o.output, string(render.Table)), restoreFormats...)
+	return err
+}
+
+func (o *restoreOptions) Validate() error {
 	switch {
 	case o.From == "":
 		return errors.New("`--from` names no source: give an etcd snapshot file or rev:N")
@@ -144,9 +132,9 @@ func (o *restoreOptions) validate(output string) error {
 // live is the etcd a restore writes to, as it is now.
 var live = changes.Source{Name: "live"}
 
-// run opens the live etcd (written) and the source (read), pairs their
+// Run opens the live etcd (written) and the source (read), pairs their
 // resources, and restores.
-func (o *restoreOptions) run(ctx context.Context) error {
+func (o *restoreOptions) Run(ctx context.Context) error {
 	ctx = render.WithWarnings(ctx, o.IO.ErrOut)
 	gctune.BoundHeap()
 	sides := o.sessions()

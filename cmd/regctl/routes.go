@@ -17,12 +17,12 @@ type routesOptions struct {
 	routes.Selection
 	Output render.Format
 	// Check is a committed route table to compare the live one with.
-	Check string
+	Check  string
+	output string
 }
 
 func newRoutesCmd(g *globalOptions, runF func(context.Context, *routesOptions) error) *cobra.Command {
 	opts := &routesOptions{globalOptions: g}
-	var output string
 	cmd := &cobra.Command{
 		Use:   "routes [--http [--resource RESOURCE,...] [--verb ACTION,...]] [-o table|wide|yaml|json]",
 		Short: "Print every path of the storage map and how it is stored, or its HTTP routes",
@@ -76,17 +76,8 @@ the routes to some paths of the map (a resource names its subresources too),
   regctl routes --http -o yaml > http-routes.yaml
   regctl routes --check http-routes.yaml`,
 		Args: cobra.NoArgs,
-		PreRunE: func(cmd *cobra.Command, args []string) error {
-			return opts.validate(output)
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runRoutes(cmd.Context(), opts)
-		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", string(render.Table), "Output format: table|wide|yaml|json")
+	cmd.Flags().StringVarP(&opts.output, "output", "o", string(render.Table), "Output format: table|wide|yaml|json")
 	cmd.Flags().StringVar(&opts.Check, "check", "", "Compare the live table with this committed one: exit 1 with the diff when they differ, 2 on error")
 	addGroupFlag(cmd.Flags(), &opts.Groups)
 	cmd.Flags().BoolVar(&opts.HTTP, "http", false, "Print the HTTP routes the server's installer registers for the map")
@@ -96,20 +87,25 @@ the routes to some paths of the map (a resource names its subresources too),
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(routes.Formats...))
 	_ = cmd.RegisterFlagCompletionFunc("resource", completion.HTTPRoutes(g.completionFlags, routetable.HTTPRouteTable.Resources))
 	_ = cmd.RegisterFlagCompletionFunc("verb", completion.HTTPRoutes(g.completionFlags, routetable.HTTPRouteTable.Actions))
-	return cmd
+	return withOptions(cmd, opts, runF)
 }
 
-// validate refuses flags that do not go together before the map is built.
+func (o *routesOptions) Complete(*cobra.Command, []string) (err error) {
+	o.Output, err = render.ParseFormat(o.output, routes.Formats...)
+	return err
+}
+
+// Validate refuses flags that do not go together before the map is built.
 // --check's refusals exit 2, as its other troubles do.
-func (o *routesOptions) validate(output string) (err error) {
+func (o *routesOptions) Validate() error {
 	if o.Revision != 0 {
 		return errors.New("`--revision` is for get, keys, inspect and scan: routes shows the map the server builds now")
 	}
 	if !o.HTTP && (len(o.Resources) > 0 || len(o.Verbs) > 0) {
 		return errors.New("`--resource` and `--verb` filter HTTP routes: add `--http`")
 	}
-	if o.Output, err = render.ParseFormat(output, routes.Formats...); err != nil || o.Check == "" {
-		return err
+	if o.Check == "" {
+		return nil
 	}
 	if o.Output != render.Table {
 		return exitTrouble(errors.New("`--check` prints a diff and takes no `-o`: for data, use `regctl routes diff FILE live -o json`"))
@@ -120,9 +116,9 @@ func (o *routesOptions) validate(output string) (err error) {
 	return nil
 }
 
-func runRoutes(ctx context.Context, opts *routesOptions) error {
-	if opts.Check == "" {
-		return routes.Print(ctx, opts.IO.Out, opts.Output, opts.Selection, opts.openRoutes)
+func (o *routesOptions) Run(ctx context.Context) error {
+	if o.Check == "" {
+		return routes.Print(ctx, o.IO.Out, o.Output, o.Selection, o.openRoutes)
 	}
-	return diffStatus(routes.Check(ctx, opts.IO, routes.CheckOptions{File: opts.Check, Groups: opts.Groups, HTTP: opts.HTTP}, opts.openRoutes))
+	return diffStatus(routes.Check(ctx, o.IO, routes.CheckOptions{File: o.Check, Groups: o.Groups, HTTP: o.HTTP}, o.openRoutes))
 }

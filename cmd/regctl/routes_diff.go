@@ -14,6 +14,7 @@ import (
 type routesDiffOptions struct {
 	*globalOptions
 	routes.DiffOptions
+	output string
 }
 
 // exitTrouble makes err exit 2: like diff(1), a difference exits 1 and
@@ -34,7 +35,6 @@ func diffStatus(differ bool, err error) error {
 
 func newRoutesDiffCmd(g *globalOptions, runF func(context.Context, *routesDiffOptions) error) *cobra.Command {
 	opts := &routesDiffOptions{globalOptions: g}
-	var output string
 	cmd := &cobra.Command{
 		Use:   "diff OLD NEW [--only FIELD,...] [--ignore FIELD,...] [-o text|json]",
 		Short: "Compare two route tables and print what changed in the storage wiring",
@@ -73,33 +73,29 @@ Exit status: 0 when the tables are equal, 1 when they differ, 2 on error.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			return diffStatus(false, routes.DiffArgs(args))
 		},
-		PreRunE: func(cmd *cobra.Command, args []string) error {
-			f, err := render.ParseFormat(output, routes.DiffFormats...)
-			if err != nil {
-				return exitTrouble(err)
-			}
-			opts.Output, opts.Informational = f, g.Verbosity > 0
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Old, opts.New = args[0], args[1]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runRoutesDiff(cmd.Context(), opts)
-		},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitTrouble(err) })
 	fs := cmd.Flags()
-	fs.StringVarP(&output, "output", "o", string(routes.Text), "Output format: text|json")
+	fs.StringVarP(&opts.output, "output", "o", string(routes.Text), "Output format: text|json")
 	fs.StringSliceVar(&opts.Only, "only", nil, "Count changes in these fields only (comma-separated)")
 	fs.StringSliceVar(&opts.Ignore, "ignore", nil, "Do not count changes in these fields (comma-separated)")
 	addGroupFlag(fs, &opts.Groups)
-	return cmd
+	return withOptions(cmd, opts, runF)
 }
 
-func runRoutesDiff(ctx context.Context, opts *routesDiffOptions) error {
-	return diffStatus(routes.Diff(ctx, opts.IO, opts.DiffOptions, opts.openRoutes))
+// Complete fails as a diff fails on trouble: exit 2.
+func (o *routesDiffOptions) Complete(_ *cobra.Command, args []string) (err error) {
+	o.Old, o.New = args[0], args[1]
+	o.Output, err = render.ParseFormat(o.output, routes.DiffFormats...)
+	o.Informational = o.Verbosity > 0
+	return exitTroubleOf(err)
+}
+
+// Validate has nothing to check: the arguments were (Args).
+func (o *routesDiffOptions) Validate() error { return nil }
+
+func (o *routesDiffOptions) Run(ctx context.Context) error {
+	return diffStatus(routes.Diff(ctx, o.IO, o.DiffOptions, o.openRoutes))
 }
 
 // openRoutes builds the map from the server flags for the routes commands,

@@ -287,7 +287,7 @@ func TestRoutesDiffFlags(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	want := routesDiffOptions{DiffOptions: routes.DiffOptions{Old: "a.yaml", New: "live", Only: []string{"keyPrefix", "decorator"}, Ignore: []string{"verbs"}, Output: render.JSON}}
+	want := routesDiffOptions{DiffOptions: routes.DiffOptions{Old: "a.yaml", New: "live", Only: []string{"keyPrefix", "decorator"}, Ignore: []string{"verbs"}, Output: render.JSON}, output: "json"}
 	if got == nil {
 		t.Fatal("runF was not called")
 	}

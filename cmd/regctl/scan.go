@@ -14,12 +14,12 @@ import (
 
 type scanOptions struct {
 	*globalOptions
-	Scan scan.Request
+	Scan   scan.Request
+	output string
 }
 
 func newScanCmd(g *globalOptions, runF func(context.Context, *scanOptions) error) *cobra.Command {
 	opts := &scanOptions{globalOptions: g}
-	var output string
 	cmd := &cobra.Command{
 		Use:   "scan [--only SECTIONS] [--fail-on KINDS] [--by namespace] [-o table|wide|yaml|json]",
 		Short: "Read every key once and report sizes, encodings, encryption, storage versions, corrupt values and orphans",
@@ -64,36 +64,30 @@ runs, progress goes to stderr when that is a terminal.`,
   # Where the space goes, namespace by namespace
   regctl scan --only size --by namespace -o json > usage.json`,
 		Args: cobra.NoArgs,
-		PreRunE: func(cmd *cobra.Command, args []string) error {
-			f, err := render.ParseFormat(output, scan.Formats...)
-			opts.Scan.Output, opts.Scan.Revision = f, opts.Revision
-			if err != nil {
-				return err
-			}
-			return opts.Scan.Validate()
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runScan(cmd.Context(), opts)
-		},
 	}
 	fs := cmd.Flags()
-	fs.StringVarP(&output, "output", "o", string(render.Table), "Output format: table|wide|yaml|json")
+	fs.StringVarP(&opts.output, "output", "o", string(render.Table), "Output format: table|wide|yaml|json")
 	fs.StringSliceVar(&opts.Scan.Only, "only", nil, "Report only these sections (comma-separated): "+strings.Join(scan.Sections, ","))
 	fs.StringSliceVar(&opts.Scan.FailOn, "fail-on", nil, "Exit 1 when the scan finds any finding of these kinds (comma-separated): "+strings.Join(scan.FindingKinds, ","))
 	fs.StringVar(&opts.Scan.By, "by", "", "Split each resource's figures by: namespace")
 	fs.Int64Var(&opts.Scan.ChunkSize, "chunk-size", scan.DefaultPageSize, "Keys read per etcd range request; 0 reads them all at once")
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(scan.Formats...))
-	return cmd
+	return withOptions(cmd, opts, runF)
 }
 
-func runScan(ctx context.Context, opts *scanOptions) error {
-	session, ks, err := storagemap.OpenAll(ctx, opts.sessionConfig())
+func (o *scanOptions) Complete(cmd *cobra.Command, args []string) error {
+	f, err := render.ParseFormat(o.output, scan.Formats...)
+	o.Scan.Output, o.Scan.Revision = f, o.Revision
+	return err
+}
+
+func (o *scanOptions) Validate() error { return o.Scan.Validate() }
+
+func (o *scanOptions) Run(ctx context.Context) error {
+	session, ks, err := storagemap.OpenAll(ctx, o.sessionConfig())
 	if err != nil {
 		return err
 	}
 	defer session.Close()
-	return scan.Scan(ctx, ks, opts.Scan, opts.IO)
+	return scan.Scan(ctx, ks, o.Scan, o.IO)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"github.com/spf13/cobra"
 
 	"github.com/regctl/regctl/internal/buildinfo"
@@ -12,6 +13,7 @@ import (
 type versionOptions struct {
 	*globalOptions
 	Output render.Format
+	output string
 }
 
 // versionText is the default output of `regctl version`: aligned
@@ -22,7 +24,6 @@ var versionFormats = []render.Format{versionText, render.YAML, render.JSON}
 
 func newVersionCmd(g *globalOptions) *cobra.Command {
 	opts := &versionOptions{globalOptions: g}
-	var output string
 	cmd := &cobra.Command{
 		Use:   "version [-o text|yaml|json]",
 		Short: "Print the version of regctl and of the Kubernetes and etcd code it runs",
@@ -36,24 +37,23 @@ etcd (which regctl embeds) it was built against.`,
   regctl version -o json`,
 		Args:              cobra.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
-		PreRunE: func(cmd *cobra.Command, args []string) error {
-			f, err := render.ParseFormat(output, versionFormats...)
-			opts.Output = f
-			return err
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runVersion(opts)
-		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", string(versionText), "Output format: text|yaml|json")
+	cmd.Flags().StringVarP(&opts.output, "output", "o", string(versionText), "Output format: text|yaml|json")
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(versionFormats...))
-	return cmd
+	return withOptions(cmd, opts, nil)
 }
 
-func runVersion(opts *versionOptions) error {
+func (o *versionOptions) Complete(*cobra.Command, []string) (err error) {
+	o.Output, err = render.ParseFormat(o.output, versionFormats...)
+	return err
+}
+
+func (o *versionOptions) Validate() error { return nil }
+
+func (o *versionOptions) Run(context.Context) error {
 	info := buildinfo.Read(serverflags.KubernetesVersion())
-	if opts.Output != versionText {
-		return render.Print(opts.IO.Out, opts.Output, info)
+	if o.Output != versionText {
+		return render.Print(o.IO.Out, o.Output, info)
 	}
-	return render.Fields(opts.IO.Out, info.Fields())
+	return render.Fields(o.IO.Out, info.Fields())
 }

@@ -39,12 +39,13 @@ type writeOptions struct {
 	DropUnknownFields bool
 	// Recursive reads -f directories' subdirectories too (-R).
 	Recursive bool
+	output    string
 }
 
 var writeFormats = []render.Format{render.YAML, render.JSON, render.Name}
 
-func addWriteFlags(cmd *cobra.Command, output *string) {
-	cmd.Flags().StringVarP(output, "output", "o", "", "Print the stored objects (yaml|json) or their names (name) instead of a line per write, as kubectl does")
+func addWriteFlags(cmd *cobra.Command, o *writeOptions) {
+	cmd.Flags().StringVarP(&o.output, "output", "o", "", "Print the stored objects (yaml|json) or their names (name) instead of a line per write, as kubectl does")
 	addDryRunFlag(cmd, "Run defaulting, strategies and validation, print the result, write nothing")
 }
 
@@ -93,8 +94,21 @@ func addPlaintextFlag(fs *pflag.FlagSet, o *writeOptions) {
 	fs.BoolVar(&o.AllowPlaintext, "allow-plaintext", false, "Write resources whose stored values are encrypted in plain text, without `--encryption-provider-config`")
 }
 
-// checkFlags checks what every write is given beside its own flags.
-func (o *writeOptions) checkFlags(output string) error {
+// Complete reads what every write takes beside its own flags: -n given or
+// not, --dry-run and -o.
+func (o *writeOptions) Complete(cmd *cobra.Command, _ []string) (err error) {
+	o.NamespaceSet = cmd.Flags().Changed("namespace")
+	if o.DryRun, err = dryRun(cmd); err != nil {
+		return err
+	}
+	if o.output != "" {
+		o.Output, err = render.ParseFormat(o.output, writeFormats...)
+	}
+	return err
+}
+
+// Validate checks what every write is given beside its own flags.
+func (o *writeOptions) Validate() error {
 	if o.Revision != 0 {
 		return stores.ErrWriteAtRevision
 	}
@@ -102,16 +116,7 @@ func (o *writeOptions) checkFlags(output string) error {
 	if errs := metav1validation.ValidateFieldManager(o.FieldManager, field.NewPath("fieldManager")); len(errs) > 0 {
 		return fmt.Errorf("`--field-manager`: %s", errs.ToAggregate())
 	}
-	return o.parseOutput(output)
-}
-
-func (o *writeOptions) parseOutput(s string) error {
-	if s == "" {
-		return nil
-	}
-	f, err := render.ParseFormat(s, writeFormats...)
-	o.Output = f
-	return err
+	return nil
 }
 
 // writeManifest writes the manifest in filenames with v (writes.Run), on
