@@ -8,7 +8,6 @@ import (
 	"k8s.io/utils/exec"
 
 	"github.com/regctl/regctl/internal/changes"
-	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/points"
 	"github.com/regctl/regctl/internal/target"
 )
@@ -17,16 +16,11 @@ import (
 func (o *diffOptions) overTime(ctx context.Context) error {
 	sides := points.New(o.sessionConfig(), o.Args, o.targetScope())
 	defer sides.Close()
-	req := changes.Request{LabelSelector: o.Selector, ChunkSize: 500}
-	var from, to []handle.Target
-	var err error
-	if req.From, from, err = sides.Open(ctx, o.From); err != nil {
+	req, err := sides.Pair(ctx, o.From, o.To)
+	if err != nil {
 		return exitTrouble(err)
 	}
-	if req.To, to, err = sides.Open(ctx, o.To); err != nil {
-		return exitTrouble(err)
-	}
-	req.Pairs = changes.PairTargets(from, to, sides.Names)
+	req.LabelSelector, req.ChunkSize = o.Selector, 500
 	var patch *changes.Patch
 	if o.Patch {
 		if patch, err = changes.NewPatch(&kubectldiff.DiffProgram{Exec: exec.New(), IOStreams: o.IO}); err != nil {

@@ -130,7 +130,7 @@ func (o *restoreOptions) Validate() error {
 }
 
 // live is the etcd a restore writes to, as it is now.
-var live = changes.Source{Name: "live"}
+var live = changes.Source{Name: points.Live}
 
 // Run opens the live etcd (written) and the source (read), pairs their
 // resources, and restores.
@@ -176,29 +176,23 @@ func (o *restoreOptions) sessions() *points.Sessions {
 
 // request opens both sides and pairs their resources.
 func (o *restoreOptions) request(ctx context.Context, sides *points.Sessions) (restore.Request, error) {
-	to, toTargets, err := sides.Open(ctx, live.Name)
-	if err != nil {
-		return restore.Request{}, err
-	}
-	from, fromTargets, err := sides.Open(ctx, o.From)
+	pair, err := sides.Pair(ctx, o.From, points.Live)
 	if err != nil {
 		return restore.Request{}, err
 	}
 	req := restore.Request{
-		From: from, To: to, LabelSelector: o.Selector, ChunkSize: 500,
+		From: pair.From, To: pair.To, Pairs: pair.Pairs, LabelSelector: o.Selector, ChunkSize: 500,
 		DryRun: o.DryRun, Overwrite: o.Overwrite, Timeout: o.RequestTimeout, AllNamespaces: o.AllNamespaces,
-		Pairs:      changes.PairTargets(fromTargets, toTargets, sides.Names),
 		Namespaces: handleOf(sides.Session(live), "namespaces"), CRDs: handleOf(sides.Session(live), crds),
 		Out: o.IO.Out, ErrOut: o.IO.ErrOut, Output: o.Output, Progress: render.NewProgress(o.IO.ErrOut),
 	}
 	req.Reopen = func(ctx context.Context) (*restore.Request, error) {
-		targets, s, err := sides.Reopen(ctx, live)
+		pairs, s, err := sides.RepairTo(ctx, points.Live)
 		if err != nil {
 			return nil, err
 		}
 		again := req
-		again.Pairs = changes.PairTargets(fromTargets, targets, sides.Names)
-		again.Namespaces, again.CRDs = handleOf(s, "namespaces"), handleOf(s, crds)
+		again.Pairs, again.Namespaces, again.CRDs = pairs, handleOf(s, "namespaces"), handleOf(s, crds)
 		return &again, nil
 	}
 	return req, nil

@@ -42,6 +42,9 @@ type Sessions struct {
 	opened []*storagemap.Session
 	// Names are the objects named of each path (TYPE/NAME, TYPE NAME).
 	Names map[string][]string
+	// from are the targets of the side Pair compares from, which a
+	// reopened side is paired with again (RepairTo).
+	from []handle.Target
 }
 
 // New opens sessions on the data base names, for the types args name in
@@ -78,6 +81,52 @@ func (d *Sessions) Open(ctx context.Context, name string) (changes.Side, []handl
 	}
 	targets, err := d.targets(s.Map)
 	return side, targets, err
+}
+
+// Live is the data the flags name, as it is now.
+const Live = "live"
+
+// Pair opens the sides from and to name and pairs their resources: the
+// request of a comparison between them (changes.Compare), but for how it
+// reads. The live side is opened first: on a sandbox, its session runs the
+// etcd the other reads beside it, and it alone can be opened again
+// (RepairTo).
+func (d *Sessions) Pair(ctx context.Context, from, to string) (changes.Request, error) {
+	var req changes.Request
+	var toTargets []handle.Target
+	first := func() (err error) {
+		req.From, d.from, err = d.Open(ctx, from)
+		return err
+	}
+	second := func() (err error) {
+		req.To, toTargets, err = d.Open(ctx, to)
+		return err
+	}
+	if to == Live {
+		first, second = second, first
+	}
+	if err := first(); err != nil {
+		return req, err
+	}
+	if err := second(); err != nil {
+		return req, err
+	}
+	req.Pairs = changes.PairTargets(d.from, toTargets, d.Names)
+	return req, nil
+}
+
+// RepairTo opens the side to names again (Reopen), after a command changed
+// what its map serves, and pairs the side Pair compared from with it.
+func (d *Sessions) RepairTo(ctx context.Context, to string) ([]changes.Pair, *storagemap.Session, error) {
+	src, err := changes.ParseSource(to)
+	if err != nil {
+		return nil, nil, err
+	}
+	targets, s, err := d.Reopen(ctx, src)
+	if err != nil {
+		return nil, nil, err
+	}
+	return changes.PairTargets(d.from, targets, d.Names), s, nil
 }
 
 // session is the session src is read through: its custom resources are
