@@ -10,15 +10,24 @@ import (
 	"testing"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
-	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
+
+// scheme holds the CRD types and their conversions as the apiextensions
+// server's scheme does (its install package), without linking the server.
+var scheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	install.Install(s)
+	return s
+}()
 
 // realCRDs are the CRDs of real projects the benchmarks use, as their
 // projects publish them: large schemas, CEL rules, several versions,
@@ -46,7 +55,7 @@ func realCRDs(t *testing.T) []*apiextensions.CustomResourceDefinition {
 				continue
 			}
 			crd := &apiextensions.CustomResourceDefinition{}
-			if err := apiextensionsapiserver.Scheme.Convert(v1, crd, nil); err != nil {
+			if err := scheme.Convert(v1, crd, nil); err != nil {
 				t.Fatal(err)
 			}
 			out = append(out, crd)
@@ -61,7 +70,7 @@ func realCRDs(t *testing.T) []*apiextensions.CustomResourceDefinition {
 // from Strip to what the full value decodes to, schemas aside, and
 // the schemas are most of the bytes.
 func TestStripDecodesWhatTheCodecDoesLessTheSchemas(t *testing.T) {
-	codecs := apiextensionsapiserver.Codecs
+	codecs := serializer.NewCodecFactory(scheme)
 	decoder := codecs.UniversalDecoder(apiextensions.SchemeGroupVersion)
 	for _, crd := range realCRDs(t) {
 		for _, gv := range []schema.GroupVersion{apiextensionsv1beta1.SchemeGroupVersion, apiextensionsv1.SchemeGroupVersion} {
