@@ -276,8 +276,26 @@ func Open(ctx context.Context, cfg Config) (*Session, error) {
 	return s, nil
 }
 
+// assemble puts the session together in kube-apiserver's order. Each step
+// registers what undoes it (onClose), and Close runs them last first.
 func (s *Session) assemble(ctx context.Context, cfg Config) error {
-	opts := cfg.Options.Server
+	if err := s.applyVersions(ctx, cfg); err != nil {
+		return err
+	}
+	etcd, err := s.connect(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	st, err := s.storageOf(ctx, cfg, etcd)
+	if err != nil {
+		return err
+	}
+	return s.build(ctx, cfg, etcd, st)
+}
+
+// applyVersions applies the flags' emulated version and feature gates to
+// the process until the session is closed.
+func (s *Session) applyVersions(ctx context.Context, cfg Config) error {
 	restore, err := cfg.Options.Apply(ctx)
 	if err != nil {
 		return err
@@ -289,10 +307,18 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 			s.mu.Unlock()
 		}
 	})
-	etcd := *opts.Etcd
+	return nil
+}
+
+// connect finds the etcd cfg names (a snapshot served in-process, a
+// sandbox or an ephemeral etcd started here, or --etcd-servers), checks
+// that it answers, and returns the server's etcd options for it, with
+// everything that would write to it or poll it off.
+func (s *Session) connect(ctx context.Context, cfg Config) (serveroptions.EtcdOptions, error) {
+	etcd := *cfg.Options.Server.Etcd
 	etcd.StorageConfig.Transport.ServerList = append([]string(nil), etcd.StorageConfig.Transport.ServerList...)
 	if cfg.Snapshot != "" && cfg.DataDir != "" {
-		return errors.New("`--snapshot` and `--data-dir` name two etcds: give one")
+		return etcd, errors.New("`--snapshot` and `--data-dir` name two etcds: give one")
 	}
 	if cfg.Snapshot != "" {
 		// The snapshot is the one etcd read: the servers a manifest or
@@ -301,7 +327,7 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 		etcd.EtcdServersOverrides = nil
 		snap, err := etcdview.OpenSnapshot(cfg.Snapshot)
 		if err != nil {
-			return err
+			return etcd, err
 		}
 		s.Snapshot = snap
 		s.onClose(func() { snap.Close() })
@@ -309,7 +335,7 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 		// here, a damaged file is told as such, not as what a store's
 		// read of it failed with.
 		if err := snap.Check(); err != nil {
-			return err
+			return etcd, err
 		}
 		// The snapshot is served in this process, in plain text.
 		etcd.StorageConfig.Transport = storagebackend.TransportConfig{ServerList: []string{snap.ClientURL}}
@@ -321,59 +347,74 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 		if s.Embedded == nil {
 			e, err := startEmbedded(cfg)
 			if err != nil {
-				return err
+				return etcd, err
 			}
 			s.holdEmbedded(e)
 		}
 		etcd.StorageConfig.Transport.ServerList = []string{s.Embedded.ClientURL}
 	} else if cfg.DataDir != "" {
-		return errors.New("`--data-dir` and `--etcd-servers` name two etcds: give one")
+		return etcd, errors.New("`--data-dir` and `--etcd-servers` name two etcds: give one")
 	}
 	s.transport = etcd.StorageConfig.Transport
 	s.timeout = cfg.Timeout
 	// The server's etcd client waits 20s for a dead endpoint; find out
 	// quickly instead, with a read that changes nothing, and say why.
 	if _, err := s.Client(ctx); err != nil {
-		return err
+		return etcd, err
 	}
 	if errs := etcd.Validate(); len(errs) > 0 {
-		return fmt.Errorf("checking etcd flags: %w", utilerrors.NewAggregate(errs))
+		return etcd, fmt.Errorf("checking etcd flags: %w", utilerrors.NewAggregate(errs))
 	}
 	if err := mergeWatchCacheSizes(&etcd); err != nil {
-		return err
+		return etcd, err
 	}
 	// regctl never compacts or polls the user's etcd.
 	etcd.StorageConfig.CompactionInterval = 0
 	etcd.StorageConfig.DBMetricPollInterval = 0
 	etcd.StorageConfig.CountMetricPollPeriod = 0
+	return etcd, nil
+}
 
+// storage is what the server's stores are built through: its generic
+// config, its storage factory, the encryption config, and the recording
+// RESTOptionsGetter on them.
+type storage struct {
+	generic *genericapiserver.Config
+	factory serverstorage.StorageFactory
+	enc     *encryption.Config
+	getter  *restoptions.Getter
+}
+
+// storageOf builds the storage factory and RESTOptionsGetter on etcd as
+// BuildGenericConfig does, once the cluster's release is known to be this
+// build's (or the command is told of it).
+func (s *Session) storageOf(ctx context.Context, cfg Config, etcd serveroptions.EtcdOptions) (storage, error) {
+	opts := cfg.Options.Server
 	// Pod validation reads whether privileged containers are allowed from
 	// this process-wide setting, which kube-apiserver sets once from its
 	// flags too.
 	capabilities.Setup(opts.AllowPrivileged, opts.MaxConnectionBytesPerSec)
-
 	generic, err := genericConfig(opts)
 	if err != nil {
-		return err
+		return storage{}, err
 	}
-	resourceConfig := generic.MergedResourceConfig
 	// As BuildGenericConfig: storage versions follow the effective version.
 	factoryConfig := kubeapiserver.NewStorageFactoryConfigEffectiveVersion(generic.EffectiveVersion)
-	factoryConfig.APIResourceConfig = resourceConfig
+	factoryConfig.APIResourceConfig = generic.MergedResourceConfig
 	factoryConfig.DefaultResourceEncoding.SetEffectiveVersion(generic.EffectiveVersion)
 	factory, err := factoryConfig.Complete(&etcd).New()
 	if err != nil {
-		return fmt.Errorf("building the storage factory: %w", err)
+		return storage{}, fmt.Errorf("building the storage factory: %w", err)
 	}
 	if err := s.checkRelease(ctx, cfg, factory, etcd.StorageConfig.Prefix); err != nil {
-		return err
+		return storage{}, err
 	}
 	enc, err := encryption.Load(ctx, etcd.EncryptionProviderConfigFilepath, cfg.Timeout)
 	if err != nil {
-		return err
+		return storage{}, err
 	}
 	s.onClose(enc.Stop)
-	getter := &restoptions.Getter{
+	return storage{generic: generic, factory: factory, enc: enc, getter: &restoptions.Getter{
 		Delegate:    etcd.CreateRESTOptionsGetter(factory, enc.Transformers),
 		MainServers: s.transport.ServerList,
 		Encryption:  enc.WriterOf,
@@ -382,15 +423,23 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 			_, err := s.clientOn(ctx, tc)
 			return err
 		},
-	}
+	}}, nil
+}
 
+// build builds the map through st: the providers' stores, the rest of the
+// server's chain (CRDs, custom resources, APIServices) as far as the
+// command needs it, the installer's discovery of what it touches, the
+// loopback client and allocators the stores call, and the route table and
+// handles.
+func (s *Session) build(ctx context.Context, cfg Config, etcd serveroptions.EtcdOptions, st storage) error {
+	opts := cfg.Options.Server
 	lb := &loopback{timeout: cfg.Timeout}
-	providers, informers, err := storageProviders(opts, generic, factory, lb.config())
+	providers, informers, err := storageProviders(opts, st.generic, st.factory, lb.config())
 	if err != nil {
 		return err
 	}
 	s.onClose(s.destroy)
-	all, err := groupVersions(providers, resourceConfig, getter, generic)
+	all, err := groupVersions(providers, st.generic.MergedResourceConfig, st.getter, st.generic)
 	if err != nil {
 		return err
 	}
@@ -411,9 +460,9 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 		crdNames, crdGroups = nil, nil
 	}
 	s.models = &served.Models{}
-	c := extensions.Chain{Server: opts, Etcd: etcd, Transformers: enc.Transformers, Getter: getter, Models: s.models,
+	c := extensions.Chain{Server: opts, Etcd: etcd, Transformers: st.enc.Transformers, Getter: st.getter, Models: s.models,
 		FieldManagement: cfg.FieldManagement, CRDNames: crdNames, CRDGroups: crdGroups, CRDRevision: cfg.CRDRevision, Client: s.Client,
-		Admission: namespaceAdmission{m: s.Map}, Authorizer: generic.Authorization.Authorizer}
+		Admission: namespaceAdmission{m: s.Map}, Authorizer: st.generic.Authorization.Authorizer}
 	if err := s.Map.extend(ctx, c, all, readEtcd, cfg.Only, cfg.Leftovers); err != nil {
 		return err
 	}
@@ -423,7 +472,7 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	lb.bind(s.servingInstalled(in), generic)
+	lb.bind(s.servingInstalled(in), st.generic)
 	s.loopback = lb
 	if s.clusterIPs, err = clusterips.New(informers, opts.ServiceClusterIPRanges, cfg.Timeout); err != nil {
 		return err
@@ -431,7 +480,7 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 	// Registered after destroy, so it runs first: the informers stop before
 	// the stores they watch through.
 	s.onClose(s.clusterIPs.Stop)
-	s.getter = getter
+	s.getter = st.getter
 	s.Map.container = in.Container
 	s.Map.owners = map[string]owners.Owner{}
 	for _, v := range versions {
@@ -449,7 +498,7 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 		EmulatedVersion:   emulated,
 		FeatureGates:      gates,
 		EtcdPrefix:        etcd.StorageConfig.Prefix,
-		Routes:            append(served.Routes(versions, s.Map.owners, getter), s.Map.proxied...),
+		Routes:            append(served.Routes(versions, s.Map.owners, st.getter), s.Map.proxied...),
 	}
 	s.Map.Handles = s.handles(versions)
 	return nil
