@@ -1,3 +1,18 @@
+// Package storagemap builds kube-apiserver's storage map with the server's
+// own code: its option structs and defaults, its storage factory and
+// RESTOptionsGetter, its REST storage providers (every built-in group), and
+// the apiextensions and aggregator servers' stores with the custom resources
+// of the CRDs in etcd. Open returns a Session, what a command connects to
+// (etcd, a snapshot or a sandbox; clients, feature gates, allocators, the
+// loopback), holding the Map: a route and a handle per path, and the
+// resolver from what a user names to a handle. Commands hand on the map,
+// or single handles, never the session.
+//
+// Each concern of the assembly is a package of its own under this one
+// (serverflags, encryption, restoptions, served, owners, extensions,
+// schemaless, names, clusterips); this package puts them together, in the
+// server's order (build.go), and holds what a command uses of the result
+// (session.go, map.go, resolve.go).
 package storagemap
 
 import (
@@ -5,14 +20,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
-	restful "github.com/emicklei/go-restful/v3"
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -21,14 +31,11 @@ import (
 	serveroptions "k8s.io/apiserver/pkg/server/options"
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/kubernetes/pkg/capabilities"
 	controlplaneapiserver "k8s.io/kubernetes/pkg/controlplane/apiserver"
 	"k8s.io/kubernetes/pkg/kubeapiserver"
 
 	"github.com/regctl/regctl/internal/etcdview"
-	"github.com/regctl/regctl/internal/handle"
-	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/internal/storagemap/clusterips"
 	"github.com/regctl/regctl/internal/storagemap/encryption"
@@ -93,162 +100,6 @@ type Config struct {
 	// beside is an etcd another session runs in this process, which this
 	// one reads without holding it (Beside).
 	beside *etcdview.Embedded
-}
-
-// Map is the storage map as a command uses it, read-only once built: the
-// route table, one handle per path, and the resolver that maps what a user
-// names (as kubectl does) to a handle.
-type Map struct {
-	Table routetable.RouteTable
-	// Handles holds one handle per path, each with regctl's own storage for
-	// it, built by the server's code but with undecorated storage (no watch
-	// cache).
-	Handles map[string]*handle.Handle
-
-	mapper     meta.RESTMapper
-	categories restmapper.CategoryExpander
-
-	versions  []served.Version
-	container *restful.Container
-	owners    map[string]owners.Owner // by route path
-	// notEstablished are the CRDs in etcd not established yet, by the
-	// kinds they would serve.
-	notEstablished map[schema.GroupVersionKind]string
-	// proxied are the routes the aggregator proxies to a service.
-	proxied []routetable.Route
-
-	// crs builds the custom resources' serving storage; crds names the CRD of
-	// each custom resource path, and served the handles built for serving
-	// so far (Map.serving), by path.
-	crs    *extensions.Serving
-	crds   map[string]string
-	mu     sync.Mutex
-	served map[string]*handle.Handle
-}
-
-// Session is what a command connects to and holds while it runs: the etcd
-// (live, a snapshot served in-process, or a sandbox), its clients, the
-// process-wide feature gates of the flags, the allocators and the loopback
-// client the stores call, and the map built on them. Close releases it all,
-// once.
-type Session struct {
-	// Map is the storage map built on the session's etcd.
-	Map *Map
-	// Embedded is the etcd the map was built on when no --etcd-servers was
-	// given: an ephemeral one, or the sandbox's on Config.DataDir. Nil
-	// otherwise.
-	Embedded *etcdview.Embedded
-	// Snapshot is the snapshot the map reads, nil on a live etcd.
-	Snapshot *etcdview.Snapshot
-
-	getter    *restoptions.Getter
-	transport storagebackend.TransportConfig
-	timeout   time.Duration
-
-	// clusterIPs readies the service store's cluster IP allocator.
-	clusterIPs *clusterips.Allocator
-	// loopback is the server's loopback client, served by the map.
-	loopback *loopback
-	// models are the OpenAPI models of the built-in groups' field
-	// managers, built for the first write.
-	models *served.Models
-	// schemalessCRDs makes a CRD store that reads CRDs without their
-	// schemas, which establishing CRDs reads through (EstablishCRDs).
-	schemalessCRDs func() (*customresourcedefinition.REST, error)
-
-	mu      sync.Mutex
-	clients map[string]*clientv3.Client // by server list
-	closers []func()
-	// closeErr is what closing failed to undo (the process's feature
-	// gates), for Close to return.
-	closeErr error
-}
-
-// Handle is the handle of path, ready to read and write its objects, an
-// error naming the path when the map has none.
-func (m *Map) Handle(path string) (*handle.Handle, error) {
-	if h, ok := m.Handles[path]; ok {
-		return m.serving(h)
-	}
-	return nil, fmt.Errorf("%s is not a path of the storage map (see `regctl routes`)", path)
-}
-
-// Ordered is every handle in route table order, as the map lists them: a
-// custom resource's defers what serving it takes (Handle.Serving), which a
-// caller builds for the CRDs it reads. Routes with no handle are
-// left out: the group versions the aggregator proxies to a service (as
-// metrics-server's v1beta1.metrics.k8s.io) are routes whose objects are not
-// in this etcd.
-func (m *Map) Ordered() []*handle.Handle {
-	out := make([]*handle.Handle, 0, len(m.Table.Routes))
-	for _, r := range m.Table.Routes {
-		if h, ok := m.Handles[r.Path]; ok {
-			out = append(out, h)
-		}
-	}
-	return out
-}
-
-// Subresource is the handle of the subresource sub of the resource h, h
-// itself when sub is empty.
-func (m *Map) Subresource(h *handle.Handle, sub string) (*handle.Handle, error) {
-	if sub == "" {
-		return h, nil
-	}
-	if s, ok := m.Handles[h.Path+"/"+sub]; ok {
-		return m.serving(s)
-	}
-	return nil, fmt.Errorf("%s has no subresource %q", h.Path, sub)
-}
-
-// Close releases the stores' etcd clients and the embedded etcd, if any.
-func (s *Session) Close() error {
-	s.mu.Lock()
-	closers := s.closers
-	s.closers, s.clients = nil, nil
-	s.mu.Unlock()
-	for i := len(closers) - 1; i >= 0; i-- {
-		closers[i]()
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	err := s.closeErr
-	s.closeErr = nil
-	return err
-}
-
-func (s *Session) onClose(fn func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.closers = append(s.closers, fn)
-}
-
-// Client is a plain etcd client on the etcd the map was built on
-// (--etcd-servers), for reads of the whole keyspace. It is dialed on first
-// use. Reads of one resource take its handle's, which follows overrides.
-func (s *Session) Client(ctx context.Context) (*clientv3.Client, error) {
-	return s.clientOn(ctx, s.transport)
-}
-
-// clientOn returns the one client regctl keeps per set of servers, dialing
-// and checking it on first use.
-func (s *Session) clientOn(ctx context.Context, tc storagebackend.TransportConfig) (*clientv3.Client, error) {
-	key := strings.Join(tc.ServerList, ",")
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c, ok := s.clients[key]; ok {
-		return c, nil
-	}
-	c, err := etcdview.Connect(ctx, tc, s.timeout)
-	if err != nil {
-		return nil, err
-	}
-	if s.clients == nil {
-		s.clients = map[string]*clientv3.Client{}
-	}
-	s.clients[key] = c
-	s.closers = append(s.closers, func() { c.Close() })
-	return c, nil
 }
 
 // Open instantiates the storage map the way kube-apiserver does, on the
@@ -544,83 +395,6 @@ func (m *Map) extend(ctx context.Context, c extensions.Chain, builtIn []served.V
 	}
 }
 
-// EstablishCRDs does for the CRDs named what a server's apiextensions
-// controllers do for a CRD that was created or changed (see
-// extensions.Establish), where none runs: a sandbox.
-func (s *Session) EstablishCRDs(ctx context.Context, names []string) error {
-	if len(names) == 0 {
-		return nil
-	}
-	store, err := s.schemalessCRDs()
-	if err != nil {
-		return err
-	}
-	defer store.Destroy()
-	return extensions.Establish(ctx, names, s.loopback.config(), store, s.timeout)
-}
-
-// startEmbedded starts the etcd of a map built without --etcd-servers: the
-// sandbox's on cfg.DataDir, or an ephemeral one. Another process holding
-// the sandbox is waited for as long as a request would be.
-func startEmbedded(cfg Config) (*etcdview.Embedded, error) {
-	if cfg.DataDir != "" {
-		return etcdview.StartOn(cfg.DataDir, cfg.Timeout, logs.Etcd())
-	}
-	return etcdview.StartEmbedded(logs.Etcd())
-}
-
-// holdEmbedded makes e the map's etcd, stopped when the map is closed
-// unless Reopen took it away first.
-func (s *Session) holdEmbedded(e *etcdview.Embedded) {
-	s.Embedded = e
-	s.onClose(func() {
-		s.mu.Lock()
-		e := s.Embedded
-		s.mu.Unlock()
-		if e != nil {
-			e.Close()
-		}
-	})
-}
-
-// Reopen builds the map again, with cfg, on the sandbox's etcd that w runs,
-// for a command that changed what the map serves: the CRDs it established
-// serve their custom resources only in a map built after. w is closed first
-// (the process-wide versions it applied put back, its stores stopped) but
-// for its etcd, which the new map holds from then on, with the sandbox's
-// lock: no other regctl takes the sandbox in between. Whatever happens, the
-// caller closes the map returned and no longer uses w.
-func (s *Session) Reopen(ctx context.Context, cfg Config) (*Session, error) {
-	if !s.Sandbox() {
-		return nil, errors.New("only a sandbox's map is built again")
-	}
-	s.mu.Lock()
-	e := s.Embedded
-	s.Embedded = nil
-	s.mu.Unlock()
-	s.Close()
-	cfg.embedded = e
-	return Open(ctx, cfg)
-}
-
-// Beside opens another session, with cfg, on the data s reads: on the
-// etcd s runs in this process (a sandbox's, which only one session can
-// start), without taking it over; s must then be closed last. A command
-// that reads the same data through two maps (a comparison with the CRDs
-// of another revision) opens the second this way.
-func (s *Session) Beside(ctx context.Context, cfg Config) (*Session, error) {
-	if s.Embedded != nil {
-		cfg.DataDir, cfg.beside = "", s.Embedded
-	}
-	return Open(ctx, cfg)
-}
-
-// Sandbox tells whether the map was built on a sandbox (Config.DataDir):
-// an etcd of regctl's own, on which no apiserver runs its controllers.
-func (s *Session) Sandbox() bool {
-	return s.Embedded != nil && s.Embedded.Persistent()
-}
-
 // installNeeded installs what a command on the resources named in only
 // touches (everything when only is empty), and returns the versions it
 // installed, whole or in part: the installer's routes are most of what
@@ -670,28 +444,6 @@ func (s *Session) servingInstalled(in *served.Installer) http.Handler {
 		}
 		in.Container.ServeHTTP(rw, req)
 	})
-}
-
-// customResourceHandler is the CRD handler that serves req, a request for
-// a custom resource of the map; nil for any other request.
-func (m *Map) customResourceHandler(req *http.Request) http.Handler {
-	info, ok := genericapirequest.RequestInfoFrom(req.Context())
-	if !ok || !info.IsResourceRequest || m.crs == nil {
-		return nil
-	}
-	for path, crd := range m.crds {
-		h := m.Handles[path]
-		if h == nil || h.Route.Subresource != "" || h.Route.Group != info.APIGroup || h.Route.Version != info.APIVersion || h.Route.Resource != info.Resource {
-			continue
-		}
-		if _, err := m.serving(h); err != nil {
-			return http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
-				http.Error(rw, err.Error(), http.StatusInternalServerError)
-			})
-		}
-		return m.crs.Handler(crd)
-	}
-	return nil
 }
 
 // mergeWatchCacheSizes applies kube-apiserver's default watch cache sizes
@@ -750,21 +502,4 @@ func groupVersions(providers []controlplaneapiserver.RESTStorageProvider, resour
 		return nil, errors.New("`--runtime-config` disables every API group: the map is empty")
 	}
 	return out, nil
-}
-
-// destroy releases every store of the map, those built for serving
-// custom resources too.
-func (s *Session) destroy() {
-	for _, v := range s.Map.versions {
-		for _, s := range v.Stores {
-			s.Destroy()
-		}
-	}
-	s.Map.mu.Lock()
-	defer s.Map.mu.Unlock()
-	for _, h := range s.Map.served {
-		if h.Route.Subresource == "" {
-			h.Storage.Destroy()
-		}
-	}
 }
