@@ -106,6 +106,9 @@ func TestEachChangeIsToldWithItsFieldsAndWriter(t *testing.T) {
 	if want := []string{"v1.ConfigMap.default.b", "v1.ConfigMap.default.c", "v1.ConfigMap.default.d"}; !slices.Equal(changed, want) {
 		t.Errorf("Changed was given %v, want %v", changed, want)
 	}
+	if got, want := report.summary(), "3 objects differ and 1 is the same between rev:before"; !strings.HasPrefix(got, want) {
+		t.Errorf("summary %q, want it to start %q", got, want)
+	}
 }
 
 // TestNothingDiffersBetweenARevisionAndItself compares a revision with
@@ -122,6 +125,9 @@ func TestNothingDiffersBetweenARevisionAndItself(t *testing.T) {
 	}
 	if len(report.Resources) != 1 || report.Resources[0].Unchanged != 3 {
 		t.Errorf("resources %+v, want 3 unchanged", report.Resources)
+	}
+	if got, want := report.summary(), "0 objects differ and 3 are the same between rev:before"; !strings.HasPrefix(got, want) {
+		t.Errorf("summary %q, want it to start %q", got, want)
 	}
 }
 

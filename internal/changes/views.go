@@ -56,7 +56,8 @@ func (r *Report) summary() string {
 		differ += res.Added + res.Removed + res.Changed + res.Recreated
 		same += res.Unchanged
 	}
-	line := fmt.Sprintf("%d objects differ and %d are the same between %s and %s", differ, same, sideName(r.From), sideName(r.To))
+	line := fmt.Sprintf("%d %s and %d %s the same between %s and %s", differ, render.Plural(int(differ), "object differs", "objects differ"),
+		same, render.Plural(int(same), "is", "are"), sideName(r.From), sideName(r.To))
 	if n := len(r.Unreadable); n > 0 {
 		line += fmt.Sprintf("; %d could not be read", n)
 	}
