@@ -77,7 +77,11 @@ func (o *inspectOptions) Validate() (err error) {
 
 func (o *inspectOptions) Run(ctx context.Context) error {
 	ctx = render.WithWarnings(ctx, o.IO.ErrOut)
-	session, t, err := o.openLive(ctx, o.ref, o.Scope, "")
+	cfg := o.sessionConfig()
+	// The objects of a CRD that is gone are read through one made up
+	// from them.
+	cfg.Leftovers = true
+	session, t, err := openOne(ctx, cfg, o.ref, o.Scope)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/regctl/regctl/internal/completion"
-	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/keys"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap"
@@ -90,22 +89,14 @@ func (o *keysOptions) Run(ctx context.Context) error {
 		defer session.Close()
 		return keys.Usage(ctx, ks, o.Keys, o.IO.Out)
 	}
-	session, t, err := o.open(ctx, *o.ref)
+	// The map alone says where keys are, on any etcd, unless they are
+	// read.
+	cfg := o.sessionConfig()
+	cfg.MapOnly = !o.Keys.NeedsEtcd(o.ref.Names)
+	session, t, err := openOne(ctx, cfg, *o.ref, o.Scope)
 	if err != nil {
 		return err
 	}
 	defer session.Close()
 	return keys.Of(ctx, o.IO.Out, t, o.ref.Names, o.Keys)
-}
-
-// open builds the map for ref's resource and resolves it: on the user's
-// etcd when the keys are read there, else on any.
-func (o *keysOptions) open(ctx context.Context, ref target.Ref) (*storagemap.Session, handle.Target, error) {
-	cfg := o.sessionConfig()
-	cfg.MapOnly = !o.Keys.NeedsEtcd(ref.Names)
-	session, named, err := storagemap.OpenTargets(ctx, cfg, []target.Ref{ref}, o.Scope, "", target.Each)
-	if err != nil {
-		return nil, handle.Target{}, err
-	}
-	return session, named[0].Target, nil
 }

@@ -13,14 +13,10 @@ import (
 	"github.com/regctl/regctl/internal/target"
 )
 
-// openLive builds the map on the user's etcd and resolves ref, of one
-// type, in it, for a read: the objects of a CRD that is gone are read
-// through one made up from them. When verb is set, the path must serve
-// it. The caller closes the map.
-func (g *globalOptions) openLive(ctx context.Context, ref target.Ref, scope target.Scope, verb string) (*storagemap.Session, handle.Target, error) {
-	cfg := g.sessionConfig()
-	cfg.Leftovers = true
-	session, targets, err := storagemap.OpenTargets(ctx, cfg, []target.Ref{ref}, scope, verb, target.Each)
+// openOne builds the map with cfg and resolves ref, of one type, in it.
+// The caller closes the map.
+func openOne(ctx context.Context, cfg storagemap.Config, ref target.Ref, scope target.Scope) (*storagemap.Session, handle.Target, error) {
+	session, targets, err := storagemap.OpenTargets(ctx, cfg, []target.Ref{ref}, scope, "", target.Each)
 	if err != nil {
 		return nil, handle.Target{}, err
 	}
