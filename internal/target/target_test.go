@@ -1,12 +1,10 @@
 package target_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -14,18 +12,14 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/regctl/regctl/internal/storagemap"
-	"github.com/regctl/regctl/internal/storagemap/serverflags"
+	"github.com/regctl/regctl/internal/storagemap/maptest"
 	"github.com/regctl/regctl/internal/target"
 )
 
 // storageMap is the map of a default server, built on an ephemeral etcd.
 func storageMap(t *testing.T) *storagemap.Map {
 	t.Helper()
-	s, err := storagemap.Open(context.Background(), storagemap.Config{Options: serverflags.NewOptions(), Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s, _ := maptest.Open(t)
 	return s.Map
 }
 
