@@ -125,47 +125,39 @@ func (o *writeOptions) writeManifest(ctx context.Context, filenames []string, su
 	if err := o.sessionConfig().Writable(); err != nil {
 		return err
 	}
-	live := &liveMap{o: o}
+	live := &liveMaps{o: o}
 	defer live.close()
-	m := writes.Manifest{
+	return writes.Run(ctx, writes.Manifest{
 		Filenames: filenames, Recursive: o.Recursive, In: o.IO.In, Out: o.IO.Out, ErrOut: o.IO.ErrOut,
 		Output: o.Output, DryRun: o.DryRun,
 		Scope:       writes.Scope{Namespace: o.Namespace, Explicit: o.NamespaceSet},
 		Subresource: subresource, AllowPlaintext: o.AllowPlaintext, Validation: string(o.Validation),
-		Verb: v,
-		Open: live.open, Reopen: live.reopen,
-	}
-	// A map built on --data-dir is a sandbox's: no server there runs the
-	// controllers that establish the CRDs written, so regctl does.
-	if o.DataDir != "" {
-		m.Establish = live.establish
-	}
-	return writes.Run(ctx, m)
+		Verb: v, Maps: live,
+	})
 }
 
 // diffManifest diffs the manifest in filenames (writes.Diff) on the map of
 // the user's etcd, built once the manifest is read.
 func (o *writeOptions) diffManifest(ctx context.Context, filenames []string, d writes.DiffOptions) error {
-	live := &liveMap{o: o}
+	live := &liveMaps{o: o}
 	defer live.close()
 	return writes.Diff(ctx, writes.Manifest{
 		Filenames: filenames, Recursive: o.Recursive, In: o.IO.In, Out: o.IO.Out, ErrOut: o.IO.ErrOut,
-		Scope:  writes.Scope{Namespace: o.Namespace, Explicit: o.NamespaceSet},
-		Open:   live.open,
-		Server: func() *rest.Config { return live.session.LoopbackConfig() },
+		Scope: writes.Scope{Namespace: o.Namespace, Explicit: o.NamespaceSet},
+		Maps:  live,
 	}, d)
 }
 
-// liveMap is the map a manifest is written on: built once the manifest is
-// read, built again once the CRDs written in a sandbox are established;
-// close closes the last one built.
-type liveMap struct {
+// liveMaps are the maps a manifest is written on (writes.Maps): built once
+// the manifest is read, built again once the CRDs written in a sandbox are
+// established; close closes the last one built.
+type liveMaps struct {
 	o       *writeOptions
 	kinds   []schema.GroupVersionKind
 	session *storagemap.Session
 }
 
-func (l *liveMap) open(ctx context.Context, kinds []schema.GroupVersionKind) (writes.Map, error) {
+func (l *liveMaps) Open(ctx context.Context, kinds []schema.GroupVersionKind) (writes.Map, error) {
 	s, err := l.o.buildLive(ctx, kinds)
 	if err != nil {
 		return nil, err
@@ -174,9 +166,17 @@ func (l *liveMap) open(ctx context.Context, kinds []schema.GroupVersionKind) (wr
 	return s.Map, nil
 }
 
-// reopen builds the map again on the sandbox's etcd. When it fails, the
+// Sandbox: a map built on --data-dir is a sandbox's, where no server runs
+// the controllers that establish the CRDs written.
+func (l *liveMaps) Sandbox() bool { return l.o.DataDir != "" }
+
+func (l *liveMaps) Establish(ctx context.Context, names []string) error {
+	return l.session.EstablishCRDs(ctx, names)
+}
+
+// Reopen builds the map again on the sandbox's etcd. When it fails, the
 // map it had is closed already, and closing it again does nothing.
-func (l *liveMap) reopen(ctx context.Context) (writes.Map, error) {
+func (l *liveMaps) Reopen(ctx context.Context) (writes.Map, error) {
 	s, err := l.session.Reopen(ctx, l.o.writeConfig(l.kinds))
 	if err != nil {
 		return nil, err
@@ -185,11 +185,9 @@ func (l *liveMap) reopen(ctx context.Context) (writes.Map, error) {
 	return s.Map, nil
 }
 
-func (l *liveMap) establish(ctx context.Context, names []string) error {
-	return l.session.EstablishCRDs(ctx, names)
-}
+func (l *liveMaps) Server() *rest.Config { return l.session.LoopbackConfig() }
 
-func (l *liveMap) close() {
+func (l *liveMaps) close() {
 	if l.session != nil {
 		l.session.Close()
 	}

@@ -55,7 +55,7 @@ func TestAwaitingCRDs(t *testing.T) {
 		{Doc: 3, GVK: configMapKind, Name: "c"},
 		{Doc: 4, GVK: gadget, Name: "g"}, // no CRD of the manifest serves it
 	}
-	establish := func(context.Context, []string) error { return nil }
+	sandbox := sandboxMaps{}
 	docs := func(objs []manifest.Object) []int {
 		var out []int
 		for _, o := range objs {
@@ -69,11 +69,11 @@ func TestAwaitingCRDs(t *testing.T) {
 		now, awaiting []int
 		servedAlready bool
 	}{
-		{name: "sandbox", m: Manifest{Establish: establish}, now: []int{1, 3, 4}, awaiting: []int{2}},
-		{name: "served already", m: Manifest{Establish: establish}, servedAlready: true, now: []int{1, 2, 3, 4}},
-		{name: "live etcd", m: Manifest{}, now: []int{1, 2, 3, 4}},
-		{name: "dry run", m: Manifest{Establish: establish, DryRun: true}, now: []int{1, 2, 3, 4}},
-		{name: "subresource", m: Manifest{Establish: establish, Subresource: "status"}, now: []int{1, 2, 3, 4}},
+		{name: "sandbox", m: Manifest{Maps: sandbox}, now: []int{1, 3, 4}, awaiting: []int{2}},
+		{name: "served already", m: Manifest{Maps: sandbox}, servedAlready: true, now: []int{1, 2, 3, 4}},
+		{name: "live etcd", m: Manifest{Maps: liveMaps{}}, now: []int{1, 2, 3, 4}},
+		{name: "dry run", m: Manifest{Maps: sandbox, DryRun: true}, now: []int{1, 2, 3, 4}},
+		{name: "subresource", m: Manifest{Maps: sandbox, Subresource: "status"}, now: []int{1, 2, 3, 4}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := fakeMap{kinds: maps.Clone(widgets.kinds)}
@@ -127,3 +127,13 @@ func TestSandboxCRDsEstablishWhatWasWritten(t *testing.T) {
 		t.Errorf("off a sandbox: noted %v (%v), want nothing", off.names, err)
 	}
 }
+
+// sandboxMaps and liveMaps are the Maps of a sandbox's etcd and of one a
+// server runs on, for a run that plans on a map of its own.
+type (
+	sandboxMaps struct{ Maps }
+	liveMaps    struct{ Maps }
+)
+
+func (sandboxMaps) Sandbox() bool { return true }
+func (liveMaps) Sandbox() bool    { return false }

@@ -43,7 +43,7 @@ var ErrNoObjects = errors.New("no objects passed to diff")
 
 // Diff is kubectl diff -f, run by kubectl's own code against the map's
 // server: the request handlers of kube-apiserver (and of its CRD handler),
-// served in-process through the loopback client (m.Server), on the stores
+// served in-process through the loopback client (Maps.Server), on the stores
 // of the map. kubectl reads the manifest, gets each object, computes what
 // an apply would send (a three-way patch from last-applied-configuration,
 // or a server-side apply), sends it as a dry run, and hands LIVE and MERGED
@@ -69,7 +69,7 @@ func Diff(ctx context.Context, m Manifest, o DiffOptions) error {
 	if len(objs) == 0 {
 		return ErrNoObjects
 	}
-	mp, err := m.Open(ctx, kindsOf(objs))
+	mp, err := m.Maps.Open(ctx, kindsOf(objs))
 	if err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func Diff(ctx context.Context, m Manifest, o DiffOptions) error {
 		return err
 	}
 
-	getter := newMapClients(m.Server(), mp.RESTMapper(), m.Scope, m.ErrOut)
+	getter := newMapClients(m.Maps.Server(), mp.RESTMapper(), m.Scope, m.ErrOut)
 	f := cmdutil.NewFactory(getter)
 	streams := genericiooptions.IOStreams{In: m.In, Out: m.Out, ErrOut: m.ErrOut}
 	cmd := kubectldiff.NewCmdDiff(f, streams)

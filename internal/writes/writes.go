@@ -95,24 +95,30 @@ type Manifest struct {
 	Validation string
 	Verb       Verb
 
-	// Open builds the map for the kinds of the manifest's objects, once
-	// the manifest is read: a manifest that does not read builds nothing.
-	// The caller closes the map.
-	Open func(context.Context, []schema.GroupVersionKind) (Map, error)
-	// Establish establishes the CRDs named, as the apiextensions
-	// controllers of a server would: set in a sandbox, where no server
-	// runs them, nil elsewhere. Only where it is set are the custom
-	// resources of a manifest's own CRDs written, after the CRDs are
-	// established. It is never called in a dry run, which writes no CRD.
-	Establish func(ctx context.Context, names []string) error
-	// Reopen builds the map again, once CRDs are established, to serve
-	// their custom resources; set with Establish. The caller closes the
-	// map it returns (and, when it fails, the one Open built).
-	Reopen func(context.Context) (Map, error)
+	// Maps builds the map the manifest is written on, once it is read.
+	Maps Maps
+}
+
+// Maps builds the map a manifest is written on, once the manifest is read:
+// a manifest that does not read builds nothing. The caller closes what it
+// builds.
+type Maps interface {
+	// Open builds the map for the kinds of the manifest's objects.
+	Open(ctx context.Context, kinds []schema.GroupVersionKind) (Map, error)
+	// Sandbox tells whether no server runs on the etcd to establish the
+	// CRDs a manifest writes, as a server's apiextensions controllers
+	// would: then Establish does, and only then are the custom resources
+	// of a manifest's own CRDs written, on the map Reopen builds again to
+	// serve them. A dry run establishes nothing.
+	Sandbox() bool
+	Establish(ctx context.Context, names []string) error
+	// Reopen builds the map again; when it fails, the one Open built is
+	// closed already.
+	Reopen(ctx context.Context) (Map, error)
 	// Server is the config of a client of the map's own API, served
 	// in-process by the server's request handlers, once Open built it:
 	// what kubectl's own code (diff) talks to.
-	Server func() *rest.Config
+	Server() *rest.Config
 }
 
 // Run reads the manifest, plans and checks every object against the map,
@@ -127,7 +133,7 @@ func Run(ctx context.Context, m Manifest) error {
 	if len(objs) == 0 {
 		return refuse(m.ErrOut, readErrs)
 	}
-	mp, err := m.Open(ctx, kindsOf(objs))
+	mp, err := m.Maps.Open(ctx, kindsOf(objs))
 	if err != nil {
 		return err
 	}
@@ -151,7 +157,7 @@ type run struct {
 }
 
 // establishes tells whether this run establishes the CRDs it writes.
-func (r *run) establishes() bool { return r.Establish != nil && !r.DryRun }
+func (r *run) establishes() bool { return r.Maps != nil && r.Maps.Sandbox() && !r.DryRun }
 
 // plan checks every object of the manifest against the map, as the verb
 // would write it; any error refuses the whole manifest, after reporting
@@ -205,7 +211,7 @@ func (r *run) writePlanned(ctx context.Context, todo []stores.Planned, awaiting 
 	if err := reportEach(ctx, rep, todo, write); err != nil {
 		return err
 	}
-	establishErr := crds.establish(ctx, r.Establish, r.ErrOut)
+	establishErr := crds.establish(ctx, r.Maps.Establish, r.ErrOut)
 	if establishErr == nil && len(awaiting) > 0 && ctx.Err() == nil {
 		if err := r.writeAwaiting(ctx, rep, awaiting, write); err != nil {
 			return err
@@ -227,7 +233,7 @@ func (r *run) writePlanned(ctx context.Context, todo []stores.Planned, awaiting 
 // serves them, and checks them all first, as any manifest's objects are; a
 // bad one leaves them all unwritten (the CRDs stay).
 func (r *run) writeAwaiting(ctx context.Context, rep *Report, awaiting []manifest.Object, write func(context.Context, stores.Planned) (runtime.Object, error)) error {
-	reopened, err := r.Reopen(ctx)
+	reopened, err := r.Maps.Reopen(ctx)
 	if err != nil {
 		// Counted as not attempted.
 		reportAll(r.ErrOut, []error{fmt.Errorf("building the map again to serve the custom resources of the CRDs established: %w", err)})
