@@ -140,6 +140,11 @@ func (o *diffOptions) validate() error {
 	case o.From != "" && (o.Diff.ServerSide || o.Diff.FieldManager != ""):
 		return errors.New("`--server-side` and `--field-manager` say how a manifest merges: they go with `-f`")
 	case o.From != "":
+		for _, side := range []string{o.From, o.To} {
+			if _, err := changes.ParseSource(side); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
 	return o.writeOptions.Validate()

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -139,6 +140,19 @@ func TestFlagsAreReadAndCheckedWithoutEtcd(t *testing.T) {
 		refused(t, newDeleteCmd, 2, "`--revision` is for reads", "pods/web")
 		if o, err := parseFlags(t, newDeleteCmd, 0, "pods/web", "--dry-run=server"); err != nil || !o.DryRun {
 			t.Errorf("--dry-run=server: %+v, %v; want a dry run", o, err)
+		}
+	})
+	t.Run("diff", func(t *testing.T) {
+		// A side that names no point in time is refused before any etcd
+		// is looked for, as trouble (exit 2).
+		refused(t, newDiffCmd, 0, `"rev:x" names no revision`, "--from", "rev:x")
+		refused(t, newDiffCmd, 0, "an empty source", "--from", "rev:3", "--to", "")
+		var trouble *exitError
+		if _, err := parseFlags(t, newDiffCmd, 0, "--from", "rev:x"); !errors.As(err, &trouble) || trouble.code != 2 {
+			t.Errorf("a bad --from: %v, want it to exit 2", err)
+		}
+		if o, err := parseFlags(t, newDiffCmd, 0, "--from", "rev:3", "configmaps", "-n", "shop"); err != nil || o.From != "rev:3" || o.To != "live" || !o.NamespaceSet {
+			t.Errorf("diff --from: %+v, %v", o, err)
 		}
 	})
 	t.Run("migrate", func(t *testing.T) {

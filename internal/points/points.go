@@ -93,6 +93,12 @@ const Live = "live"
 // (RepairTo).
 func (d *Sessions) Pair(ctx context.Context, from, to string) (changes.Request, error) {
 	var req changes.Request
+	// Both named well before either is opened.
+	for _, name := range []string{from, to} {
+		if _, err := changes.ParseSource(name); err != nil {
+			return req, err
+		}
+	}
 	var toTargets []handle.Target
 	first := func() (err error) {
 		req.From, d.from, err = d.Open(ctx, from)
