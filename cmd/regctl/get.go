@@ -132,11 +132,16 @@ func (o *getOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.Get.Args, o.Get.Output = args, f
 	o.Get.Out, o.Get.ErrOut = o.IO.Out, o.IO.ErrOut
 	o.Get.Revision, o.Get.AllNamespaces = o.Revision, o.AllNamespaces
-	o.refs, err = target.ParseRefs(args, o.Subresource, true)
-	return err
+	return nil
 }
 
-func (o *getOptions) Validate() error { return o.Get.Validate(o.Snapshot) }
+func (o *getOptions) Validate() (err error) {
+	if err := o.Get.Validate(o.Snapshot); err != nil {
+		return err
+	}
+	o.refs, err = target.ParseRefs(o.Get.Args, o.Subresource, true)
+	return err
+}
 
 func (o *getOptions) Run(ctx context.Context) error {
 	ctx = render.WithWarnings(ctx, o.IO.ErrOut)
