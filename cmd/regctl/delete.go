@@ -81,17 +81,16 @@ unless --drop-unknown-fields, as replace refuses it.`,
 	return withOptions(cmd, opts, runF)
 }
 
-func (o *deleteOptions) Complete(cmd *cobra.Command, args []string) (err error) {
+func (o *deleteOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.Args = args
-	if err := o.writeOptions.Complete(cmd, args); err != nil {
-		return err
-	}
-	o.refs, err = target.ParseRefs(args, "", false)
-	return err
+	return o.writeOptions.Complete(cmd, args)
 }
 
-func (o *deleteOptions) Validate() error {
+func (o *deleteOptions) Validate() (err error) {
 	if err := o.writeOptions.Validate(); err != nil {
+		return err
+	}
+	if o.refs, err = target.ParseRefs(o.Args, "", false); err != nil {
 		return err
 	}
 	if err := o.Delete.Check(o.refs); err != nil {
