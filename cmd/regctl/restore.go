@@ -187,7 +187,7 @@ func (o *restoreOptions) request(ctx context.Context, sides *points.Sessions) (r
 		Out: o.IO.Out, ErrOut: o.IO.ErrOut, Output: o.Output, Progress: render.NewProgress(o.IO.ErrOut),
 	}
 	req.Reopen = func(ctx context.Context) (*restore.Request, error) {
-		pairs, s, err := sides.RepairTo(ctx, points.Live)
+		pairs, s, err := sides.PairAgain(ctx, points.Live)
 		if err != nil {
 			return nil, err
 		}

@@ -43,7 +43,7 @@ type Sessions struct {
 	// Names are the objects named of each path (TYPE/NAME, TYPE NAME).
 	Names map[string][]string
 	// from are the targets of the side Pair compares from, which a
-	// reopened side is paired with again (RepairTo).
+	// reopened side is paired with again (PairAgain).
 	from []handle.Target
 }
 
@@ -90,10 +90,11 @@ const Live = "live"
 // request of a comparison between them (changes.Compare), but for how it
 // reads. The live side is opened first: on a sandbox, its session runs the
 // etcd the other reads beside it, and it alone can be opened again
-// (RepairTo).
+// (PairAgain).
 func (d *Sessions) Pair(ctx context.Context, from, to string) (changes.Request, error) {
 	var req changes.Request
-	// Both named well before either is opened.
+	// A side that names no point in time is refused before either is
+	// opened.
 	for _, name := range []string{from, to} {
 		if _, err := changes.ParseSource(name); err != nil {
 			return req, err
@@ -121,9 +122,9 @@ func (d *Sessions) Pair(ctx context.Context, from, to string) (changes.Request, 
 	return req, nil
 }
 
-// RepairTo opens the side to names again (Reopen), after a command changed
+// PairAgain opens the side to names again (Reopen), after a command changed
 // what its map serves, and pairs the side Pair compared from with it.
-func (d *Sessions) RepairTo(ctx context.Context, to string) ([]changes.Pair, *storagemap.Session, error) {
+func (d *Sessions) PairAgain(ctx context.Context, to string) ([]changes.Pair, *storagemap.Session, error) {
 	src, err := changes.ParseSource(to)
 	if err != nil {
 		return nil, nil, err
