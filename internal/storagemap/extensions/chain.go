@@ -69,7 +69,7 @@ type Chain struct {
 	// MadeUp are the CRDs made up, by name, for objects whose CRD is gone
 	// (leftovers.go), read beside those in etcd.
 	MadeUp map[string]*apiextensionsv1.CustomResourceDefinition
-	// Admission and authorizer are what the servers' request handlers
+	// Admission and Authorizer are what the servers' request handlers
 	// admit and authorize with (see served.Installer).
 	Admission  admission.Interface
 	Authorizer authorizer.Authorizer

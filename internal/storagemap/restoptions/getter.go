@@ -65,13 +65,13 @@ type Getter struct {
 	Preflight func(context.Context, storagebackend.TransportConfig) error
 	// typer names the kinds of the examples stores pass: kube-apiserver's
 	// legacyscheme when nil, the apiextensions or aggregator scheme for the
-	// getters of those servers (see forServer).
+	// getters of those servers (see ForServer).
 	typer apiruntime.ObjectTyper
 	// CustomResource stands in for the example a custom resource store
 	// does not pass (it asks with nil): an object of its storage version,
 	// which its CRD decides, not the codec.
 	CustomResource func(schema.GroupResource) (example apiruntime.Object, storageVersion string, ok bool)
-	// root records the decisions of a getter made by forServer, so that
+	// root records the decisions of a getter made by ForServer, so that
 	// routes and handles find every server's in one place.
 	root *Getter
 

@@ -49,29 +49,29 @@ type Version struct {
 	Resources []metav1.APIResource
 	// Codec is how the version's objects are decoded and converted.
 	Codec handle.Codec
-	// codecs, when set, is the codec of each path instead: the custom
-	// Resources of one version come from several CRDs, each with its own.
+	// Codecs, when set, is the codec of each path instead: the custom
+	// resources of one version come from several CRDs, each with its own.
 	Codecs map[string]handle.Codec
 	// FieldManagers are, for custom resources, the field manager of each
 	// path, which the CRD handler builds; a built-in group's are built
-	// from info when a write needs them.
+	// from Info when a write needs them.
 	FieldManagers map[string]*handle.FieldManager
 	// Warnings are, for custom resources, the warnings the CRD handler
 	// adds to every request to each path: its CRD version's deprecation
 	// warning. A built-in group's come from its kinds (PathWarnings).
 	Warnings map[string][]string
 	// CRDs name, for custom resources, the CRD of each path: a version's
-	// Stores are its route storage (routeStorage) until a command reads
-	// or writes the CRD's objects (extensions.Serving).
+	// Stores are its route storage (see the extensions package) until a
+	// command reads or writes the CRD's objects (extensions.Serving).
 	CRDs map[string]string
-
+	// Partial says Resources covers some of the version's resources only.
+	Partial bool
 	// Info is the group the version is installed from; nil for custom
 	// resources, which the installer does not install (the CRD handler
 	// serves them) and whose discovery is known from their CRD.
-	// Partial says resources covers some of the version's resources only.
-	Partial bool
-
 	Info *genericapiserver.APIGroupInfo
+	// Root is where the version is served: /api for the core group,
+	// /apis for the others.
 	Root string
 }
 
