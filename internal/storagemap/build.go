@@ -91,7 +91,7 @@ type Config struct {
 	Warn func(string)
 	// Leftovers, for a command that reads, serves a name RESOURCE.GROUP
 	// that no CRD serves but whose objects etcd still holds through a
-	// CRD made up from them (leftovers.go), which warns of it.
+	// CRD made up from them (extensions.Chain.Leftovers), which warns of it.
 	Leftovers bool
 
 	// embedded is the sandbox's etcd, already running, that Reopen hands
