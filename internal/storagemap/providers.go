@@ -30,7 +30,7 @@ import (
 // config carries what the providers read from a server's. The loopback
 // client reaches regctl's own stores in-process (loopback.go); of the
 // informers on it only the cluster IP allocator's are ever started, by a
-// write that needs them (clusterips.go); the endpoint reconciler is none.
+// write that needs them (package clusterips); the endpoint reconciler is none.
 func storageProviders(s *apiserveroptions.ServerRunOptions, generic *genericapiserver.Config, factory serverstorage.StorageFactory, loopback *restclient.Config) ([]controlplaneapiserver.RESTStorageProvider, informers.SharedInformerFactory, error) {
 	cfg, client, err := controlplaneConfig(s, generic, factory, loopback)
 	if err != nil {
