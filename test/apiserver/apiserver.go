@@ -51,12 +51,14 @@ func Start(t testing.TB, flags ...string) *Server {
 
 // StartOn runs a kube-apiserver on the etcd storage names (its first
 // server, with its TLS files), which the caller runs; the server stops when
-// the test ends.
+// the test ends. It authenticates its clients by token alone: the client
+// and front-proxy CAs upstream's test server makes otherwise are two RSA
+// keys for each server, and no test authenticates by certificate.
 func StartOn(t testing.TB, storageConfig *storagebackend.Config, flags ...string) *Server {
 	t.Helper()
 	endpoint := storageConfig.Transport.ServerList[0]
 	flags = append([]string{"--disable-admission-plugins=ServiceAccount"}, flags...)
-	server := kubeapiservertesting.StartTestServerOrDie(t, nil, flags, storageConfig)
+	server := kubeapiservertesting.StartTestServerOrDie(t, instanceOptions(), flags, storageConfig)
 	stop := sync.OnceFunc(server.TearDownFn)
 	t.Cleanup(stop)
 	client, err := kubernetes.NewForConfig(server.ClientConfig)
