@@ -319,7 +319,7 @@ func (s *Session) build(ctx context.Context, cfg Config, etcd serveroptions.Etcd
 	}
 	s.schemalessCRDs = c.SchemalessCRDs
 	in := served.NewInstaller(s.models, c.Admission, c.Authorizer)
-	versions, err := s.installNeeded(in, cfg.Only)
+	versions, err := s.installNeeded(in, cfg)
 	if err != nil {
 		return err
 	}
@@ -395,12 +395,11 @@ func (m *Map) extend(ctx context.Context, c extensions.Chain, builtIn []served.V
 	}
 }
 
-// installNeeded installs what a command on the resources named in only
-// touches (everything when only is empty), and returns the versions it
-// installed, whole or in part: the installer's routes are most of what
-// building the map costs.
-func (s *Session) installNeeded(in *served.Installer, only string) ([]served.Version, error) {
-	need := s.Map.needed(only)
+// installNeeded installs what the command cfg is for touches (needed),
+// and returns the versions it installed, whole or in part: the installer's
+// routes are most of what building the map costs.
+func (s *Session) installNeeded(in *served.Installer, cfg Config) ([]served.Version, error) {
+	need := s.Map.needed(cfg)
 	var out []served.Version
 	for i := range s.Map.versions {
 		resources, ok := need[s.Map.versions[i].GV]

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -72,30 +73,55 @@ func (m *Map) ResolveKind(gvk schema.GroupVersionKind) (*handle.Handle, error) {
 	return m.handleOf(mapping.Resource)
 }
 
-// needed is what of the map a command on the resources named in only (a
-// comma-separated list as `get` takes it) touches: by version, the
-// resources to install, nil for a whole version. Every version is whole
-// when only is empty or a name does not resolve, so that errors and
-// suggestions are the full map's.
-func (m *Map) needed(only string) map[schema.GroupVersion][]string {
-	need := map[schema.GroupVersion][]string{}
-	if only == "" {
-		for _, v := range m.versions {
-			need[v.GV] = nil
+// needed is what of the map a command touches: by version, the resources
+// to install, nil for a whole version. A command on the resources named in
+// cfg.Only (a comma-separated list as `get` takes it) touches those; one
+// that writes a manifest, the resources of its cfg.Kinds and namespaces,
+// which its writes look their namespace up through. Every version is whole
+// when neither is given or a name or kind does not resolve, so that errors
+// and suggestions are the full map's. What a write's stores or kubectl's
+// requests reach beyond that, the loopback installs when they reach it
+// (servingInstalled).
+func (m *Map) needed(cfg Config) map[schema.GroupVersion][]string {
+	var gvrs []schema.GroupVersionResource
+	switch {
+	case cfg.Only != "":
+		for _, name := range strings.Split(cfg.Only, ",") {
+			names, _ := m.expand(name)
+			for _, n := range names {
+				gvr, err := m.resourceFor(n)
+				if err != nil {
+					return m.whole()
+				}
+				gvrs = append(gvrs, gvr)
+			}
 		}
-		return need
-	}
-	for _, name := range strings.Split(only, ",") {
-		names, _ := m.expand(name)
-		for _, n := range names {
-			gvr, err := m.resourceFor(n)
+	case cfg.Kinds != nil:
+		gvrs = append(gvrs, corev1.SchemeGroupVersion.WithResource("namespaces"))
+		for _, k := range cfg.Kinds {
+			mapping, err := m.mapper.RESTMapping(k.GroupKind(), k.Version)
 			if err != nil {
-				return m.needed("")
+				return m.whole()
 			}
-			if !slices.Contains(need[gvr.GroupVersion()], gvr.Resource) {
-				need[gvr.GroupVersion()] = append(need[gvr.GroupVersion()], gvr.Resource)
-			}
+			gvrs = append(gvrs, mapping.Resource)
 		}
+	default:
+		return m.whole()
+	}
+	need := map[schema.GroupVersion][]string{}
+	for _, gvr := range gvrs {
+		if !slices.Contains(need[gvr.GroupVersion()], gvr.Resource) {
+			need[gvr.GroupVersion()] = append(need[gvr.GroupVersion()], gvr.Resource)
+		}
+	}
+	return need
+}
+
+// whole is every version of the map, each whole.
+func (m *Map) whole() map[schema.GroupVersion][]string {
+	need := map[schema.GroupVersion][]string{}
+	for _, v := range m.versions {
+		need[v.GV] = nil
 	}
 	return need
 }
