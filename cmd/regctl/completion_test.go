@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/storagemap/serverflags"
 )
@@ -79,10 +80,10 @@ func TestCompleteCommandsAndFlags(t *testing.T) {
 // completeStandIn runs cobra's __complete on a stand-in command whose
 // arguments complete with makeFunc. The stand-in has regctl's storage flags
 // and a --namespace flag, as the commands taking resources have.
-func completeStandIn(t *testing.T, makeFunc func(*globalOptions) cobra.CompletionFunc, args ...string) (got []string, directive string) {
+func completeStandIn(t *testing.T, makeFunc func(*cli.Globals) cobra.CompletionFunc, args ...string) (got []string, directive string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	g := &globalOptions{IO: IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}, Server: serverflags.NewOptions(), RequestTimeout: 5 * time.Second}
+	g := &cli.Globals{IO: IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}, Server: serverflags.NewOptions(), RequestTimeout: 5 * time.Second}
 	root := &cobra.Command{Use: "regctl", SilenceErrors: true, SilenceUsage: true}
 	g.Server.AddFlags(root.PersistentFlags())
 	standIn := &cobra.Command{Use: "stand-in", ValidArgsFunction: makeFunc(g), Run: func(*cobra.Command, []string) {}}
@@ -129,7 +130,7 @@ func TestCompleteResourceObjects(t *testing.T) {
 		{"unknown resource", []string{etcd, "widgets", ""}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, directive := completeStandIn(t, func(g *globalOptions) cobra.CompletionFunc { return completion.ResourceObjects(g.completionFlags) }, tc.args...)
+			got, directive := completeStandIn(t, func(g *cli.Globals) cobra.CompletionFunc { return completion.ResourceObjects(g.CompletionFlags) }, tc.args...)
 			if !slices.Equal(got, tc.want) || directive != noFileComp {
 				t.Errorf("got %q %s, want %q %s", got, directive, tc.want, noFileComp)
 			}
@@ -139,11 +140,11 @@ func TestCompleteResourceObjects(t *testing.T) {
 
 func TestCompleteNamespaces(t *testing.T) {
 	t.Parallel()
-	if got, _ := completeStandIn(t, func(g *globalOptions) cobra.CompletionFunc { return completion.Namespaces(g.completionFlags) }, ""); len(got) != 0 {
+	if got, _ := completeStandIn(t, func(g *cli.Globals) cobra.CompletionFunc { return completion.Namespaces(g.CompletionFlags) }, ""); len(got) != 0 {
 		t.Errorf("without an etcd: got %q, want nothing", got)
 	}
 	sb := newSandbox(t)
-	got, directive := completeStandIn(t, func(g *globalOptions) cobra.CompletionFunc { return completion.Namespaces(g.completionFlags) }, "--etcd-servers="+sb.etcdURL, "s")
+	got, directive := completeStandIn(t, func(g *cli.Globals) cobra.CompletionFunc { return completion.Namespaces(g.CompletionFlags) }, "--etcd-servers="+sb.etcdURL, "s")
 	if want := []string{"shop"}; !slices.Equal(got, want) || directive != noFileComp {
 		t.Errorf("got %q %s, want %q %s", got, directive, want, noFileComp)
 	}

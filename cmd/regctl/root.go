@@ -10,9 +10,21 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2"
 
+	"github.com/regctl/regctl/internal/cli"
+	"github.com/regctl/regctl/internal/cli/createcmd"
+	"github.com/regctl/regctl/internal/cli/deletecmd"
+	"github.com/regctl/regctl/internal/cli/diffcmd"
+	"github.com/regctl/regctl/internal/cli/getcmd"
+	"github.com/regctl/regctl/internal/cli/inspectcmd"
+	"github.com/regctl/regctl/internal/cli/keyscmd"
+	"github.com/regctl/regctl/internal/cli/migratecmd"
+	"github.com/regctl/regctl/internal/cli/replacecmd"
+	"github.com/regctl/regctl/internal/cli/restorecmd"
+	"github.com/regctl/regctl/internal/cli/routescmd"
+	"github.com/regctl/regctl/internal/cli/scancmd"
+	"github.com/regctl/regctl/internal/cli/versioncmd"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/render"
@@ -20,64 +32,8 @@ import (
 	"github.com/regctl/regctl/internal/storagemap/serverflags"
 )
 
-// IOStreams are kubectl's streams a command reads and writes: data goes to
-// Out, progress and warnings to ErrOut.
-type IOStreams = genericiooptions.IOStreams
-
-// globalOptions are shared by every command: kube-apiserver's storage flags,
-// verbosity and the request timeout.
-type globalOptions struct {
-	IO             IOStreams
-	Server         *serverflags.Options
-	Verbosity      int
-	RequestTimeout time.Duration
-	// Manifest is a kube-apiserver static Pod manifest to take the
-	// server's flags from, ManifestRoot where the files it names are.
-	Manifest, ManifestRoot string
-	// Snapshot is an etcd snapshot file read instead of a live etcd.
-	Snapshot string
-	// Revision is the etcd revision reads see the keyspace at; 0 is now.
-	Revision int64
-	// DataDir is the sandbox's data directory: an etcd of regctl's own.
-	DataDir string
-	// ReleaseMismatch is what writes do on a cluster of another
-	// Kubernetes release: storagemap.MismatchRefuse or MismatchIgnore.
-	ReleaseMismatch string
-
-	// warned are the warnings said already: one command may open more
-	// than one session, and says each once.
-	warned map[string]bool
-}
-
-// sessionConfig is what a command opens its session with (storagemap.Open).
-func (g *globalOptions) sessionConfig() storagemap.Config {
-	return storagemap.Config{Options: g.Server, Timeout: g.RequestTimeout, Snapshot: g.Snapshot, DataDir: g.DataDir,
-		ReleaseMismatch: g.ReleaseMismatch, Warn: g.warn}
-}
-
-// warn prints a warning on stderr, once per command.
-func (g *globalOptions) warn(text string) {
-	if g.warned[text] {
-		return
-	}
-	if g.warned == nil {
-		g.warned = map[string]bool{}
-	}
-	g.warned[text] = true
-	fmt.Fprintf(g.IO.ErrOut, "warning: %s\n", text)
-}
-
-// exitError is how a command exits otherwise than with its error and exit
-// code 1: with another code (routes diff's 2), or with code 1 and nothing
-// more to say (err nil: what failed was reported already, or routes diff
-// found differences). Every other error exits 1 with its line.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
+// IOStreams are kubectl's streams a command reads and writes.
+type IOStreams = cli.IOStreams
 
 // errInterrupted is the cause of the context when the user pressed Ctrl-C.
 var errInterrupted = errors.New("interrupted")
@@ -105,10 +61,10 @@ func Run(ctx context.Context, streams IOStreams, args []string) (code int) {
 	if err == nil {
 		return 0
 	}
-	var ee *exitError
+	var ee *cli.ExitError
 	if errors.As(err, &ee) {
-		report(streams.ErrOut, ee.err, nil)
-		return ee.code
+		report(streams.ErrOut, ee.Err, nil)
+		return ee.Code
 	}
 	report(streams.ErrOut, err, nil)
 	return 1
@@ -116,9 +72,9 @@ func Run(ctx context.Context, streams IOStreams, args []string) (code int) {
 
 // report prints the error line, or fallback when the error says nothing.
 func report(w io.Writer, err, fallback error) {
-	var ee *exitError
+	var ee *cli.ExitError
 	if errors.As(err, &ee) {
-		err = ee.err
+		err = ee.Err
 	}
 	if err == nil {
 		err = fallback
@@ -129,7 +85,7 @@ func report(w io.Writer, err, fallback error) {
 }
 
 func newRootCmd(streams IOStreams) *cobra.Command {
-	g := &globalOptions{IO: streams, Server: serverflags.NewOptions(), RequestTimeout: 5 * time.Second}
+	g := &cli.Globals{IO: streams, Server: serverflags.NewOptions(), RequestTimeout: 5 * time.Second}
 	cmd := &cobra.Command{
 		Use:   "regctl",
 		Short: "See and touch how kube-apiserver stores its API in etcd",
@@ -194,19 +150,19 @@ etcd, regctl builds the map on an ephemeral in-process etcd.`,
 	g.Server.AddFlags(fs)
 
 	cmd.AddCommand(
-		newRoutesCmd(g, nil),
-		newVersionCmd(g),
+		routescmd.New(g, nil),
+		versioncmd.New(g),
 		newGendocsCmd(),
-		newGetCmd(g, nil),
-		newKeysCmd(g, nil),
-		newInspectCmd(g, nil),
-		newCreateCmd(g, nil),
-		newReplaceCmd(g, nil),
-		newDeleteCmd(g, nil),
-		newScanCmd(g, nil),
-		newMigrateCmd(g, nil),
-		newDiffCmd(g, nil),
-		newRestoreCmd(g, nil),
+		getcmd.New(g, nil),
+		keyscmd.New(g, nil),
+		inspectcmd.New(g, nil),
+		createcmd.New(g, nil),
+		replacecmd.New(g, nil),
+		deletecmd.New(g, nil),
+		scancmd.New(g, nil),
+		migratecmd.New(g, nil),
+		diffcmd.New(g, nil),
+		restorecmd.New(g, nil),
 	)
 	completion.RequireSubcommands(cmd)
 	cmd.SetUsageTemplate(withIgnoredFlagsLine(cmd.UsageTemplate()))

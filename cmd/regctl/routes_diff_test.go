@@ -13,6 +13,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/regctl/regctl/internal/cli"
+	"github.com/regctl/regctl/internal/cli/routescmd"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/routes"
 	"github.com/regctl/regctl/internal/routetable"
@@ -278,8 +280,8 @@ func TestCommittedTableIsTheRoutesOutput(t *testing.T) {
 
 func TestRoutesDiffFlags(t *testing.T) {
 	t.Parallel()
-	var got *routesDiffOptions
-	cmd := newRoutesDiffCmd(&globalOptions{}, func(_ context.Context, o *routesDiffOptions) error {
+	var got *routescmd.DiffOptions
+	cmd := routescmd.NewDiff(&cli.Globals{}, func(_ context.Context, o *routescmd.DiffOptions) error {
 		got = o
 		return nil
 	})
@@ -287,17 +289,16 @@ func TestRoutesDiffFlags(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	want := routesDiffOptions{DiffOptions: routes.DiffOptions{Old: "a.yaml", New: "live", Only: []string{"keyPrefix", "decorator"}, Ignore: []string{"verbs"}, Output: render.JSON}, output: "json"}
+	want := routes.DiffOptions{Old: "a.yaml", New: "live", Only: []string{"keyPrefix", "decorator"}, Ignore: []string{"verbs"}, Output: render.JSON}
 	if got == nil {
 		t.Fatal("runF was not called")
 	}
-	got.globalOptions = nil
-	if !reflect.DeepEqual(*got, want) {
-		t.Errorf("options %+v, want %+v", *got, want)
+	if !reflect.DeepEqual(got.DiffOptions, want) {
+		t.Errorf("options %+v, want %+v", got.DiffOptions, want)
 	}
 
 	got = nil
-	cmd = newRoutesDiffCmd(&globalOptions{}, func(_ context.Context, o *routesDiffOptions) error {
+	cmd = routescmd.NewDiff(&cli.Globals{}, func(_ context.Context, o *routescmd.DiffOptions) error {
 		got = o
 		return nil
 	})
@@ -312,8 +313,8 @@ func TestRoutesDiffFlags(t *testing.T) {
 
 func TestRoutesCheckFlag(t *testing.T) {
 	t.Parallel()
-	var got *routesOptions
-	cmd := newRoutesCmd(&globalOptions{}, func(_ context.Context, o *routesOptions) error {
+	var got *routescmd.Options
+	cmd := routescmd.New(&cli.Globals{}, func(_ context.Context, o *routescmd.Options) error {
 		got = o
 		return nil
 	})

@@ -10,6 +10,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/regctl/regctl/internal/cli"
+	"github.com/regctl/regctl/internal/cli/routescmd"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/routetable"
 )
@@ -132,8 +134,8 @@ func TestRoutesHTTPFollowsRuntimeConfig(t *testing.T) {
 
 func TestRoutesHTTPFlags(t *testing.T) {
 	t.Parallel()
-	var got *routesOptions
-	cmd := newRoutesCmd(&globalOptions{}, func(_ context.Context, o *routesOptions) error {
+	var got *routescmd.Options
+	cmd := routescmd.New(&cli.Globals{}, func(_ context.Context, o *routescmd.Options) error {
 		got = o
 		return nil
 	})

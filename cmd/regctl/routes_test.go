@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regctl/regctl/internal/cli"
+	"github.com/regctl/regctl/internal/cli/routescmd"
 	"github.com/regctl/regctl/internal/render"
 )
 
@@ -81,8 +83,8 @@ func TestRoutesUnreachableEtcd(t *testing.T) {
 
 func TestRoutesFlags(t *testing.T) {
 	t.Parallel()
-	var got *routesOptions
-	cmd := newRoutesCmd(&globalOptions{}, func(_ context.Context, o *routesOptions) error {
+	var got *routescmd.Options
+	cmd := routescmd.New(&cli.Globals{}, func(_ context.Context, o *routescmd.Options) error {
 		got = o
 		return nil
 	})
@@ -139,7 +141,7 @@ func TestRoutesValidate(t *testing.T) {
 		{[]string{"--check", "t.yaml", "-o", "xml"}, 0, 1, `unknown output format "xml": valid values are table|wide|yaml|json`},
 		{[]string{"--check", "t.yaml"}, 3, 1, "`--revision` is for get, keys, inspect and scan: routes shows the map the server builds now"},
 	} {
-		cmd := newRoutesCmd(&globalOptions{Revision: tc.revision}, func(context.Context, *routesOptions) error {
+		cmd := routescmd.New(&cli.Globals{Revision: tc.revision}, func(context.Context, *routescmd.Options) error {
 			t.Errorf("%v: ran", tc.args)
 			return nil
 		})
@@ -148,9 +150,9 @@ func TestRoutesValidate(t *testing.T) {
 		cmd.SetErr(io.Discard)
 		err := cmd.Execute()
 		code := 1
-		var ee *exitError
+		var ee *cli.ExitError
 		if errors.As(err, &ee) {
-			code, err = ee.code, ee.err
+			code, err = ee.Code, ee.Err
 		}
 		if err == nil || err.Error() != tc.want || code != tc.code {
 			t.Errorf("%v: exit %d, %v; want %d, %q", tc.args, code, err, tc.code, tc.want)

@@ -1,4 +1,6 @@
-package main
+// Package migratecmd is `regctl migrate`: stale values rewritten through
+// their stores (migrate.Migrate).
+package migratecmd
 
 import (
 	"context"
@@ -8,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/migrate"
@@ -17,8 +20,9 @@ import (
 	"github.com/regctl/regctl/internal/stores"
 )
 
-type migrateOptions struct {
-	*globalOptions
+// Options are the options of `regctl migrate`.
+type Options struct {
+	*cli.Globals
 	// Types are the resources to migrate (TYPE[,TYPE...]); all when empty.
 	Types []string
 	// Namespace limits namespaced resources to one; all when empty.
@@ -29,8 +33,10 @@ type migrateOptions struct {
 	all       bool
 }
 
-func newMigrateCmd(g *globalOptions, runF func(context.Context, *migrateOptions) error) *cobra.Command {
-	opts := &migrateOptions{globalOptions: g}
+// New is the `regctl migrate` command; runF, when set, runs instead of
+// Options.Run (cli.WithOptions).
+func New(g *cli.Globals, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{Globals: g}
 	cmd := &cobra.Command{
 		Use:   "migrate [TYPE[,TYPE...]] [-n NAMESPACE | -A] [--encryption] [--versions] [--dry-run=server]",
 		Short: "Rewrite the values scan finds stale: re-encrypt with the first key, move to the storage version",
@@ -74,7 +80,7 @@ rewritten and writes nothing. It works on --etcd-servers and --data-dir, not on 
 
   # For automation
   regctl migrate -n shop -o json --encryption-provider-config=encryption.yaml > migration.json`,
-		ValidArgsFunction: completion.Resources(g.completionFlags),
+		ValidArgsFunction: completion.Resources(g.CompletionFlags),
 		Args:              cobra.MaximumNArgs(1),
 	}
 	fs := cmd.Flags()
@@ -83,17 +89,17 @@ rewritten and writes nothing. It works on --etcd-servers and --data-dir, not on 
 	fs.BoolVar(&opts.Migrate.Encryption, "encryption", false, "Rewrite values written with a stale key, or in plain text where the config encrypts")
 	fs.BoolVar(&opts.Migrate.Versions, "versions", false, "Rewrite values stored at another version than the storage version, and drop the versions left unused from the CRDs' status.storedVersions")
 	fs.BoolVar(&opts.Migrate.KeepStoredVersions, "keep-stored-versions", false, "Leave the CRDs' status.storedVersions as they are")
-	addDryRunFlag(cmd, "Report what would be rewritten, and write nothing")
+	cli.AddDryRunFlag(cmd, "Report what would be rewritten, and write nothing")
 	fs.Float64Var(&opts.Migrate.QPS, "qps", migrate.DefaultQPS, "Rewrites a second at most; 0 for no bound")
 	fs.Int64Var(&opts.Migrate.ChunkSize, "chunk-size", scan.DefaultPageSize, "Keys read per etcd range request while choosing the values; 0 reads them all at once")
 	fs.StringVarP(&opts.output, "output", "o", string(render.Table), "Output format: table|yaml|json")
-	addDropUnknownFieldsFlag(fs, &opts.Migrate.DropUnknownFields)
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
+	cli.AddDropUnknownFieldsFlag(fs, &opts.Migrate.DropUnknownFields)
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(migrate.Formats...))
-	return withOptions(cmd, opts, runF)
+	return cli.WithOptions(cmd, opts, runF)
 }
 
-func (o *migrateOptions) Complete(cmd *cobra.Command, args []string) (err error) {
+func (o *Options) Complete(cmd *cobra.Command, args []string) (err error) {
 	if len(args) == 1 {
 		o.Types = strings.Split(args[0], ",")
 	}
@@ -103,7 +109,7 @@ func (o *migrateOptions) Complete(cmd *cobra.Command, args []string) (err error)
 	if o.Output, err = render.ParseFormat(o.output, migrate.Formats...); err != nil {
 		return err
 	}
-	if o.Migrate.DryRun, err = dryRun(cmd); err != nil {
+	if o.Migrate.DryRun, err = cli.DryRun(cmd); err != nil {
 		return err
 	}
 	if !o.Migrate.Encryption && !o.Migrate.Versions {
@@ -112,7 +118,7 @@ func (o *migrateOptions) Complete(cmd *cobra.Command, args []string) (err error)
 	return nil
 }
 
-func (o *migrateOptions) Validate() error {
+func (o *Options) Validate() error {
 	if o.Revision != 0 {
 		return stores.ErrWriteAtRevision
 	}
@@ -122,11 +128,11 @@ func (o *migrateOptions) Validate() error {
 	if err := stores.CheckChunkSize(o.Migrate.ChunkSize); err != nil {
 		return err
 	}
-	return o.sessionConfig().Writable()
+	return o.SessionConfig().Writable()
 }
 
-func (o *migrateOptions) Run(ctx context.Context) error {
-	cfg := o.sessionConfig()
+func (o *Options) Run(ctx context.Context) error {
+	cfg := o.SessionConfig()
 	cfg.Writes = !o.Migrate.DryRun
 	if len(o.Types) > 0 {
 		// Namespaces are looked up for each update, and the CRDs' status

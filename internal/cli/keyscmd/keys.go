@@ -1,10 +1,13 @@
-package main
+// Package keyscmd is `regctl keys`: etcd keys per resource, of a resource,
+// or of one object (keys.Usage, keys.Of).
+package keyscmd
 
 import (
 	"context"
 
 	"github.com/spf13/cobra"
 
+	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/keys"
 	"github.com/regctl/regctl/internal/render"
@@ -12,8 +15,9 @@ import (
 	"github.com/regctl/regctl/internal/target"
 )
 
-type keysOptions struct {
-	*globalOptions
+// Options are the options of `regctl keys`.
+type Options struct {
+	*cli.Globals
 	target.Scope
 	Args   []string
 	Keys   keys.Options
@@ -22,8 +26,10 @@ type keysOptions struct {
 	ref *target.Ref
 }
 
-func newKeysCmd(g *globalOptions, runF func(context.Context, *keysOptions) error) *cobra.Command {
-	opts := &keysOptions{globalOptions: g}
+// New is the `regctl keys` command; runF, when set, runs instead of
+// Options.Run (cli.WithOptions).
+func New(g *cli.Globals, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{Globals: g}
 	cmd := &cobra.Command{
 		Use:   "keys [TYPE[/NAME] [NAME...]] [-n NAMESPACE | -A] [--check]",
 		Short: "Show etcd keys: usage per resource, a resource's keys, or one object's key",
@@ -49,19 +55,19 @@ revision N, as long as etcd has not compacted it.`,
 
   # The key of one object, and whether it exists
   regctl keys pods/web -n shop --check`,
-		ValidArgsFunction: completion.ResourceObjects(g.completionFlags),
+		ValidArgsFunction: completion.ResourceObjects(g.CompletionFlags),
 	}
 	fs := cmd.Flags()
 	fs.StringVarP(&opts.output, "output", "o", string(render.Table), "Output format: table|yaml|json")
-	addScopeFlags(fs, &opts.Scope)
+	cli.AddScopeFlags(fs, &opts.Scope)
 	fs.BoolVar(&opts.Keys.Check, "check", false, "With an object: read the key from etcd and show whether it exists")
 	fs.Int64Var(&opts.Keys.ChunkSize, "chunk-size", 10000, "Keys per etcd range request (keys only: etcd sends no values)")
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(keys.Formats...))
-	return withOptions(cmd, opts, runF)
+	return cli.WithOptions(cmd, opts, runF)
 }
 
-func (o *keysOptions) Complete(cmd *cobra.Command, args []string) error {
+func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 	f, err := render.ParseFormat(o.output, keys.Formats...)
 	o.Keys.Output, o.Keys.Revision = f, o.Revision
 	o.NamespaceSet = cmd.Flags().Changed("namespace")
@@ -72,7 +78,7 @@ func (o *keysOptions) Complete(cmd *cobra.Command, args []string) error {
 	return err
 }
 
-func (o *keysOptions) Validate() (err error) {
+func (o *Options) Validate() (err error) {
 	if err := o.Keys.Validate(); err != nil {
 		return err
 	}
@@ -80,9 +86,9 @@ func (o *keysOptions) Validate() (err error) {
 	return err
 }
 
-func (o *keysOptions) Run(ctx context.Context) error {
+func (o *Options) Run(ctx context.Context) error {
 	if o.ref == nil {
-		session, ks, err := storagemap.OpenAll(ctx, o.sessionConfig())
+		session, ks, err := storagemap.OpenAll(ctx, o.SessionConfig())
 		if err != nil {
 			return err
 		}
@@ -91,9 +97,9 @@ func (o *keysOptions) Run(ctx context.Context) error {
 	}
 	// The map alone says where keys are, on any etcd, unless they are
 	// read.
-	cfg := o.sessionConfig()
+	cfg := o.SessionConfig()
 	cfg.MapOnly = !o.Keys.NeedsEtcd(o.ref.Names)
-	session, t, err := openOne(ctx, cfg, *o.ref, o.Scope)
+	session, t, err := cli.OpenOne(ctx, cfg, *o.ref, o.Scope)
 	if err != nil {
 		return err
 	}

@@ -1,23 +1,29 @@
-package main
+// Package createcmd is `regctl create`: a manifest's objects created through
+// their stores (writes.Run with writes.Create).
+package createcmd
 
 import (
 	"context"
 
 	"github.com/spf13/cobra"
 
+	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
 	"github.com/regctl/regctl/internal/writes"
 )
 
-type createOptions struct {
-	writeOptions
+// Options are the options of `regctl create`.
+type Options struct {
+	cli.WriteOptions
 	Filenames []string
 }
 
-func newCreateCmd(g *globalOptions, runF func(context.Context, *createOptions) error) *cobra.Command {
-	opts := &createOptions{writeOptions: writeOptions{globalOptions: g}}
+// New is the `regctl create` command; runF, when set, runs instead of
+// Options.Run (cli.WithOptions).
+func New(g *cli.Globals, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{WriteOptions: cli.WriteOptions{Globals: g}}
 	cmd := &cobra.Command{
 		Use:   "create -f FILE|- [-n NAMESPACE] [--dry-run=server] [-o yaml|json|name]",
 		Short: "Create objects in etcd through kube-apiserver's own stores",
@@ -58,16 +64,16 @@ the way to bring back a deleted object from ` + "`regctl inspect TYPE/NAME --his
 		Args: cobra.NoArgs,
 	}
 	fs := cmd.Flags()
-	addFilenameFlags(fs, &opts.writeOptions, &opts.Filenames, "The manifest to create")
+	cli.AddFilenameFlags(fs, &opts.WriteOptions, &opts.Filenames, "The manifest to create")
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace for objects that do not name one")
-	addWriteFlags(cmd, &opts.writeOptions)
-	addManifestFlags(cmd, &opts.writeOptions)
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
-	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(writeFormats...))
-	return withOptions(cmd, opts, runF)
+	cli.AddWriteFlags(cmd, &opts.WriteOptions)
+	cli.AddManifestFlags(cmd, &opts.WriteOptions)
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(cli.WriteFormats...))
+	return cli.WithOptions(cmd, opts, runF)
 }
 
-func (o *createOptions) Run(ctx context.Context) error {
+func (o *Options) Run(ctx context.Context) error {
 	ctx = render.WithWarnings(ctx, o.IO.ErrOut)
-	return o.writeManifest(ctx, o.Filenames, "", writes.Create(stores.WriteOptions{DryRun: o.DryRun, FieldManager: o.FieldManager}))
+	return o.WriteManifest(ctx, o.Filenames, "", writes.Create(stores.WriteOptions{DryRun: o.DryRun, FieldManager: o.FieldManager}))
 }

@@ -1,10 +1,13 @@
-package main
+// Package deletecmd is `regctl delete`: objects deleted through their
+// stores, with graceful deletion and finalizers (writes.Delete).
+package deletecmd
 
 import (
 	"context"
 
 	"github.com/spf13/cobra"
 
+	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap"
@@ -12,15 +15,18 @@ import (
 	"github.com/regctl/regctl/internal/writes"
 )
 
-type deleteOptions struct {
-	writeOptions
+// Options are the options of `regctl delete`.
+type Options struct {
+	cli.WriteOptions
 	Args   []string
 	Delete writes.DeleteOptions
 	refs   []target.Ref
 }
 
-func newDeleteCmd(g *globalOptions, runF func(context.Context, *deleteOptions) error) *cobra.Command {
-	opts := &deleteOptions{writeOptions: writeOptions{globalOptions: g}}
+// New is the `regctl delete` command; runF, when set, runs instead of
+// Options.Run (cli.WithOptions).
+func New(g *cli.Globals, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{WriteOptions: cli.WriteOptions{Globals: g}}
 	cmd := &cobra.Command{
 		Use:   "delete TYPE[,TYPE...] [NAME...] | TYPE/NAME... [-l SELECTOR | --all] [-n NAMESPACE | -A] [--grace-period N]",
 		Short: "Delete objects in etcd through kube-apiserver's own stores",
@@ -64,30 +70,30 @@ unless --drop-unknown-fields, as replace refuses it.`,
 
   # Remove a secret whose value can no longer be decrypted or decoded
   regctl delete secrets/legacy-token -n kube-system --ignore-store-read-error-with-cluster-breaking-potential --feature-gates=AllowUnsafeMalformedObjectDeletion=true`,
-		ValidArgsFunction: completion.ResourceObjects(g.completionFlags),
+		ValidArgsFunction: completion.ResourceObjects(g.CompletionFlags),
 		Args:              cobra.MinimumNArgs(1),
 	}
 	fs := cmd.Flags()
-	addScopeFlags(fs, &opts.Scope)
+	cli.AddScopeFlags(fs, &opts.Scope)
 	fs.StringVarP(&opts.Delete.LabelSelector, "selector", "l", "", "Delete the objects with these labels")
 	fs.BoolVar(&opts.Delete.All, "all", false, "Delete every object of the resource in the namespace")
 	fs.BoolVar(&opts.Delete.IgnoreNotFound, "ignore-not-found", false, "Treat objects that do not exist as deleted: say nothing of them and exit 0")
 	fs.Int64Var(&opts.Delete.GracePeriod, "grace-period", -1, "Seconds to give the object to terminate; -1 uses the object's own, 0 removes it at once")
 	fs.BoolVar(&opts.Delete.IgnoreStoreReadError, "ignore-store-read-error-with-cluster-breaking-potential", false, "Delete named objects whose stored value cannot be read, unread and without finalizers or preconditions (needs --feature-gates=AllowUnsafeMalformedObjectDeletion=true)")
-	addWriteFlags(cmd, &opts.writeOptions)
-	addDropUnknownFieldsFlag(fs, &opts.Delete.DropUnknownFields)
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
-	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(writeFormats...))
-	return withOptions(cmd, opts, runF)
+	cli.AddWriteFlags(cmd, &opts.WriteOptions)
+	cli.AddDropUnknownFieldsFlag(fs, &opts.Delete.DropUnknownFields)
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(cli.WriteFormats...))
+	return cli.WithOptions(cmd, opts, runF)
 }
 
-func (o *deleteOptions) Complete(cmd *cobra.Command, args []string) error {
+func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 	o.Args = args
-	return o.writeOptions.Complete(cmd, args)
+	return o.WriteOptions.Complete(cmd, args)
 }
 
-func (o *deleteOptions) Validate() (err error) {
-	if err := o.writeOptions.Validate(); err != nil {
+func (o *Options) Validate() (err error) {
+	if err := o.WriteOptions.Validate(); err != nil {
 		return err
 	}
 	if o.refs, err = target.ParseRefs(o.Args, "", false); err != nil {
@@ -96,12 +102,12 @@ func (o *deleteOptions) Validate() (err error) {
 	if err := o.Delete.Check(o.refs); err != nil {
 		return err
 	}
-	return o.sessionConfig().Writable()
+	return o.SessionConfig().Writable()
 }
 
-func (o *deleteOptions) Run(ctx context.Context) error {
+func (o *Options) Run(ctx context.Context) error {
 	ctx = render.WithWarnings(ctx, o.IO.ErrOut)
-	cfg := o.sessionConfig()
+	cfg := o.SessionConfig()
 	cfg.Writes = !o.DryRun
 	session, targets, err := storagemap.OpenTargets(ctx, cfg, o.refs, o.Scope, "delete", target.Types)
 	if err != nil {

@@ -1,18 +1,22 @@
-package main
+// Package inspectcmd is `regctl inspect`: one object's key, value and
+// history in etcd (inspect.Object).
+package inspectcmd
 
 import (
 	"context"
 
 	"github.com/spf13/cobra"
 
+	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/inspect"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/target"
 )
 
-type inspectOptions struct {
-	*globalOptions
+// Options are the options of `regctl inspect`.
+type Options struct {
+	*cli.Globals
 	target.Scope
 	Args    []string
 	Inspect inspect.Options
@@ -20,8 +24,10 @@ type inspectOptions struct {
 	ref     target.Ref
 }
 
-func newInspectCmd(g *globalOptions, runF func(context.Context, *inspectOptions) error) *cobra.Command {
-	opts := &inspectOptions{globalOptions: g}
+// New is the `regctl inspect` command; runF, when set, runs instead of
+// Options.Run (cli.WithOptions).
+func New(g *cli.Globals, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{Globals: g}
 	cmd := &cobra.Command{
 		Use:   "inspect TYPE/NAME [-n NAMESPACE] [--revision N | --history] [-o table|yaml|json]",
 		Short: "Show how one object is stored: key, revisions, lease, encoding, storage version, encryption",
@@ -50,19 +56,19 @@ writes nothing.`,
 
   # Every revision of a config map etcd still holds, and what changed in each
   regctl inspect configmaps/app-config -n shop --history`,
-		ValidArgsFunction: completion.ResourceObjects(g.completionFlags),
+		ValidArgsFunction: completion.ResourceObjects(g.CompletionFlags),
 		Args:              cobra.RangeArgs(1, 2),
 	}
 	fs := cmd.Flags()
 	fs.StringVarP(&opts.output, "output", "o", string(render.Table), "Output format: table|yaml|json")
-	addNamespaceFlag(fs, &opts.Scope)
+	cli.AddNamespaceFlag(fs, &opts.Scope)
 	fs.BoolVar(&opts.Inspect.History, "history", false, "List every revision of the object etcd still holds, deletions included, and what changed in each")
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(inspect.Formats...))
-	return withOptions(cmd, opts, runF)
+	return cli.WithOptions(cmd, opts, runF)
 }
 
-func (o *inspectOptions) Complete(cmd *cobra.Command, args []string) error {
+func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 	f, err := render.ParseFormat(o.output, inspect.Formats...)
 	o.Inspect.Output, o.Inspect.Revision = f, o.Revision
 	o.NamespaceSet = cmd.Flags().Changed("namespace")
@@ -70,18 +76,18 @@ func (o *inspectOptions) Complete(cmd *cobra.Command, args []string) error {
 	return err
 }
 
-func (o *inspectOptions) Validate() (err error) {
+func (o *Options) Validate() (err error) {
 	o.ref, err = inspect.Parse(o.Args, o.Inspect)
 	return err
 }
 
-func (o *inspectOptions) Run(ctx context.Context) error {
+func (o *Options) Run(ctx context.Context) error {
 	ctx = render.WithWarnings(ctx, o.IO.ErrOut)
-	cfg := o.sessionConfig()
+	cfg := o.SessionConfig()
 	// The objects of a CRD that is gone are read through one made up
 	// from them.
 	cfg.Leftovers = true
-	session, t, err := openOne(ctx, cfg, o.ref, o.Scope)
+	session, t, err := cli.OpenOne(ctx, cfg, o.ref, o.Scope)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/stores"
@@ -20,9 +21,9 @@ import (
 	"github.com/regctl/regctl/internal/writes"
 )
 
-// writeOptions are shared by create, replace and delete.
-type writeOptions struct {
-	*globalOptions
+// WriteOptions are shared by create, replace, delete and diff -f.
+type WriteOptions struct {
+	*Globals
 	target.Scope
 	Output render.Format // empty: messages only
 	DryRun bool
@@ -42,73 +43,60 @@ type writeOptions struct {
 	output    string
 }
 
-var writeFormats = []render.Format{render.YAML, render.JSON, render.Name}
+// WriteFormats are the -o of the commands that write.
+var WriteFormats = []render.Format{render.YAML, render.JSON, render.Name}
 
-func addWriteFlags(cmd *cobra.Command, o *writeOptions) {
+// AddWriteFlags are -o and --dry-run, for the commands that write.
+func AddWriteFlags(cmd *cobra.Command, o *WriteOptions) {
 	cmd.Flags().StringVarP(&o.output, "output", "o", "", "Print the stored objects (yaml|json) or their names (name) instead of a line per write, as kubectl does")
-	addDryRunFlag(cmd, "Run defaulting, strategies and validation, print the result, write nothing")
+	AddDryRunFlag(cmd, "Run defaulting, strategies and validation, print the result, write nothing")
 }
 
-// addDryRunFlag is kubectl's --dry-run (none, server or client; bare, as
-// kubectl still takes it, is client), with usage saying what it does in
-// regctl, where there is no client to stop short of the server: every dry
-// run runs the server's code and writes nothing.
-func addDryRunFlag(cmd *cobra.Command, usage string) {
-	cmdutil.AddDryRunFlag(cmd)
-	cmd.Flags().Lookup("dry-run").Usage = `Must be "none", "server" or "client" (the same in regctl). ` + usage
-}
-
-// dryRun reads --dry-run as kubectl reads it.
-func dryRun(cmd *cobra.Command) (bool, error) {
-	s, err := cmdutil.GetDryRunStrategy(cmd)
-	return s != cmdutil.DryRunNone, err
-}
-
-// addManifestFlags are the flags of the commands that write a manifest's
-// objects.
-func addManifestFlags(cmd *cobra.Command, o *writeOptions) {
+// AddManifestFlags are the flags of the commands that write a manifest's
+// objects: --allow-plaintext, --field-manager and --validate.
+func AddManifestFlags(cmd *cobra.Command, o *WriteOptions) {
 	fs := cmd.Flags()
-	addPlaintextFlag(fs, o)
+	AddPlaintextFlag(fs, o)
 	cmdutil.AddFieldManagerFlagVar(cmd, &o.FieldManager, stores.DefaultFieldManager)
 	o.Validation = metav1.FieldValidationStrict
 	f := fs.VarPF(&o.Validation, "validate", "", "Field validation, as kubectl's: strict (unknown or duplicate fields are errors), warn (they are warnings) or ignore; a custom resource's unknown fields are pruned unless strict")
 	f.NoOptDefVal = "strict"
 }
 
-// addDropUnknownFieldsFlag is `--drop-unknown-fields`, for the commands
+// AddDropUnknownFieldsFlag is `--drop-unknown-fields`, for the commands
 // that write over stored values.
-func addDropUnknownFieldsFlag(fs *pflag.FlagSet, drop *bool) {
+func AddDropUnknownFieldsFlag(fs *pflag.FlagSet, drop *bool) {
 	fs.BoolVar(drop, "drop-unknown-fields", false, "Write over stored values that hold fields this release does not know (written by a newer kube-apiserver), dropping them as this release's kube-apiserver would; without it such a write is refused")
 }
 
-// addFilenameFlags are kubectl's -f and -R, for the commands that read a
+// AddFilenameFlags are kubectl's -f and -R, for the commands that read a
 // manifest: usage says what the manifest is for.
-func addFilenameFlags(fs *pflag.FlagSet, o *writeOptions, filenames *[]string, usage string) {
+func AddFilenameFlags(fs *pflag.FlagSet, o *WriteOptions, filenames *[]string, usage string) {
 	fs.StringSliceVarP(filenames, "filename", "f", nil, usage+": a file, a directory (its .json, .yaml and .yml files), or - for standard input; repeat it, or separate with commas, for several, read in turn")
 	fs.BoolVarP(&o.Recursive, "recursive", "R", false, "Process the directory used in -f, --filename recursively, as kubectl does")
 }
 
-// addPlaintextFlag is `--allow-plaintext`, for the commands that write
+// AddPlaintextFlag is `--allow-plaintext`, for the commands that write
 // object values.
-func addPlaintextFlag(fs *pflag.FlagSet, o *writeOptions) {
+func AddPlaintextFlag(fs *pflag.FlagSet, o *WriteOptions) {
 	fs.BoolVar(&o.AllowPlaintext, "allow-plaintext", false, "Write resources whose stored values are encrypted in plain text, without `--encryption-provider-config`")
 }
 
 // Complete reads what every write takes beside its own flags: -n given or
 // not, --dry-run and -o.
-func (o *writeOptions) Complete(cmd *cobra.Command, _ []string) (err error) {
+func (o *WriteOptions) Complete(cmd *cobra.Command, _ []string) (err error) {
 	o.NamespaceSet = cmd.Flags().Changed("namespace")
-	if o.DryRun, err = dryRun(cmd); err != nil {
+	if o.DryRun, err = DryRun(cmd); err != nil {
 		return err
 	}
 	if o.output != "" {
-		o.Output, err = render.ParseFormat(o.output, writeFormats...)
+		o.Output, err = render.ParseFormat(o.output, WriteFormats...)
 	}
 	return err
 }
 
 // Validate checks what every write is given beside its own flags.
-func (o *writeOptions) Validate() error {
+func (o *WriteOptions) Validate() error {
 	if o.Revision != 0 {
 		return stores.ErrWriteAtRevision
 	}
@@ -119,10 +107,10 @@ func (o *writeOptions) Validate() error {
 	return nil
 }
 
-// writeManifest writes the manifest in filenames with v (writes.Run), on
+// WriteManifest writes the manifest in filenames with v (writes.Run), on
 // the map of the user's etcd, which it builds once the manifest is read.
-func (o *writeOptions) writeManifest(ctx context.Context, filenames []string, subresource string, v writes.Verb) error {
-	if err := o.sessionConfig().Writable(); err != nil {
+func (o *WriteOptions) WriteManifest(ctx context.Context, filenames []string, subresource string, v writes.Verb) error {
+	if err := o.SessionConfig().Writable(); err != nil {
 		return err
 	}
 	live := &liveMaps{o: o}
@@ -136,9 +124,9 @@ func (o *writeOptions) writeManifest(ctx context.Context, filenames []string, su
 	})
 }
 
-// diffManifest diffs the manifest in filenames (writes.Diff) on the map of
+// DiffManifest diffs the manifest in filenames (writes.Diff) on the map of
 // the user's etcd, built once the manifest is read.
-func (o *writeOptions) diffManifest(ctx context.Context, filenames []string, d writes.DiffOptions) error {
+func (o *WriteOptions) DiffManifest(ctx context.Context, filenames []string, d writes.DiffOptions) error {
 	live := &liveMaps{o: o}
 	defer live.close()
 	return writes.Diff(ctx, writes.Manifest{
@@ -152,7 +140,7 @@ func (o *writeOptions) diffManifest(ctx context.Context, filenames []string, d w
 // the manifest is read, built again once the CRDs written in a sandbox are
 // established; close closes the last one built.
 type liveMaps struct {
-	o       *writeOptions
+	o       *WriteOptions
 	kinds   []schema.GroupVersionKind
 	session *storagemap.Session
 }
@@ -191,4 +179,36 @@ func (l *liveMaps) close() {
 	if l.session != nil {
 		l.session.Close()
 	}
+}
+
+// OpenOne builds the map with cfg and resolves ref, of one type, in it.
+// The caller closes the map.
+func OpenOne(ctx context.Context, cfg storagemap.Config, ref target.Ref, scope target.Scope) (*storagemap.Session, handle.Target, error) {
+	session, targets, err := storagemap.OpenTargets(ctx, cfg, []target.Ref{ref}, scope, "", target.Each)
+	if err != nil {
+		return nil, handle.Target{}, err
+	}
+	return session, targets[0].Target, nil
+}
+
+// buildLive checks `-n` before building the map for create and replace.
+// They take it for the objects of a manifest that name no namespace, and
+// resolve no path through resolve, where the other commands have it
+// checked. It builds the map for the manifest's kinds with what the
+// field managers of custom resources need, which reads do without.
+func (o *WriteOptions) buildLive(ctx context.Context, kinds []schema.GroupVersionKind) (*storagemap.Session, error) {
+	if err := o.Scope.Check(); err != nil {
+		return nil, err
+	}
+	return storagemap.OpenData(ctx, o.writeConfig(kinds))
+}
+
+// writeConfig is the map's config for a command that writes objects of
+// kinds.
+func (o *WriteOptions) writeConfig(kinds []schema.GroupVersionKind) storagemap.Config {
+	cfg := o.SessionConfig()
+	cfg.FieldManagement = true
+	cfg.Kinds = kinds
+	cfg.Writes = !o.DryRun
+	return cfg
 }

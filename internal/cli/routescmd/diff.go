@@ -1,4 +1,4 @@
-package main
+package routescmd
 
 import (
 	"context"
@@ -6,35 +6,23 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/routes"
 	"github.com/regctl/regctl/internal/storagemap"
 )
 
-type routesDiffOptions struct {
-	*globalOptions
+// DiffOptions are the options of `regctl routes diff`.
+type DiffOptions struct {
+	*cli.Globals
 	routes.DiffOptions
 	output string
 }
 
-// exitTrouble makes err exit 2: like diff(1), a difference exits 1 and
-// trouble 2, so that CI can tell a changed wiring from a broken job.
-func exitTrouble(err error) error { return &exitError{code: 2, err: err} }
-
-// diffStatus is how a diff exits: 1 with nothing more on stderr when the
-// tables differ (the diff is the message), 2 on trouble.
-func diffStatus(differ bool, err error) error {
-	if err != nil {
-		return exitTrouble(err)
-	}
-	if differ {
-		return &exitError{code: 1}
-	}
-	return nil
-}
-
-func newRoutesDiffCmd(g *globalOptions, runF func(context.Context, *routesDiffOptions) error) *cobra.Command {
-	opts := &routesDiffOptions{globalOptions: g}
+// NewDiff is the `regctl routes diff` command; runF, when set, runs
+// instead of DiffOptions.Run.
+func NewDiff(g *cli.Globals, runF func(context.Context, *DiffOptions) error) *cobra.Command {
+	opts := &DiffOptions{Globals: g}
 	cmd := &cobra.Command{
 		Use:   "diff OLD NEW [--only FIELD,...] [--ignore FIELD,...] [-o text|json]",
 		Short: "Compare two route tables and print what changed in the storage wiring",
@@ -71,41 +59,43 @@ Exit status: 0 when the tables are equal, 1 when they differ, 2 on error.`,
   regctl routes --http -o yaml > http-routes.yaml
   regctl routes diff http-routes.yaml live --ignore storage`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			return diffStatus(false, routes.DiffArgs(args))
+			return cli.DiffStatus(false, routes.DiffArgs(args))
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitTrouble(err) })
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.Trouble(err) })
 	fs := cmd.Flags()
 	fs.StringVarP(&opts.output, "output", "o", string(routes.Text), "Output format: text|json")
 	fs.StringSliceVar(&opts.Only, "only", nil, "Count changes in these fields only (comma-separated)")
 	fs.StringSliceVar(&opts.Ignore, "ignore", nil, "Do not count changes in these fields (comma-separated)")
 	addGroupFlag(fs, &opts.Groups)
-	return withOptions(cmd, opts, runF)
+	return cli.WithOptions(cmd, opts, runF)
 }
 
 // Complete fails as a diff fails on trouble: exit 2.
-func (o *routesDiffOptions) Complete(_ *cobra.Command, args []string) (err error) {
+func (o *DiffOptions) Complete(_ *cobra.Command, args []string) (err error) {
 	o.Old, o.New = args[0], args[1]
 	o.Output, err = render.ParseFormat(o.output, routes.DiffFormats...)
 	o.Informational = o.Verbosity > 0
-	return exitTroubleOf(err)
+	return cli.TroubleOf(err)
 }
 
 // Validate has nothing to check: the arguments were (Args).
-func (o *routesDiffOptions) Validate() error { return nil }
+func (o *DiffOptions) Validate() error { return nil }
 
-func (o *routesDiffOptions) Run(ctx context.Context) error {
-	return diffStatus(routes.Diff(ctx, o.IO, o.DiffOptions, o.openRoutes))
+func (o *DiffOptions) Run(ctx context.Context) error {
+	return cli.DiffStatus(routes.Diff(ctx, o.IO, o.DiffOptions, openRoutes(o.Globals)))
 }
 
-// openRoutes builds the map from the server flags for the routes commands,
-// which take only its tables.
-func (g *globalOptions) openRoutes(ctx context.Context) (*routes.Live, error) {
-	session, err := storagemap.Open(ctx, g.sessionConfig())
-	if err != nil {
-		return nil, err
+// openRoutes opens the map from the server flags in g for the routes
+// commands, which take only its tables.
+func openRoutes(g *cli.Globals) func(context.Context) (*routes.Live, error) {
+	return func(ctx context.Context) (*routes.Live, error) {
+		session, err := storagemap.Open(ctx, g.SessionConfig())
+		if err != nil {
+			return nil, err
+		}
+		return &routes.Live{Table: session.Map.Table, HTTPRoutes: session.Map.HTTPRoutes, Close: session.Close}, nil
 	}
-	return &routes.Live{Table: session.Map.Table, HTTPRoutes: session.Map.HTTPRoutes, Close: session.Close}, nil
 }
 
 // addGroupFlag is kubectl api-resources' `--api-group`, with `--group` as

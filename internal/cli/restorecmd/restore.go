@@ -1,4 +1,6 @@
-package main
+// Package restorecmd is `regctl restore`: objects brought back from a
+// snapshot or an earlier revision (restore.Run).
+package restorecmd
 
 import (
 	"cmp"
@@ -8,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/regctl/regctl/internal/changes"
+	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/gctune"
 	"github.com/regctl/regctl/internal/handle"
@@ -18,8 +21,9 @@ import (
 	"github.com/regctl/regctl/internal/target"
 )
 
-type restoreOptions struct {
-	*globalOptions
+// Options are the options of `regctl restore`.
+type Options struct {
+	*cli.Globals
 	target.Scope
 	From string
 	// FromEncryption is the source's --encryption-provider-config, when
@@ -33,10 +37,12 @@ type restoreOptions struct {
 	output         string
 }
 
-var restoreFormats = []render.Format{render.Table, render.JSON, render.YAML}
+var formats = []render.Format{render.Table, render.JSON, render.YAML}
 
-func newRestoreCmd(g *globalOptions, runF func(context.Context, *restoreOptions) error) *cobra.Command {
-	opts := &restoreOptions{globalOptions: g}
+// New is the `regctl restore` command; runF, when set, runs instead of
+// Options.Run (cli.WithOptions).
+func New(g *cli.Globals, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{Globals: g}
 	cmd := &cobra.Command{
 		Use:   "restore --from SOURCE [TYPE[,TYPE...] | TYPE/NAME ...] [-n NAMESPACE | -A] [-l SELECTOR] [--dry-run] [--overwrite] [-o json|yaml]",
 		Short: "Bring objects back from a snapshot or an earlier revision, exactly as they were stored",
@@ -90,27 +96,27 @@ Exit status: 0 when every object was restored or was unchanged, 1 when one was l
 	fs := cmd.Flags()
 	fs.StringVar(&opts.From, "from", "", "Where to restore from: an etcd snapshot file, or rev:N (the etcd at revision N, until it is compacted)")
 	fs.StringVar(&opts.FromEncryption, "from-encryption-provider-config", "", "The --encryption-provider-config the source's values were encrypted with, when its keys are not today's")
-	addScopeFlags(fs, &opts.Scope)
+	cli.AddScopeFlags(fs, &opts.Scope)
 	fs.StringVarP(&opts.Selector, "selector", "l", "", "Restore only the objects with these labels")
 	fs.BoolVar(&opts.Overwrite, "overwrite", false, "Write the source's content over an object that differs now (the same uid only)")
-	addDryRunFlag(cmd, "Compare and check every write, print what would be done, write nothing")
+	cli.AddDryRunFlag(cmd, "Compare and check every write, print what would be done, write nothing")
 	fs.StringVarP(&opts.output, "output", "o", "", "Print the report as json or yaml instead of a line per object")
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(render.JSON, render.YAML))
-	return withOptions(cmd, opts, runF)
+	return cli.WithOptions(cmd, opts, runF)
 }
 
-func (o *restoreOptions) Complete(cmd *cobra.Command, args []string) (err error) {
+func (o *Options) Complete(cmd *cobra.Command, args []string) (err error) {
 	o.NamespaceSet = cmd.Flags().Changed("namespace")
 	o.Args = args
-	if o.DryRun, err = dryRun(cmd); err != nil {
+	if o.DryRun, err = cli.DryRun(cmd); err != nil {
 		return err
 	}
-	o.Output, err = render.ParseFormat(cmp.Or(o.output, string(render.Table)), restoreFormats...)
+	o.Output, err = render.ParseFormat(cmp.Or(o.output, string(render.Table)), formats...)
 	return err
 }
 
-func (o *restoreOptions) Validate() error {
+func (o *Options) Validate() error {
 	switch {
 	case o.From == "":
 		return errors.New("`--from` names no source: give an etcd snapshot file or rev:N")
@@ -126,7 +132,7 @@ func (o *restoreOptions) Validate() error {
 	if _, err := changes.ParseSource(o.From); err != nil {
 		return err
 	}
-	return o.sessionConfig().Writable()
+	return o.SessionConfig().Writable()
 }
 
 // live is the etcd a restore writes to, as it is now.
@@ -134,7 +140,7 @@ var live = changes.Source{Name: points.Live}
 
 // Run opens the live etcd (written) and the source (read), pairs their
 // resources, and restores.
-func (o *restoreOptions) Run(ctx context.Context) error {
+func (o *Options) Run(ctx context.Context) error {
 	ctx = render.WithWarnings(ctx, o.IO.ErrOut)
 	gctune.BoundHeap()
 	sides := o.sessions()
@@ -145,19 +151,19 @@ func (o *restoreOptions) Run(ctx context.Context) error {
 	}
 	_, err = restore.Run(ctx, req)
 	if errors.Is(err, restore.ErrLeftAlone) {
-		return &exitError{code: 1}
+		return &cli.ExitError{Code: 1}
 	}
 	return err
 }
 
 // sessions are the live session, writable, that also looks up namespaces
 // and CRDs, and the source's, with its own encryption config if given.
-func (o *restoreOptions) sessions() *points.Sessions {
+func (o *Options) sessions() *points.Sessions {
 	scope := o.Scope
 	if scope.AllNamespaces {
 		scope.Namespace = ""
 	}
-	sides := points.New(o.sessionConfig(), o.Args, scope)
+	sides := points.New(o.SessionConfig(), o.Args, scope)
 	sides.NamespaceAlone = true
 	sides.Configure = func(src changes.Source, cfg *storagemap.Config) {
 		if src == live {
@@ -175,7 +181,7 @@ func (o *restoreOptions) sessions() *points.Sessions {
 }
 
 // request opens both sides and pairs their resources.
-func (o *restoreOptions) request(ctx context.Context, sides *points.Sessions) (restore.Request, error) {
+func (o *Options) request(ctx context.Context, sides *points.Sessions) (restore.Request, error) {
 	pair, err := sides.Pair(ctx, o.From, points.Live)
 	if err != nil {
 		return restore.Request{}, err

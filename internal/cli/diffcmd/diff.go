@@ -1,4 +1,6 @@
-package main
+// Package diffcmd is `regctl diff`: a manifest against what is stored, as
+// kubectl diff (writes.Diff), or two points in time (changes.Print).
+package diffcmd
 
 import (
 	"context"
@@ -9,13 +11,15 @@ import (
 	"k8s.io/utils/exec"
 
 	"github.com/regctl/regctl/internal/changes"
+	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/writes"
 )
 
-type diffOptions struct {
-	writeOptions
+// Options are the options of `regctl diff`.
+type Options struct {
+	cli.WriteOptions
 	Filenames []string
 	Diff      writes.DiffOptions
 	// From and To are the two points in time of a diff without -f.
@@ -29,8 +33,10 @@ type diffOptions struct {
 	output string
 }
 
-func newDiffCmd(g *globalOptions, runF func(context.Context, *diffOptions) error) *cobra.Command {
-	opts := &diffOptions{writeOptions: writeOptions{globalOptions: g}}
+// New is the `regctl diff` command; runF, when set, runs instead of
+// Options.Run (cli.WithOptions).
+func New(g *cli.Globals, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{WriteOptions: cli.WriteOptions{Globals: g}}
 	cmd := &cobra.Command{
 		Use:   "diff -f FILE|- [-n NAMESPACE] | diff --from SOURCE [--to SOURCE] [TYPE[,TYPE...]] [-n NAMESPACE] [-l SELECTOR] [-o table|yaml|json] [--patch]",
 		Short: "Diff what a manifest would change, or what changed between two points in time",
@@ -86,9 +92,9 @@ nothing is then diffed; with --from, an object one side cannot read, listed in t
   # Config maps only, as a patch (--from backup.db compares a snapshot file)
   regctl diff --from rev:2 configmaps -n shop --patch   # exits 1 when anything changed`,
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitTrouble(err) })
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.Trouble(err) })
 	fs := cmd.Flags()
-	addFilenameFlags(fs, &opts.writeOptions, &opts.Filenames, "The manifest to diff")
+	cli.AddFilenameFlags(fs, &opts.WriteOptions, &opts.Filenames, "The manifest to diff")
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace for objects that do not name one")
 	fs.BoolVar(&opts.Diff.ShowManagedFields, "show-managed-fields", false, "Include metadata.managedFields in the diff")
 	fs.BoolVar(&opts.Diff.ShowSecrets, "show-secrets", false, "Do not mask the values of Secrets")
@@ -101,29 +107,21 @@ nothing is then diffed; with --from, an object one side cannot read, listed in t
 	fs.BoolVarP(&opts.AllNamespaces, "all-namespaces", "A", false, "With --from: compare every namespace (the default unless -n)")
 	fs.BoolVar(&opts.Patch, "patch", false, "With --from: print a unified diff of each object that differs instead of the report")
 	fs.StringVarP(&opts.output, "output", "o", string(render.Table), "With --from: the report's format, table|yaml|json")
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
-	return withOptions(cmd, opts, runF)
-}
-
-// exitTroubleOf is err as trouble (exit 2), nil as nil.
-func exitTroubleOf(err error) error {
-	if err != nil {
-		return exitTrouble(err)
-	}
-	return nil
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
+	return cli.WithOptions(cmd, opts, runF)
 }
 
 // Complete and Validate fail as kubectl diff fails on trouble: exit 2.
-func (o *diffOptions) Complete(cmd *cobra.Command, args []string) (err error) {
+func (o *Options) Complete(cmd *cobra.Command, args []string) (err error) {
 	o.NamespaceSet = cmd.Flags().Changed("namespace")
 	o.Args = args
 	o.Output, err = render.ParseFormat(o.output, changes.Formats...)
-	return exitTroubleOf(err)
+	return cli.TroubleOf(err)
 }
 
-func (o *diffOptions) Validate() error { return exitTroubleOf(o.validate()) }
+func (o *Options) Validate() error { return cli.TroubleOf(o.validate()) }
 
-func (o *diffOptions) validate() error {
+func (o *Options) validate() error {
 	switch {
 	case o.From == "" && len(o.Filenames) == 0:
 		return errors.New("`-f` names no manifest, and `--from` no point in time: give one of them")
@@ -147,17 +145,17 @@ func (o *diffOptions) validate() error {
 		}
 		return nil
 	}
-	return o.writeOptions.Validate()
+	return o.WriteOptions.Validate()
 }
 
 // Run diffs two points in time with --from, else a manifest.
-func (o *diffOptions) Run(ctx context.Context) error {
+func (o *Options) Run(ctx context.Context) error {
 	if o.From != "" {
 		return o.overTime(ctx)
 	}
 	ctx = render.WithWarnings(ctx, o.IO.ErrOut)
 	o.Diff.Program = &kubectldiff.DiffProgram{Exec: exec.New(), IOStreams: o.IO}
-	return diffExit(o.diffManifest(ctx, o.Filenames, o.Diff))
+	return diffExit(o.DiffManifest(ctx, o.Filenames, o.Diff))
 }
 
 // diffExit is kubectl diff's exit status for err: the diff program's own
@@ -166,7 +164,7 @@ func (o *diffOptions) Run(ctx context.Context) error {
 func diffExit(err error) error {
 	var exit exec.ExitError
 	if errors.As(err, &exit) && exit.ExitStatus() <= 1 {
-		return diffStatus(exit.ExitStatus() == 1, nil)
+		return cli.DiffStatus(exit.ExitStatus() == 1, nil)
 	}
-	return diffStatus(false, err)
+	return cli.DiffStatus(false, err)
 }

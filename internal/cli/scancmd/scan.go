@@ -1,4 +1,6 @@
-package main
+// Package scancmd is `regctl scan`: every key read once and reported on
+// (scan.Scan).
+package scancmd
 
 import (
 	"context"
@@ -6,20 +8,24 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/scan"
 	"github.com/regctl/regctl/internal/storagemap"
 )
 
-type scanOptions struct {
-	*globalOptions
+// Options are the options of `regctl scan`.
+type Options struct {
+	*cli.Globals
 	Scan   scan.Request
 	output string
 }
 
-func newScanCmd(g *globalOptions, runF func(context.Context, *scanOptions) error) *cobra.Command {
-	opts := &scanOptions{globalOptions: g}
+// New is the `regctl scan` command; runF, when set, runs instead of
+// Options.Run (cli.WithOptions).
+func New(g *cli.Globals, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{Globals: g}
 	cmd := &cobra.Command{
 		Use:   "scan [--only SECTIONS] [--fail-on KINDS] [--by namespace] [-o table|wide|yaml|json]",
 		Short: "Read every key once and report sizes, encodings, encryption, storage versions, corrupt values and orphans",
@@ -72,19 +78,19 @@ runs, progress goes to stderr when that is a terminal.`,
 	fs.StringVar(&opts.Scan.By, "by", "", "Split each resource's figures by: namespace")
 	fs.Int64Var(&opts.Scan.ChunkSize, "chunk-size", scan.DefaultPageSize, "Keys read per etcd range request; 0 reads them all at once")
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(scan.Formats...))
-	return withOptions(cmd, opts, runF)
+	return cli.WithOptions(cmd, opts, runF)
 }
 
-func (o *scanOptions) Complete(cmd *cobra.Command, args []string) error {
+func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 	f, err := render.ParseFormat(o.output, scan.Formats...)
 	o.Scan.Output, o.Scan.Revision = f, o.Revision
 	return err
 }
 
-func (o *scanOptions) Validate() error { return o.Scan.Validate() }
+func (o *Options) Validate() error { return o.Scan.Validate() }
 
-func (o *scanOptions) Run(ctx context.Context) error {
-	session, ks, err := storagemap.OpenAll(ctx, o.sessionConfig())
+func (o *Options) Run(ctx context.Context) error {
+	session, ks, err := storagemap.OpenAll(ctx, o.SessionConfig())
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package main
+package diffcmd
 
 import (
 	"context"
@@ -8,33 +8,34 @@ import (
 	"k8s.io/utils/exec"
 
 	"github.com/regctl/regctl/internal/changes"
+	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/points"
 	"github.com/regctl/regctl/internal/target"
 )
 
 // overTime compares the two points in time --from and --to name.
-func (o *diffOptions) overTime(ctx context.Context) error {
-	sides := points.New(o.sessionConfig(), o.Args, o.targetScope())
+func (o *Options) overTime(ctx context.Context) error {
+	sides := points.New(o.SessionConfig(), o.Args, o.targetScope())
 	defer sides.Close()
 	req, err := sides.Pair(ctx, o.From, o.To)
 	if err != nil {
-		return exitTrouble(err)
+		return cli.Trouble(err)
 	}
 	req.LabelSelector, req.ChunkSize = o.Selector, 500
 	var patch *changes.Patch
 	if o.Patch {
 		if patch, err = changes.NewPatch(&kubectldiff.DiffProgram{Exec: exec.New(), IOStreams: o.IO}); err != nil {
-			return exitTrouble(err)
+			return cli.Trouble(err)
 		}
 		patch.ShowSecrets = o.Diff.ShowSecrets
 	}
 	err = changes.Print(ctx, o.IO.Out, req, o.Output, patch)
-	return diffStatus(errors.Is(err, changes.ErrDiffer), ignore(err, changes.ErrDiffer))
+	return cli.DiffStatus(errors.Is(err, changes.ErrDiffer), ignore(err, changes.ErrDiffer))
 }
 
 // targetScope is the namespace a diff over time compares: the one -n
 // names, or all.
-func (o *diffOptions) targetScope() target.Scope {
+func (o *Options) targetScope() target.Scope {
 	if o.NamespaceSet {
 		return target.Scope{Namespace: o.Namespace, NamespaceSet: true}
 	}

@@ -1,17 +1,20 @@
-package main
+// Package versioncmd is `regctl version`.
+package versioncmd
 
 import (
 	"context"
 	"github.com/spf13/cobra"
 
 	"github.com/regctl/regctl/internal/buildinfo"
+	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap/serverflags"
 )
 
-type versionOptions struct {
-	*globalOptions
+// Options are the options of `regctl version`.
+type Options struct {
+	*cli.Globals
 	Output render.Format
 	output string
 }
@@ -22,8 +25,9 @@ const versionText render.Format = "text"
 
 var versionFormats = []render.Format{versionText, render.YAML, render.JSON}
 
-func newVersionCmd(g *globalOptions) *cobra.Command {
-	opts := &versionOptions{globalOptions: g}
+// New is the `regctl version` command.
+func New(g *cli.Globals) *cobra.Command {
+	opts := &Options{Globals: g}
 	cmd := &cobra.Command{
 		Use:   "version [-o text|yaml|json]",
 		Short: "Print the version of regctl and of the Kubernetes and etcd code it runs",
@@ -40,17 +44,17 @@ etcd (which regctl embeds) it was built against.`,
 	}
 	cmd.Flags().StringVarP(&opts.output, "output", "o", string(versionText), "Output format: text|yaml|json")
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(versionFormats...))
-	return withOptions(cmd, opts, nil)
+	return cli.WithOptions(cmd, opts, nil)
 }
 
-func (o *versionOptions) Complete(*cobra.Command, []string) (err error) {
+func (o *Options) Complete(*cobra.Command, []string) (err error) {
 	o.Output, err = render.ParseFormat(o.output, versionFormats...)
 	return err
 }
 
-func (o *versionOptions) Validate() error { return nil }
+func (o *Options) Validate() error { return nil }
 
-func (o *versionOptions) Run(context.Context) error {
+func (o *Options) Run(context.Context) error {
 	info := buildinfo.Read(serverflags.KubernetesVersion())
 	if o.Output != versionText {
 		return render.Print(o.IO.Out, o.Output, info)

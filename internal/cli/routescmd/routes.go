@@ -1,4 +1,6 @@
-package main
+// Package routescmd is `regctl routes` and `regctl routes diff`: the map's
+// route tables printed, checked and compared (routes.Print, Check, Diff).
+package routescmd
 
 import (
 	"context"
@@ -6,14 +8,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/routes"
 	"github.com/regctl/regctl/internal/routetable"
 )
 
-type routesOptions struct {
-	*globalOptions
+// Options are the options of `regctl routes`.
+type Options struct {
+	*cli.Globals
 	routes.Selection
 	Output render.Format
 	// Check is a committed route table to compare the live one with.
@@ -21,8 +25,10 @@ type routesOptions struct {
 	output string
 }
 
-func newRoutesCmd(g *globalOptions, runF func(context.Context, *routesOptions) error) *cobra.Command {
-	opts := &routesOptions{globalOptions: g}
+// New is the `regctl routes` command; runF, when set, runs instead of
+// Options.Run (cli.WithOptions).
+func New(g *cli.Globals, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{Globals: g}
 	cmd := &cobra.Command{
 		Use:   "routes [--http [--resource RESOURCE,...] [--verb ACTION,...]] [-o table|wide|yaml|json]",
 		Short: "Print every path of the storage map and how it is stored, or its HTTP routes",
@@ -83,21 +89,21 @@ the routes to some paths of the map (a resource names its subresources too),
 	cmd.Flags().BoolVar(&opts.HTTP, "http", false, "Print the HTTP routes the server's installer registers for the map")
 	cmd.Flags().StringSliceVar(&opts.Resources, "resource", nil, "With --http, only the routes to these paths of the map, a resource's subresources included (comma-separated)")
 	cmd.Flags().StringSliceVar(&opts.Verbs, "verb", nil, "With --http, only the routes of these installer actions (comma-separated)")
-	cmd.AddCommand(newRoutesDiffCmd(g, nil))
+	cmd.AddCommand(NewDiff(g, nil))
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(routes.Formats...))
-	_ = cmd.RegisterFlagCompletionFunc("resource", completion.HTTPRoutes(g.completionFlags, routetable.HTTPRouteTable.Resources))
-	_ = cmd.RegisterFlagCompletionFunc("verb", completion.HTTPRoutes(g.completionFlags, routetable.HTTPRouteTable.Actions))
-	return withOptions(cmd, opts, runF)
+	_ = cmd.RegisterFlagCompletionFunc("resource", completion.HTTPRoutes(g.CompletionFlags, routetable.HTTPRouteTable.Resources))
+	_ = cmd.RegisterFlagCompletionFunc("verb", completion.HTTPRoutes(g.CompletionFlags, routetable.HTTPRouteTable.Actions))
+	return cli.WithOptions(cmd, opts, runF)
 }
 
-func (o *routesOptions) Complete(*cobra.Command, []string) (err error) {
+func (o *Options) Complete(*cobra.Command, []string) (err error) {
 	o.Output, err = render.ParseFormat(o.output, routes.Formats...)
 	return err
 }
 
 // Validate refuses flags that do not go together before the map is built.
 // --check's refusals exit 2, as its other troubles do.
-func (o *routesOptions) Validate() error {
+func (o *Options) Validate() error {
 	if o.Revision != 0 {
 		return errors.New("`--revision` is for get, keys, inspect and scan: routes shows the map the server builds now")
 	}
@@ -108,17 +114,17 @@ func (o *routesOptions) Validate() error {
 		return nil
 	}
 	if o.Output != render.Table {
-		return exitTrouble(errors.New("`--check` prints a diff and takes no `-o`: for data, use `regctl routes diff FILE live -o json`"))
+		return cli.Trouble(errors.New("`--check` prints a diff and takes no `-o`: for data, use `regctl routes diff FILE live -o json`"))
 	}
 	if len(o.Resources) > 0 || len(o.Verbs) > 0 {
-		return exitTrouble(errors.New("`--check` compares whole tables, or groups of them: `--resource` and `--verb` are for printing"))
+		return cli.Trouble(errors.New("`--check` compares whole tables, or groups of them: `--resource` and `--verb` are for printing"))
 	}
 	return nil
 }
 
-func (o *routesOptions) Run(ctx context.Context) error {
+func (o *Options) Run(ctx context.Context) error {
 	if o.Check == "" {
-		return routes.Print(ctx, o.IO.Out, o.Output, o.Selection, o.openRoutes)
+		return routes.Print(ctx, o.IO.Out, o.Output, o.Selection, openRoutes(o.Globals))
 	}
-	return diffStatus(routes.Check(ctx, o.IO, routes.CheckOptions{File: o.Check, Groups: o.Groups, HTTP: o.HTTP}, o.openRoutes))
+	return cli.DiffStatus(routes.Check(ctx, o.IO, routes.CheckOptions{File: o.Check, Groups: o.Groups, HTTP: o.HTTP}, openRoutes(o.Globals)))
 }

@@ -1,25 +1,31 @@
-package main
+// Package replacecmd is `regctl replace`: a manifest's objects written over
+// what is stored, through their stores (writes.Run with writes.Replace).
+package replacecmd
 
 import (
 	"context"
 
 	"github.com/spf13/cobra"
 
+	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
 	"github.com/regctl/regctl/internal/writes"
 )
 
-type replaceOptions struct {
-	writeOptions
+// Options are the options of `regctl replace`.
+type Options struct {
+	cli.WriteOptions
 	Filenames   []string
 	Subresource string
 	Force       bool
 }
 
-func newReplaceCmd(g *globalOptions, runF func(context.Context, *replaceOptions) error) *cobra.Command {
-	opts := &replaceOptions{writeOptions: writeOptions{globalOptions: g}}
+// New is the `regctl replace` command; runF, when set, runs instead of
+// Options.Run (cli.WithOptions).
+func New(g *cli.Globals, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{WriteOptions: cli.WriteOptions{Globals: g}}
 	cmd := &cobra.Command{
 		Use:   "replace -f FILE|- [--subresource status] [--force] [--dry-run=server] [-o yaml|json|name]",
 		Short: "Replace objects in etcd through kube-apiserver's own stores",
@@ -56,19 +62,19 @@ this release's kube-apiserver would; use the regctl built for the cluster's rele
 		Args: cobra.NoArgs,
 	}
 	fs := cmd.Flags()
-	addFilenameFlags(fs, &opts.writeOptions, &opts.Filenames, "The manifest of the new versions")
+	cli.AddFilenameFlags(fs, &opts.WriteOptions, &opts.Filenames, "The manifest of the new versions")
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace for objects that do not name one")
 	fs.StringVar(&opts.Subresource, "subresource", "", "Write through this subresource's store (e.g. status)")
 	fs.BoolVar(&opts.Force, "force", false, "Replace objects that carry no resourceVersion: read the current one first")
-	addWriteFlags(cmd, &opts.writeOptions)
-	addManifestFlags(cmd, &opts.writeOptions)
-	addDropUnknownFieldsFlag(fs, &opts.DropUnknownFields)
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
-	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(writeFormats...))
-	return withOptions(cmd, opts, runF)
+	cli.AddWriteFlags(cmd, &opts.WriteOptions)
+	cli.AddManifestFlags(cmd, &opts.WriteOptions)
+	cli.AddDropUnknownFieldsFlag(fs, &opts.DropUnknownFields)
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(cli.WriteFormats...))
+	return cli.WithOptions(cmd, opts, runF)
 }
 
-func (o *replaceOptions) Run(ctx context.Context) error {
+func (o *Options) Run(ctx context.Context) error {
 	ctx = render.WithWarnings(ctx, o.IO.ErrOut)
-	return o.writeManifest(ctx, o.Filenames, o.Subresource, writes.Replace(stores.WriteOptions{DryRun: o.DryRun, CurrentVersion: o.Force, FieldManager: o.FieldManager, DropUnknownFields: o.DropUnknownFields}))
+	return o.WriteManifest(ctx, o.Filenames, o.Subresource, writes.Replace(stores.WriteOptions{DryRun: o.DryRun, CurrentVersion: o.Force, FieldManager: o.FieldManager, DropUnknownFields: o.DropUnknownFields}))
 }

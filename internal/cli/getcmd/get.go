@@ -1,4 +1,6 @@
-package main
+// Package getcmd is `regctl get`: objects read through their stores, printed
+// as kubectl get prints them (get.Run).
+package getcmd
 
 import (
 	"context"
@@ -8,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
+	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/get"
 	"github.com/regctl/regctl/internal/render"
@@ -15,8 +18,9 @@ import (
 	"github.com/regctl/regctl/internal/target"
 )
 
-type getOptions struct {
-	*globalOptions
+// Options are the options of `regctl get`.
+type Options struct {
+	*cli.Globals
 	target.Scope
 	Get         get.Options
 	Subresource string
@@ -24,10 +28,12 @@ type getOptions struct {
 	refs        []target.Ref
 }
 
-var getFormats = []render.Format{render.Table, render.Wide, render.YAML, render.JSON, render.Name}
+var formats = []render.Format{render.Table, render.Wide, render.YAML, render.JSON, render.Name}
 
-func newGetCmd(g *globalOptions, runF func(context.Context, *getOptions) error) *cobra.Command {
-	opts := &getOptions{globalOptions: g, Get: get.Options{Print: render.NewGetPrintFlags()}}
+// New is the `regctl get` command; runF, when set, runs instead of
+// Options.Run (cli.WithOptions).
+func New(g *cli.Globals, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{Globals: g, Get: get.Options{Print: render.NewGetPrintFlags()}}
 	cmd := &cobra.Command{
 		Use:   "get TYPE[,TYPE...] [NAME...] | TYPE/NAME... [-n NAMESPACE | -A] [-o table|wide|yaml|json|name|jsonpath=...|custom-columns=...|go-template=...]",
 		Short: "Read objects from etcd through kube-apiserver's own stores",
@@ -91,7 +97,7 @@ lists the revisions of an object.`,
 
   # Every pod and its node, oldest first
   regctl get pods -A -o custom-columns=NAME:.metadata.name,NODE:.spec.nodeName --sort-by=.metadata.creationTimestamp`,
-		ValidArgsFunction: completion.ResourceObjects(g.completionFlags),
+		ValidArgsFunction: completion.ResourceObjects(g.CompletionFlags),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return nil
@@ -105,7 +111,7 @@ lists the revisions of an object.`,
 	fs.StringVarP(&opts.output, "output", "o", string(render.Table),
 		"Output format: table|wide|yaml|json|name, or kubectl's jsonpath=, jsonpath-file=, custom-columns=, custom-columns-file=, go-template=, go-template-file=")
 	opts.Get.Print.AddFlags(cmd)
-	addScopeFlags(fs, &opts.Scope)
+	cli.AddScopeFlags(fs, &opts.Scope)
 	fs.StringVar(&opts.Subresource, "subresource", "", "Read this subresource of the object (e.g. status)")
 	fs.StringVarP(&opts.Get.LabelSelector, "selector", "l", "", "Label selector, e.g. app=web,tier!=db")
 	fs.StringVar(&opts.Get.FieldSelector, "field-selector", "", "Field selector, e.g. spec.nodeName=node-1,status.phase=Running")
@@ -116,15 +122,15 @@ lists the revisions of an object.`,
 	fs.BoolVar(&opts.Get.WatchOnly, "watch-only", false, "Watch for changes without listing or getting first")
 	fs.BoolVar(&opts.Get.OutputWatchEvents, "output-watch-events", false, "Print watch events (ADDED, MODIFIED, DELETED) with --watch or --watch-only; objects listed first are ADDED events")
 	fs.StringVar(&opts.Get.ResourceVersion, "resource-version", "", "With --watch-only, print the changes made after this resourceVersion (an etcd revision) rather than from now")
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.completionFlags))
-	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(append(getFormats, opts.Get.Print.KubectlFormats()...)...))
-	return withOptions(cmd, opts, runF)
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
+	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(append(formats, opts.Get.Print.KubectlFormats()...)...))
+	return cli.WithOptions(cmd, opts, runF)
 }
 
 // Complete takes what the flags leave to the command: its arguments, the
 // output format, the streams and the global flags get reads by.
-func (o *getOptions) Complete(cmd *cobra.Command, args []string) error {
-	f, err := o.Get.Print.Format(o.output, cmd.Flags().Changed("output"), getFormats...)
+func (o *Options) Complete(cmd *cobra.Command, args []string) error {
+	f, err := o.Get.Print.Format(o.output, cmd.Flags().Changed("output"), formats...)
 	if err != nil {
 		return err
 	}
@@ -135,7 +141,7 @@ func (o *getOptions) Complete(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-func (o *getOptions) Validate() (err error) {
+func (o *Options) Validate() (err error) {
 	if err := o.Get.Validate(o.Snapshot); err != nil {
 		return err
 	}
@@ -143,9 +149,9 @@ func (o *getOptions) Validate() (err error) {
 	return err
 }
 
-func (o *getOptions) Run(ctx context.Context) error {
+func (o *Options) Run(ctx context.Context) error {
 	ctx = render.WithWarnings(ctx, o.IO.ErrOut)
-	cfg := o.sessionConfig()
+	cfg := o.SessionConfig()
 	// The objects of a CRD that is gone are read through one made up
 	// from them, which says so.
 	cfg.Leftovers = true
@@ -157,7 +163,7 @@ func (o *getOptions) Run(ctx context.Context) error {
 	err = get.Run(ctx, named, o.Get)
 	if errors.Is(err, get.ErrReported) {
 		// Each failure has its line on stderr already.
-		return &exitError{code: 1}
+		return &cli.ExitError{Code: 1}
 	}
 	return err
 }
