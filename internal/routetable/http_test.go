@@ -57,7 +57,7 @@ func TestLoadHTTPErrors(t *testing.T) {
 		{"no method", "kind: HTTPRouteTable\nformatVersion: 1\nroutes:\n- path: /api/v1/pods\n", "reading t.yaml: route /api/v1/pods has no method"},
 		{"no path", "kind: HTTPRouteTable\nformatVersion: 1\nroutes:\n- method: GET\n", "reading t.yaml: a route has no path"},
 		{"twice", "kind: HTTPRouteTable\nformatVersion: 1\nroutes:\n- {method: GET, path: /api/v1/pods}\n- {method: GET, path: /api/v1/pods}\n", `reading t.yaml: route "GET /api/v1/pods" is listed twice`},
-		{"unknown field", "kind: HTTPRouteTable\nformatVersion: 1\nroutes:\n- {method: GET, path: /api/v1/pods, scope: Cluster}\n", `unknown field "scope"`},
+		{"unknown field", "kind: HTTPRouteTable\nformatVersion: 1\nroutes:\n- {method: GET, path: /api/v1/pods, scope: Cluster}\n", `unknown field "routes[0].scope"`},
 	} {
 		if _, err := LoadHTTP(strings.NewReader(tc.doc), "t.yaml"); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)

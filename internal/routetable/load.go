@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -62,20 +63,42 @@ func LoadHTTP(r io.Reader, name string) (HTTPRouteTable, error) {
 	return decodeHTTP(data, top, name)
 }
 
-// readTop reads a document's top-level fields, enough to tell its kind.
+// readTop reads a document, yaml or json, as json, and its top-level
+// fields, enough to tell its kind. A json document is read as it is: its
+// routes then decode many times faster than through yaml.
 func readTop(r io.Reader, name string) ([]byte, map[string]json.RawMessage, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading %s: %w", name, err)
 	}
-	if len(bytes.TrimSpace(data)) == 0 {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
 		return nil, nil, fmt.Errorf("reading %s: it is empty, not a route table", name)
 	}
+	if trimmed[0] != '{' {
+		if data, err = yaml.YAMLToJSONStrict(data); err != nil {
+			return nil, nil, fmt.Errorf("reading %s: not a route table: %w", name, err)
+		}
+	}
 	var top map[string]json.RawMessage
-	if err := yaml.Unmarshal(data, &top); err != nil {
+	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, nil, fmt.Errorf("reading %s: not a route table: %w", name, err)
 	}
 	return data, top, nil
+}
+
+// strict decodes the json document data into v as kube-apiserver decodes
+// a request's body strictly: field names as they are written, no unknown
+// or duplicate field.
+func strict(data []byte, v any) error {
+	errs, err := sigsjson.UnmarshalStrict(data, v, sigsjson.DisallowDuplicateFields, sigsjson.DisallowUnknownFields)
+	if err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
 }
 
 func kindOf(top map[string]json.RawMessage) string {
@@ -112,7 +135,7 @@ func decode(data []byte, top map[string]json.RawMessage, name string) (RouteTabl
 	if err := checkTop(top, name, FormatVersion, "regctl routes -o yaml"); err != nil {
 		return t, err
 	}
-	if err := yaml.UnmarshalStrict(data, &t); err != nil {
+	if err := strict(data, &t); err != nil {
 		return t, fmt.Errorf("reading %s: %w", name, err)
 	}
 	for _, r := range t.Routes {
@@ -128,7 +151,7 @@ func decodeHTTP(data []byte, top map[string]json.RawMessage, name string) (HTTPR
 	if err := checkTop(top, name, HTTPFormatVersion, "regctl routes --http -o yaml"); err != nil {
 		return t, err
 	}
-	if err := yaml.UnmarshalStrict(data, &t); err != nil {
+	if err := strict(data, &t); err != nil {
 		return t, fmt.Errorf("reading %s: %w", name, err)
 	}
 	for _, r := range t.Routes {

@@ -135,8 +135,10 @@ func TestLoadErrors(t *testing.T) {
 		{"zero format version", "formatVersion: 0\nroutes: []\n", "reading table.yaml: formatVersion 0 is not a route table format version"},
 		{"text format version", "formatVersion: one\nroutes: []\n", `reading table.yaml: formatVersion "one" is not a route table format version`},
 		{"unknown table field", "formatVersion: 1\nroutes: []\nextra: 1\n", `unknown field "extra"`},
-		{"unknown route field", "formatVersion: 1\nroutes:\n- path: pods\n  colour: blue\n", `unknown field "colour"`},
+		{"unknown route field", "formatVersion: 1\nroutes:\n- path: pods\n  colour: blue\n", `unknown field "routes[0].colour"`},
 		{"duplicate key", "formatVersion: 1\nroutes: []\nroutes: []\n", `reading table.yaml: `},
+		{"duplicate json key", `{"formatVersion": 1, "routes": [{"path": "pods", "path": "services"}]}`, `duplicate field "routes[0].path"`},
+		{"unknown json field", `{"formatVersion": 1, "routes": [{"path": "pods", "Scope": "Cluster"}]}`, `unknown field "routes[0].Scope"`},
 		{"route without path", "formatVersion: 1\nroutes:\n- resource: pods\n", "reading table.yaml: a route has no path"},
 		{"duplicate path", "formatVersion: 1\nroutes:\n- path: pods\n- path: pods\n", `reading table.yaml: path "pods" is listed twice`},
 	} {
