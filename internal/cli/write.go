@@ -184,7 +184,7 @@ func (l *liveMaps) close() {
 // OpenOne builds the map with cfg and resolves ref, of one type, in it.
 // The caller closes the map.
 func OpenOne(ctx context.Context, cfg storagemap.Config, ref target.Ref, scope target.Scope) (*storagemap.Session, handle.Target, error) {
-	session, targets, err := storagemap.OpenTargets(ctx, cfg, []target.Ref{ref}, scope, "", target.Each)
+	session, targets, err := OpenTargets(ctx, cfg, []target.Ref{ref}, scope, "", target.Each)
 	if err != nil {
 		return nil, handle.Target{}, err
 	}

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/regctl/regctl/internal/handle"
-	"github.com/regctl/regctl/internal/target"
 )
 
 // ErrNoEtcd is what a command that works on data says when none is named:
@@ -58,42 +56,4 @@ func OpenAll(ctx context.Context, cfg Config) (*Session, handle.Keyspace, error)
 		return nil, handle.Keyspace{}, err
 	}
 	return s, handle.Keyspace{Client: main, EtcdPrefix: s.Map.Table.EtcdPrefix, Handles: s.Map.Ordered()}, nil
-}
-
-// Resolve turns refs into targets of a map: target.Each, target.Types.
-type Resolve func(target.Resolver, []target.Ref, target.Scope) ([]target.Named, error)
-
-// OpenTargets opens a session on the data cfg names, with a map of only
-// what refs name (cfg.Only), and resolves refs in it with resolve. When
-// verb is set, each path must serve it. With cfg.MapOnly the map may be
-// built on an ephemeral etcd when cfg names none. The caller closes the
-// session.
-func OpenTargets(ctx context.Context, cfg Config, refs []target.Ref, scope target.Scope, verb string, resolve Resolve) (*Session, []target.Named, error) {
-	if err := scope.Check(); err != nil {
-		return nil, nil, err
-	}
-	only := make([]string, len(refs))
-	for i, r := range refs {
-		only[i] = r.Resource
-	}
-	cfg.Only = strings.Join(only, ",")
-	open := OpenData
-	if cfg.MapOnly {
-		open = Open
-	}
-	s, err := open(ctx, cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	targets, err := resolve(s.Map, refs, scope)
-	for _, t := range targets {
-		if err == nil && verb != "" && !slices.Contains(t.Resource.Verbs, verb) {
-			err = fmt.Errorf("%s does not serve %s: only %s", t.Path, verb, strings.Join(t.Resource.Verbs, ", "))
-		}
-	}
-	if err != nil {
-		s.Close()
-		return nil, nil, err
-	}
-	return s, targets, nil
 }
