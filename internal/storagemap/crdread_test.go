@@ -22,7 +22,6 @@ import (
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/handle"
-	"github.com/regctl/regctl/internal/scan"
 	"github.com/regctl/regctl/internal/storagemap/serverflags"
 	"github.com/regctl/regctl/internal/stores"
 )
@@ -179,39 +178,6 @@ func TestCommandsBuildOnlyTheCRDsTheyTouch(t *testing.T) {
 	}
 	if h.Store == nil || h.Store == all.Map.Handles[h.Path].Store {
 		t.Errorf("the resolved handle of %s has not the served store", h.Path)
-	}
-
-	// A scan builds a CRD's storage when it decodes its first value (it
-	// checks the value against the CRD's schema), and none for CRDs
-	// without objects.
-	ctx := context.Background()
-	for _, plural := range []string{"thing3s", "thing17s", "thing30s"} {
-		group := map[string]string{"thing3s": "g3", "thing17s": "g1", "thing30s": "g2"}[plural] + ".example"
-		key, err := all.Map.Handles[plural+"."+group].Key("default", "a")
-		if err != nil {
-			t.Fatal(err)
-		}
-		kind := "Thing" + strings.TrimSuffix(strings.TrimPrefix(plural, "thing"), "s")
-		value := `{"apiVersion":"` + group + `/v1","kind":"` + kind + `","metadata":{"name":"a","namespace":"default","uid":"u"},"spec":{"size":1,"colour":"red"}}`
-		if _, err := client.Put(ctx, key, value); err != nil {
-			t.Fatal(err)
-		}
-	}
-	report, err := scan.Run(ctx, handle.Keyspace{Client: client, EtcdPrefix: all.Map.Table.EtcdPrefix, Handles: all.Map.Ordered()}, scan.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if built := all.Map.BuiltCRDs(); !slices.Equal(built, []string{"thing17s.g1.example", "thing30s.g2.example", "thing3s.g3.example"}) {
-		t.Errorf("a scan built %v, want the CRDs with objects, once each, in key order", built)
-	}
-	unknown := 0
-	for _, f := range report.Findings {
-		if f.Reason == scan.ReasonUnknownFields && strings.Contains(f.Detail, "colour") {
-			unknown++
-		}
-	}
-	if unknown != 3 {
-		t.Errorf("the scan found the unknown field in %d custom resources, want 3: %+v", unknown, report.Findings)
 	}
 }
 
