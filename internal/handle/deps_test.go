@@ -53,3 +53,20 @@ func statSources(t *testing.T, pkgs []string) {
 		}
 	}
 }
+
+// TestTheMapLinksNoPluginLoader keeps the go plugin loader, which
+// kustomize's loader links through kubectl's argument and printing
+// packages, out of the assembly and of the tests of the map and the
+// stores: a binary that links it is linked by the host's linker, at twice
+// the time, and these test binaries are two of the suite's largest.
+func TestTheMapLinksNoPluginLoader(t *testing.T) {
+	pkgs := []string{"../storagemap/...", "../stores"}
+	out, err := exec.Command("go", append([]string{"list", "-test", "-deps", "-f", `{{if eq .ImportPath "plugin"}}{{.ImportPath}}{{end}}`}, pkgs...)...).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	if strings.TrimSpace(string(out)) != "" {
+		t.Errorf("the map's packages or their tests link the go plugin loader (go list -test -deps %s): link it from internal/cli or the commands instead", strings.Join(pkgs, " "))
+	}
+	statSources(t, pkgs)
+}
