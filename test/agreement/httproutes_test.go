@@ -31,6 +31,7 @@ func TestHTTPRoutesAgreeWithOpenAPI(t *testing.T) {
 		{"every API", []string{"--runtime-config=api/all=true"}, 30},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			server := apiserver.Start(t, tc.flags...)
 			w := apiserver.Map(t, append([]string{"--etcd-servers=" + server.EtcdURL}, tc.flags...)...)
 			got, err := w.Map.HTTPRoutes()

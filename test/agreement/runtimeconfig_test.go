@@ -14,6 +14,7 @@ func TestRuntimeConfigOfTheCoreGroupAgreesWithKubeAPIServer(t *testing.T) {
 	t.Parallel()
 	for _, value := range []string{"v1=true", "api/v1=true,batch/v1/cronjobs=false"} {
 		t.Run(value, func(t *testing.T) {
+			t.Parallel()
 			flag := "--runtime-config=" + value
 			server := apiserver.Start(t, flag)
 			w := apiserver.Map(t, "--etcd-servers="+server.EtcdURL, flag)

@@ -41,6 +41,8 @@ func inProcessOfItsOwn(t *testing.T) bool {
 // stores regctl's table says are cacher-decorated, with a flag that turns
 // one cache off.
 func TestWatchCacheAgreesWithKubeAPIServer(t *testing.T) {
+	// This process only waits for the other: it runs beside the rest.
+	t.Parallel()
 	if !inProcessOfItsOwn(t) {
 		return
 	}
