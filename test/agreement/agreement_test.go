@@ -26,9 +26,10 @@ import (
 
 func TestMain(m *testing.M) {
 	logs.Setup(0, io.Discard)
-	// The tests on default feature gates run side by side, four at a time:
-	// a server's start is mostly waiting. Those that set feature gates or
-	// an emulated version, which are the process's, run alone.
+	// The tests run side by side, four at a time: a server's start is
+	// mostly waiting. Those that set feature gates or an emulated version,
+	// which are the process's, each run in a process of their own
+	// (inProcessOfItsOwn).
 	flag.Parse()
 	given := false
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
@@ -66,6 +67,10 @@ var everyAPIAndFeature = []string{"--feature-gates=AllAlpha=true,AllBeta=true", 
 // appear in both. regctl's map is built first, so that what it serves comes
 // from its own flags, not from gates the test server sets in this process.
 func TestDiscoveryAgreesWithEveryAPIAndFeatureOn(t *testing.T) {
+	t.Parallel()
+	if !inProcessOfItsOwn(t) {
+		return
+	}
 	w := apiserver.Map(t, everyAPIAndFeature...)
 	w.Close()
 	alpha := 0
@@ -92,8 +97,13 @@ func TestDiscoveryAgreesWithEveryAPIAndFeatureOn(t *testing.T) {
 // server emulates, where upstream's test server, on a test version without
 // that floor, and a real server part ways.
 func TestEmulatedVersionAgreesWithKubeAPIServer(t *testing.T) {
+	t.Parallel()
 	for _, emulated := range []string{minorsBack(1), minorsBack(2)} {
 		t.Run(emulated, func(t *testing.T) {
+			t.Parallel()
+			if !inProcessOfItsOwn(t) {
+				return
+			}
 			flags := []string{"--emulated-version=" + emulated, "--feature-gates=AllBeta=true", "--emulation-forward-compatible", "--runtime-config=api/all=true,api/alpha=false"}
 			w := apiserver.Map(t, flags...)
 			w.Close()

@@ -2,8 +2,6 @@ package agreement
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"regexp"
 	"testing"
 	"time"
@@ -14,27 +12,6 @@ import (
 	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/test/apiserver"
 )
-
-// ownProcess marks the test process a test runs in alone.
-const ownProcess = "REGCTL_TEST_OWN_PROCESS"
-
-// inProcessOfItsOwn runs t again in a process of its own, where no other
-// server has run: a server's metrics are the process's, and every server
-// started in it adds to them. It reports false in the test's first
-// process, which then has nothing more to do, and true in the one it
-// starts, which runs the test.
-func inProcessOfItsOwn(t *testing.T) bool {
-	t.Helper()
-	if os.Getenv(ownProcess) == t.Name() {
-		return true
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1")
-	cmd.Env = append(os.Environ(), ownProcess+"="+t.Name())
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Errorf("%s in a process of its own: %v\n%s", t.Name(), err, out)
-	}
-	return false
-}
 
 // TestWatchCacheAgreesWithKubeAPIServer compares the resources the server
 // builds a watch cache for, from its own watch cache metrics, with the
