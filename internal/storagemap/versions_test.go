@@ -1,11 +1,8 @@
 package storagemap
 
 import (
-	"fmt"
-	"strings"
 	"testing"
 
-	utilversion "k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/component-base/version"
 
 	"k8s.io/apiserver/pkg/util/compatibility"
@@ -80,28 +77,4 @@ func TestFeatureGatesActWhileTheMapLives(t *testing.T) {
 	if w.Map.Table.EmulatedVersion != version.DefaultKubeBinaryVersion || w.Map.Table.FeatureGates != nil {
 		t.Errorf("default map: emulatedVersion %q, featureGates %v", w.Map.Table.EmulatedVersion, w.Map.Table.FeatureGates)
 	}
-}
-
-func TestBadVersionFlagsAreRefusedWithTheServersReason(t *testing.T) {
-	before := gateState()
-	for flag, want := range map[string]string{
-		"--feature-gates=NoSuchGate=true":  "reading `--feature-gates`: unrecognized feature gate: NoSuchGate",
-		"--feature-gates=AllAlpha":         "reading `--feature-gates`: missing bool value for AllAlpha",
-		"--emulated-version=1.20":          "emulation version 1.20 is not between [" + oldest() + ", " + version.DefaultKubeBinaryVersion + ".0]",
-		"--emulated-version=x":             `reading ` + "`--emulated-version`" + `: could not parse "x" as version`,
-		"--min-compatibility-version=1.99": "checking `--min-compatibility-version`",
-	} {
-		_, err := buildErr(t, flag)
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: error %v, want %q", flag, err, want)
-		}
-	}
-	sameState(t, "after refused flags", before)
-}
-
-// oldest is the oldest version this release's server emulates: three
-// minors back.
-func oldest() string {
-	v := utilversion.MustParse(version.DefaultKubeBinaryVersion)
-	return fmt.Sprintf("%d.%d", v.Major(), v.Minor()-3)
 }

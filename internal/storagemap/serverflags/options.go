@@ -230,13 +230,17 @@ func (o *Options) otherRelease() string {
 
 // WithEncryptionConfig is o with another `--encryption-provider-config`:
 // what a backup's values were encrypted with, where its keys are not
-// today's.
+// today's. o is left as it is: the server's options embed the control
+// plane's by pointer, which is copied too, so that today's session, built
+// again later, still writes with today's keys.
 func (o *Options) WithEncryptionConfig(path string) *Options {
 	c := *o
 	server := *o.Server
+	controlplane := *o.Server.Options
 	etcd := *o.Server.Etcd
 	etcd.EncryptionProviderConfigFilepath = path
-	server.Etcd = &etcd
+	controlplane.Etcd = &etcd
+	server.Options = &controlplane
 	c.Server = &server
 	return &c
 }
