@@ -83,7 +83,7 @@ func TestCompleteCommandsAndFlags(t *testing.T) {
 func completeStandIn(t *testing.T, makeFunc func(*cli.Globals) cobra.CompletionFunc, args ...string) (got []string, directive string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	g := &cli.Globals{IO: IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}, Server: serverflags.NewOptions(), RequestTimeout: 5 * time.Second}
+	g := &cli.Globals{IO: cli.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}, Server: serverflags.NewOptions(), RequestTimeout: 5 * time.Second}
 	root := &cobra.Command{Use: "regctl", SilenceErrors: true, SilenceUsage: true}
 	g.Server.AddFlags(root.PersistentFlags())
 	standIn := &cobra.Command{Use: "stand-in", ValidArgsFunction: makeFunc(g), Run: func(*cobra.Command, []string) {}}

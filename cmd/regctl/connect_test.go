@@ -24,6 +24,8 @@ import (
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+
+	"github.com/regctl/regctl/internal/cli"
 )
 
 // certs are PEM files of a test PKI.
@@ -193,7 +195,7 @@ func runWithin(t *testing.T, limit time.Duration, args ...string) (stdout, stder
 	done := make(chan int, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() { done <- Run(ctx, IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}, args) }()
+	go func() { done <- Run(ctx, cli.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}, args) }()
 	select {
 	case code = <-done:
 		return out.String(), errOut.String(), code
@@ -282,7 +284,7 @@ func TestRequestTimeoutBoundsEachRequestNotTheCommand(t *testing.T) {
 		// 40 slow writes take 2s: longer than the timeout, but no request does.
 		out := &slowWriter{delay: 50 * time.Millisecond}
 		var errOut bytes.Buffer
-		code := Run(context.Background(), IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: &errOut},
+		code := Run(context.Background(), cli.IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: &errOut},
 			[]string{"get", "pods", "-o", "name", "--chunk-size=5", "--request-timeout=" + timeout, s.flag()})
 		if code != 0 || strings.Count(out.String(), "\n") != 40 {
 			t.Errorf("--request-timeout=%s: exit %d, %d pods, stderr %q: want all 40", timeout, code, strings.Count(out.String(), "\n"), errOut.String())

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/docgen"
 )
 
@@ -30,7 +31,7 @@ func TestDocsAreCurrent(t *testing.T) {
 	pflag.CommandLine = pflag.NewFlagSet("regctl", pflag.ContinueOnError)
 
 	got := t.TempDir()
-	if err := docgen.Generate(newRootCmd(IOStreams{}), got); err != nil {
+	if err := docgen.Generate(newRootCmd(cli.IOStreams{}), got); err != nil {
 		t.Fatal(err)
 	}
 	const regenerate = "run `make docs` (go run ./cmd/regctl __gendocs docs) and commit the result"

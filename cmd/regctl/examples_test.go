@@ -21,6 +21,7 @@ import (
 	api "k8s.io/kubernetes/pkg/apis/core"
 	"k8s.io/utils/ptr"
 
+	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/stores"
 )
@@ -43,7 +44,7 @@ var unrunnableExamples = map[string]string{}
 // Commands added later are covered without listing them here.
 func TestExamples(t *testing.T) {
 	sb := newSandbox(t)
-	root := newRootCmd(IOStreams{})
+	root := newRootCmd(cli.IOStreams{})
 	root.InitDefaultCompletionCmd()
 	for _, cmd := range commandTree(root) {
 		if !cmd.IsAvailableCommand() || generatedByCobra(cmd) {
@@ -248,7 +249,7 @@ func runExample(t *testing.T, sb *sandbox, ex example) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out, errOut bytes.Buffer
-	code := Run(ctx, IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}, args)
+	code := Run(ctx, cli.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}, args)
 	if code != ex.code {
 		t.Errorf("example %q exited %d (run as regctl %s):\n%s%s", ex.line, code, strings.Join(args, " "), errOut.String(), out.String())
 		return

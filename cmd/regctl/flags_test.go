@@ -31,7 +31,7 @@ import (
 // The options are nil when the flags were refused.
 func parseFlags[O any](t *testing.T, newCmd func(*cli.Globals, func(context.Context, *O) error) *cobra.Command, revision int64, args ...string) (*O, error) {
 	t.Helper()
-	g := &cli.Globals{IO: IOStreams{In: &bytes.Buffer{}, Out: io.Discard, ErrOut: io.Discard}, Server: serverflags.NewOptions(), RequestTimeout: 5 * time.Second, Revision: revision}
+	g := &cli.Globals{IO: cli.IOStreams{In: &bytes.Buffer{}, Out: io.Discard, ErrOut: io.Discard}, Server: serverflags.NewOptions(), RequestTimeout: 5 * time.Second, Revision: revision}
 	var got *O
 	cmd := newCmd(g, func(_ context.Context, o *O) error { got = o; return nil })
 	cmd.SetArgs(args)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/regctl/regctl/internal/cli"
 	_ "github.com/regctl/regctl/internal/english"
 	"github.com/regctl/regctl/internal/etcdview"
 	_ "github.com/regctl/regctl/internal/gctune"
@@ -52,6 +53,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "error: interrupted")
 		os.Exit(exitInterrupted)
 	}()
-	code := Run(ctx, IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:])
+	code := Run(ctx, cli.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:])
 	os.Exit(code)
 }

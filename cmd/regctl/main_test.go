@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/logs/early"
 )
@@ -81,7 +82,7 @@ func flagGiven(name string) (given bool) {
 func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code = Run(context.Background(), IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}, args)
+	code = Run(context.Background(), cli.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}, args)
 	return out.String(), errOut.String(), code
 }
 

@@ -14,6 +14,7 @@ import (
 	api "k8s.io/kubernetes/pkg/apis/core"
 	"sigs.k8s.io/yaml"
 
+	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/stores"
@@ -160,7 +161,7 @@ func TestListCutShortNeverLooksComplete(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		out := &cancelOnWrite{cancel: cancel}
 		var errOut bytes.Buffer
-		code := Run(ctx, IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: &errOut},
+		code := Run(ctx, cli.IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: &errOut},
 			[]string{"get", "pods", "-o", format, "--chunk-size", "2", s.flag()})
 		cancel()
 		stdout := out.String()
@@ -187,7 +188,7 @@ func TestListCutShortNeverLooksComplete(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		var out bytes.Buffer
 		errOut := &cancelOnWrite{cancel: cancel}
-		code := Run(ctx, IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: errOut},
+		code := Run(ctx, cli.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: errOut},
 			[]string{"get", "pods", "-o", format, "--chunk-size", "2", s.flag()})
 		cancel()
 		if code == 0 || !strings.Contains(errOut.String(), "pod-00003x") {
@@ -311,7 +312,7 @@ func TestKeysRefusesANegativeChunkSize(t *testing.T) {
 func runTree(t *testing.T, args ...string) (stdout string, err error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	root := newRootCmd(IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut})
+	root := newRootCmd(cli.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut})
 	completion.RequireSubcommands(root)
 	root.SetArgs(args)
 	err = root.ExecuteContext(context.Background())

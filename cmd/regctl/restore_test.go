@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/render"
 )
 
@@ -124,7 +125,7 @@ func TestRestoreShowsProgressOnATerminal(t *testing.T) {
 	mustRun(t, "delete", "configmaps", "--all", "-n", "shop", s.flag())
 
 	var out, errOut bytes.Buffer
-	code := Run(context.Background(), IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: render.Terminal{Writer: &errOut}},
+	code := Run(context.Background(), cli.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: render.Terminal{Writer: &errOut}},
 		[]string{"restore", "--from", "rev:" + strconv.FormatInt(rev, 10), "configmaps", "-n", "shop", s.flag()})
 	if code != 0 || out.String() != "configmap/a restored\nconfigmap/b restored\nconfigmap/c restored\n" {
 		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())

@@ -32,9 +32,6 @@ import (
 	"github.com/regctl/regctl/internal/storagemap/serverflags"
 )
 
-// IOStreams are kubectl's streams a command reads and writes.
-type IOStreams = cli.IOStreams
-
 // errInterrupted is the cause of the context when the user pressed Ctrl-C.
 var errInterrupted = errors.New("interrupted")
 
@@ -44,7 +41,7 @@ const exitInterrupted = 130
 // Run runs regctl with args and returns the process exit code. The whole CLI
 // is callable from tests with buffers for streams. A panic never reaches
 // the user as a trace: it is one line that says it is a bug.
-func Run(ctx context.Context, streams IOStreams, args []string) (code int) {
+func Run(ctx context.Context, streams cli.IOStreams, args []string) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(streams.ErrOut, "error: regctl bug: %s; please report it with the command that caused it\n", render.OneLine(fmt.Errorf("%v", r)))
@@ -84,7 +81,7 @@ func report(w io.Writer, err, fallback error) {
 	}
 }
 
-func newRootCmd(streams IOStreams) *cobra.Command {
+func newRootCmd(streams cli.IOStreams) *cobra.Command {
 	g := &cli.Globals{IO: streams, Server: serverflags.NewOptions(), RequestTimeout: 5 * time.Second}
 	cmd := &cobra.Command{
 		Use:   "regctl",

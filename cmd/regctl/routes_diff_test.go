@@ -72,7 +72,7 @@ func writeFile(t *testing.T, name, content string) string {
 func runStdin(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code = Run(context.Background(), IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut}, args)
+	code = Run(context.Background(), cli.IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut}, args)
 	return out.String(), errOut.String(), code
 }
 

@@ -15,6 +15,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/util/version"
+
+	"github.com/regctl/regctl/internal/cli"
 )
 
 // count is how many keys start with prefix on an etcd.
@@ -169,7 +171,7 @@ func (panicWriter) Write([]byte) (int, error) { panic("writer exploded") }
 func TestPanicIsOneLineThatSaysItIsABug(t *testing.T) {
 	t.Parallel()
 	var errOut bytes.Buffer
-	code := Run(context.Background(), IOStreams{In: &bytes.Buffer{}, Out: panicWriter{}, ErrOut: &errOut}, []string{"version"})
+	code := Run(context.Background(), cli.IOStreams{In: &bytes.Buffer{}, Out: panicWriter{}, ErrOut: &errOut}, []string{"version"})
 	if code == 0 || strings.Count(errOut.String(), "\n") != 1 || !strings.Contains(errOut.String(), "regctl bug: writer exploded") {
 		t.Errorf("exit %d, stderr %q: want one line naming the bug", code, errOut.String())
 	}
@@ -206,7 +208,7 @@ func TestListAroundAnUnreadableValueKeepsItsRevision(t *testing.T) {
 		}
 	}}
 	var out bytes.Buffer
-	code := Run(ctx, IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: errOut}, []string{"get", "pods", "-o", "name", "--chunk-size=2", s.flag()})
+	code := Run(ctx, cli.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: errOut}, []string{"get", "pods", "-o", "name", "--chunk-size=2", s.flag()})
 	if code == 0 || strings.Count(errOut.String(), "error:") != 2 || !strings.Contains(errOut.String(), "pod-00002x") {
 		t.Errorf("exit %d, stderr %q: want the bad value and a summary, nothing else", code, errOut.String())
 	}

@@ -29,6 +29,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/regctl/regctl/test/apiserver"
+
+	"github.com/regctl/regctl/internal/cli"
 )
 
 // syncBuffer is a buffer a running command writes while the test reads.
@@ -61,7 +63,7 @@ func startWatch(t *testing.T, args ...string) *runningWatch {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	r := &runningWatch{out: &syncBuffer{}, errOut: &syncBuffer{}, cancel: cancel, done: make(chan int, 1)}
 	go func() {
-		r.done <- Run(ctx, IOStreams{In: &bytes.Buffer{}, Out: r.out, ErrOut: r.errOut}, args)
+		r.done <- Run(ctx, cli.IOStreams{In: &bytes.Buffer{}, Out: r.out, ErrOut: r.errOut}, args)
 	}()
 	t.Cleanup(func() { cancel(errInterrupted) })
 	return r

@@ -21,6 +21,7 @@ import (
 	api "k8s.io/kubernetes/pkg/apis/core"
 	"k8s.io/kubernetes/pkg/apis/networking"
 
+	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/stores"
@@ -352,7 +353,7 @@ func TestInterruptedCreateStopsAndReports(t *testing.T) {
 	defer cancel()
 	out := &cancelOnLine{marker: " created", cancel: cancel}
 	var errOut bytes.Buffer
-	code := Run(ctx, IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: &errOut}, []string{"create", "-f", manifestFile(t, m.String()), s.flag()})
+	code := Run(ctx, cli.IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: &errOut}, []string{"create", "-f", manifestFile(t, m.String()), s.flag()})
 	stdout, stderr := out.String(), errOut.String()
 	sum := interruptedSummary.FindStringSubmatch(stderr)
 	if code == 0 || sum == nil {
@@ -391,7 +392,7 @@ func TestInterruptedCreateStopsAndReports(t *testing.T) {
 	defer cancel()
 	out = &cancelOnLine{marker: " deleted", cancel: cancel}
 	errOut.Reset()
-	code = Run(ctx, IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: &errOut}, []string{"delete", "configmaps", "--all", "-n", "shop", s.flag()})
+	code = Run(ctx, cli.IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: &errOut}, []string{"delete", "configmaps", "--all", "-n", "shop", s.flag()})
 	want := fmt.Sprintf("error: interrupted: 1 deleted, %d not attempted\n", stored-1)
 	if stdout, stderr := out.String(), errOut.String(); code == 0 || !strings.Contains(stderr, want) || strings.Count(stdout, " deleted from shop namespace\n") != 1 {
 		t.Errorf("delete: exit %d, stdout %q, stderr %q: want one deleted and %q", code, stdout, stderr, want)
