@@ -15,13 +15,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apiserver/pkg/storage/etcd3/testserver"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
 	"k8s.io/kubernetes/test/integration/etcd"
+
+	"github.com/regctl/regctl/internal/etcdview"
 )
 
 // Server is a running kube-apiserver and the etcd it stores into.
@@ -40,12 +41,19 @@ func (s *Server) Stop() { s.stop() }
 
 // Start runs an etcd and a kube-apiserver with default flags plus extra ones;
 // both stop when the test ends. The ServiceAccount admission plugin is off:
-// no controller creates the default service accounts it requires.
+// no controller creates the default service accounts it requires. The etcd
+// is regctl's embedded one, which tries other free ports when another
+// process takes the one it found first (the tests of several packages, and
+// the agreement tests' own processes, start etcds side by side).
 func Start(t testing.TB, flags ...string) *Server {
 	t.Helper()
-	etcdClient := testserver.RunEtcd(t, nil)
+	e, err := etcdview.StartEmbedded(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
 	storageConfig := storagebackend.NewDefaultConfig("/registry", nil)
-	storageConfig.Transport.ServerList = []string{etcdClient.Endpoints()[0]}
+	storageConfig.Transport.ServerList = []string{e.ClientURL}
 	return StartOn(t, storageConfig, flags...)
 }
 
