@@ -24,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/apiserver/pkg/storage/etcd3/testserver"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	kmsv2mock "k8s.io/apiserver/pkg/storage/value/encrypt/envelope/testing/v2"
 	"k8s.io/client-go/util/retry"
@@ -65,11 +64,10 @@ func TestMigrateReencryptsAsTheServerMigrates(t *testing.T) {
 	t.Parallel()
 	old := encryptionFlag(t, "old.yaml", map[string]string{"secrets": aescbc("key1") + identityProvider})
 	rotated := encryptionFlag(t, "rotated.yaml", map[string]string{"secrets": aescbc("key2", "key1") + identityProvider})
-	etcdClient := testserver.RunEtcd(t, nil)
+	e := newLiveEtcd(t)
 	storageConfig := storagebackend.NewDefaultConfig("/registry", nil)
-	storageConfig.Transport.ServerList = []string{etcdClient.Endpoints()[0]}
+	storageConfig.Transport.ServerList = []string{e.url}
 	s := apiserver.StartOn(t, storageConfig, old)
-	e := &liveEtcd{url: storageConfig.Transport.ServerList[0], client: etcdClient.Client}
 	etcdFlag := e.flag()
 	ctx := context.Background()
 	const ns = "rotate"
