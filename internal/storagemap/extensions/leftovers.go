@@ -112,12 +112,12 @@ func (c Chain) leftoverCRD(ctx context.Context, gr schema.GroupResource) (*apiex
 			versions = append(versions, gvk.Version)
 		}
 	}
-	if kind == "" {
-		return nil, fmt.Errorf("%d keys remain under %s, where customresourcedefinition %s.%s stored its objects, but none of the first %d is one of its objects", count, prefix, gr.Resource, gr.Group, leftoverSample)
-	}
 	remain := fmt.Sprintf("%d keys remain", count)
 	if count == 1 {
 		remain = "1 key remains"
+	}
+	if kind == "" {
+		return nil, fmt.Errorf("%s under %s, where customresourcedefinition %s.%s stored its objects, but none of the first %d is one of its objects", remain, prefix, gr.Resource, gr.Group, leftoverSample)
 	}
 	return madeUpCRD(gr, kind, versions, namespaced, fmt.Sprintf("customresourcedefinition %s.%s is gone: %s under %s, read here through a CRD made up from them (kind %s, every field kept as stored); recreate the CRD to serve them again", gr.Resource, gr.Group, remain, prefix, kind)), nil
 }
