@@ -135,3 +135,32 @@ func TestRestoreShowsProgressOnATerminal(t *testing.T) {
 		t.Errorf("standard error on a terminal: %q", errOut.String())
 	}
 }
+
+// A restore that brings a CRD back builds today's map again to write its
+// custom resources, and what it writes after is still encrypted with
+// today's first key, not with the keys the source is read with.
+func TestRestoreAfterACRDWritesWithTodaysKeys(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	then := "--encryption-provider-config=" + encryptionConfigFile(t, "then.yaml", map[string]string{"secrets": aescbc("key1") + identityProvider})
+	now := "--encryption-provider-config=" + encryptionConfigFile(t, "now.yaml", map[string]string{"secrets": aescbc("key2") + identityProvider})
+	for _, name := range []string{"namespace", "crd", "widget", "secret"} {
+		mustRun(t, "--data-dir", dir, "create", "-f", filepath.Join(examplesDir(t), name+".yaml"), then)
+	}
+	rev := mustRun(t, "--data-dir", dir, "get", "secrets/db-password", "-n", "shop", "-o", "jsonpath={.metadata.resourceVersion}", then)
+	mustRun(t, "--data-dir", dir, "delete", "secrets/db-password", "widgets/blue", "-n", "shop", then)
+	mustRun(t, "--data-dir", dir, "delete", "crd/widgets.example.com")
+	// The finalizer removed, as the CRD's controller would: the store then
+	// deletes the CRD.
+	crd := mustRun(t, "--data-dir", dir, "get", "crd/widgets.example.com", "-o", "yaml")
+	crd = strings.Replace(crd, "  - customresourcecleanup.apiextensions.k8s.io\n", "", 1)
+	mustRun(t, "--data-dir", dir, "replace", "-f", writeFile(t, "crd.yaml", crd))
+
+	stdout, stderr, code := run(t, "--data-dir", dir, "restore", "--from", "rev:"+rev, "-A", now, strings.Replace(then, "--encryption-provider-config", "--from-encryption-provider-config", 1))
+	if code != 0 || !strings.Contains(stdout, "customresourcedefinition.apiextensions.k8s.io/widgets.example.com restored\n") || !strings.Contains(stdout, "secret/db-password restored in shop namespace\n") {
+		t.Fatalf("restore: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if got := mustRun(t, "--data-dir", dir, "inspect", "secrets/db-password", "-n", "shop", now); !strings.Contains(got, "key2") || strings.Contains(got, "key1") {
+		t.Errorf("the restored secret, read with today's keys:\n%s", got)
+	}
+}
