@@ -52,7 +52,7 @@ type Config struct {
 	Options *serverflags.Options
 	// Only names the resources a command works on, comma-separated as
 	// `get` takes them (categories included); the map then installs only
-	// their API versions. Empty builds every path.
+	// their routes (needed). Empty, with no Kinds, builds every path.
 	Only string
 	// Timeout bounds dialing etcd and each request regctl makes.
 	Timeout time.Duration
@@ -69,16 +69,16 @@ type Config struct {
 	// objects it sees.
 	FieldManagement bool
 	// Kinds, for a command that writes a manifest (Only empty), are the
-	// kinds of its objects: the map reads only the CRDs of their groups
-	// that no built-in resource serves, as a manifest's objects are mapped
-	// by group and kind.
+	// kinds of its objects: the map installs their routes and namespaces'
+	// (needed), and reads only the CRDs of their groups that no built-in
+	// resource serves, as a manifest's objects are mapped by group and kind.
 	Kinds []schema.GroupVersionKind
 	// CRDRevision, when set, builds the custom resources' paths from the
 	// CRDs as etcd held them at that revision, not as it holds them now:
 	// what a comparison with that revision reads its objects through.
 	CRDRevision int64
 	// MapOnly says that a command needs only the map, not data, so that
-	// OpenTargets builds it on an ephemeral etcd when none is named: keys
+	// cli.OpenTargets builds it on an ephemeral etcd when none is named: keys
 	// prints where objects would be stored.
 	MapOnly bool
 	// Writes marks a command that writes: on the etcd of a cluster that
