@@ -51,11 +51,11 @@ type Globals struct {
 // SessionConfig is what a command opens its session with (storagemap.Open).
 func (g *Globals) SessionConfig() storagemap.Config {
 	return storagemap.Config{Options: g.Server, Timeout: g.RequestTimeout, Snapshot: g.Snapshot, DataDir: g.DataDir,
-		ReleaseMismatch: g.ReleaseMismatch, Warn: g.Warn}
+		ReleaseMismatch: g.ReleaseMismatch, Warn: g.warn}
 }
 
-// Warn prints a warning on stderr, once per command.
-func (g *Globals) Warn(text string) {
+// warn prints a warning on stderr, once per command.
+func (g *Globals) warn(text string) {
 	if g.warned[text] {
 		return
 	}

@@ -56,7 +56,7 @@ func AddWriteFlags(cmd *cobra.Command, o *WriteOptions) {
 // objects: --allow-plaintext, --field-manager and --validate.
 func AddManifestFlags(cmd *cobra.Command, o *WriteOptions) {
 	fs := cmd.Flags()
-	AddPlaintextFlag(fs, o)
+	addPlaintextFlag(fs, o)
 	cmdutil.AddFieldManagerFlagVar(cmd, &o.FieldManager, stores.DefaultFieldManager)
 	o.Validation = metav1.FieldValidationStrict
 	f := fs.VarPF(&o.Validation, "validate", "", "Field validation, as kubectl's: strict (unknown or duplicate fields are errors), warn (they are warnings) or ignore; a custom resource's unknown fields are pruned unless strict")
@@ -76,9 +76,9 @@ func AddFilenameFlags(fs *pflag.FlagSet, o *WriteOptions, filenames *[]string, u
 	fs.BoolVarP(&o.Recursive, "recursive", "R", false, "Process the directory used in -f, --filename recursively, as kubectl does")
 }
 
-// AddPlaintextFlag is `--allow-plaintext`, for the commands that write
+// addPlaintextFlag is `--allow-plaintext`, for the commands that write
 // object values.
-func AddPlaintextFlag(fs *pflag.FlagSet, o *WriteOptions) {
+func addPlaintextFlag(fs *pflag.FlagSet, o *WriteOptions) {
 	fs.BoolVar(&o.AllowPlaintext, "allow-plaintext", false, "Write resources whose stored values are encrypted in plain text, without `--encryption-provider-config`")
 }
 
