@@ -12,6 +12,7 @@ import (
 	"github.com/coreos/go-semver/semver"
 	bolt "go.etcd.io/bbolt"
 	etcdversion "go.etcd.io/etcd/api/v3/version"
+	"go.etcd.io/etcd/server/v3/embed"
 	"go.etcd.io/etcd/server/v3/storage/schema"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -179,26 +180,36 @@ func checkStorageVersion(dir string, tx *bolt.Tx) error {
 // are not here to make a quorum, so etcd is started as `etcd
 // --force-new-cluster` is: as the only member of its cluster, keeping the
 // data. On a directory regctl wrote there is no other member to drop.
-func startLocked(dir string, lock *os.File, logger *zap.Logger) (e *Embedded, err error) {
+func startLocked(dir string, lock *os.File, logger *zap.Logger) (*Embedded, error) {
+	return startRecording(dir, lock, logger, func(cfg *embed.Config) {
+		cfg.ForceNewCluster = hasMember(dir)
+		cfg.SnapshotCount = 100
+		cfg.SnapshotCatchUpEntries = 100
+	})
+}
+
+// startRecording starts etcd on dir, configured by adjust, and says why it
+// failed to start when it did. etcd stops on a data directory it cannot
+// use or write (a full disk) with a panic or a fatal log line, which would
+// end this process without a word or as a regctl bug: both panic, and are
+// recovered, and etcd's last error line is the error.
+func startRecording(dir string, lock *os.File, logger *zap.Logger, adjust func(*embed.Config)) (e *Embedded, err error) {
 	failure := &lastFailure{}
 	cfg, err := newConfig(dir, failure.logger(logger))
 	if err != nil {
 		return nil, err
 	}
-	cfg.ForceNewCluster = hasMember(dir)
-	cfg.SnapshotCount = 100
-	cfg.SnapshotCatchUpEntries = 100
-	// etcd stops on data it cannot use with a fatal log line, which would
-	// end this process without a word: it panics instead, and the line is
-	// the error.
+	adjust(cfg)
 	defer func() {
 		if r := recover(); r != nil {
 			e, err = nil, failure.err(r)
 		}
 	}()
 	e, err = start(cfg, lock)
-	if err != nil && failure.msg != "" {
-		err = fmt.Errorf("%w (%s)", err, failure.msg)
+	if err != nil {
+		if msg := failure.last(); msg != "" {
+			err = fmt.Errorf("%w (%s)", err, msg)
+		}
 	}
 	return e, err
 }
@@ -247,6 +258,13 @@ func (f *lastFailure) Write(e zapcore.Entry, fields []zapcore.Field) error {
 	f.msg = msg
 	f.mu.Unlock()
 	return nil
+}
+
+// last is etcd's last error line, or "".
+func (f *lastFailure) last() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.msg
 }
 
 // err is the error of etcd's panic r: its last error line when it logged one.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.etcd.io/etcd/server/v3/storage/wal"
 	"go.uber.org/zap"
 )
 
@@ -25,6 +26,13 @@ type Embedded struct {
 	// an ephemeral etcd, whose directory is removed on Close.
 	lock *os.File
 }
+
+// etcd preallocates its write-ahead log a segment ahead, 64 MB a segment:
+// 128 MB of disk for an etcd that holds a few keys, and one that does not
+// start on a disk with less free. regctl's etcds are a sandbox or thrown
+// away, written a command at a time; smaller segments are only cut more
+// often.
+func init() { wal.SegmentSizeBytes = 8 << 20 }
 
 // readyWithin bounds an embedded etcd's start.
 const readyWithin = 30 * time.Second
@@ -43,7 +51,7 @@ func StartEmbedded(logger *zap.Logger) (*Embedded, error) {
 		}
 		lastErr = err
 	}
-	return nil, fmt.Errorf("starting embedded etcd: %w", lastErr)
+	return nil, fmt.Errorf("starting embedded etcd in %s: %w", os.TempDir(), lastErr)
 }
 
 func startEmbeddedOnce(logger *zap.Logger) (*Embedded, error) {
@@ -51,13 +59,9 @@ func startEmbeddedOnce(logger *zap.Logger) (*Embedded, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := newConfig(dir, logger)
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	cfg.UnsafeNoFsync = true
-	e, err := start(cfg, nil)
+	e, err := startRecording(dir, nil, logger, func(cfg *embed.Config) {
+		cfg.UnsafeNoFsync = true
+	})
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
