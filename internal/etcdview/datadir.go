@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.etcd.io/etcd/server/v3/storage/schema"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 )
 
 // StartOn starts an embedded etcd on the data directory dir, creating it
@@ -186,96 +184,4 @@ func startLocked(dir string, lock *os.File, logger *zap.Logger) (*Embedded, erro
 		cfg.SnapshotCount = 100
 		cfg.SnapshotCatchUpEntries = 100
 	})
-}
-
-// startRecording starts etcd on dir, configured by adjust, and says why it
-// failed to start when it did. etcd stops on a data directory it cannot
-// use or write (a full disk) with a panic or a fatal log line, which would
-// end this process without a word or as a regctl bug: both panic, and are
-// recovered, and etcd's last error line is the error.
-func startRecording(dir string, lock *os.File, logger *zap.Logger, adjust func(*embed.Config)) (e *Embedded, err error) {
-	failure := &lastFailure{}
-	cfg, err := newConfig(dir, failure.logger(logger))
-	if err != nil {
-		return nil, err
-	}
-	adjust(cfg)
-	defer func() {
-		if r := recover(); r != nil {
-			e, err = nil, failure.err(r)
-		}
-	}()
-	e, err = start(cfg, lock)
-	if err != nil {
-		if msg := failure.last(); msg != "" {
-			err = fmt.Errorf("%w (%s)", err, msg)
-		}
-	}
-	return e, err
-}
-
-// errStartFailed stands for an etcd that gave up starting without saying why.
-var errStartFailed = errors.New("etcd stopped while starting")
-
-// lastFailure records etcd's last error log line, to say why it stopped.
-type lastFailure struct {
-	mu  sync.Mutex
-	msg string
-}
-
-// logger tees user (may be nil) with the recorder, and makes etcd's fatal
-// lines panic.
-func (f *lastFailure) logger(user *zap.Logger) *zap.Logger {
-	core := zapcore.Core(f)
-	if user != nil {
-		core = zapcore.NewTee(user.Core(), f)
-	}
-	return zap.New(core, zap.WithFatalHook(zapcore.WriteThenPanic))
-}
-
-func (f *lastFailure) Enabled(l zapcore.Level) bool { return l >= zapcore.ErrorLevel }
-func (f *lastFailure) With([]zapcore.Field) zapcore.Core {
-	return f
-}
-func (f *lastFailure) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
-	if f.Enabled(e.Level) {
-		return ce.AddCore(e, f)
-	}
-	return ce
-}
-func (f *lastFailure) Sync() error { return nil }
-
-func (f *lastFailure) Write(e zapcore.Entry, fields []zapcore.Field) error {
-	msg := e.Message
-	enc := zapcore.NewMapObjectEncoder()
-	for _, field := range fields {
-		if field.Key == "error" {
-			field.AddTo(enc)
-			msg += ": " + fmt.Sprint(enc.Fields["error"])
-		}
-	}
-	f.mu.Lock()
-	f.msg = msg
-	f.mu.Unlock()
-	return nil
-}
-
-// last is etcd's last error line, or "".
-func (f *lastFailure) last() string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.msg
-}
-
-// err is the error of etcd's panic r: its last error line when it logged one.
-func (f *lastFailure) err(r any) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.msg != "" {
-		return errors.New(f.msg)
-	}
-	if r != nil {
-		return fmt.Errorf("%v", r)
-	}
-	return errStartFailed
 }

@@ -1,6 +1,9 @@
 package etcdview
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -48,14 +51,43 @@ func TestAnEphemeralEtcdTakesLittleDisk(t *testing.T) {
 	}
 }
 
+// limitFileSize limits the files this process writes to n bytes, in a
+// child process of the test (inChild): etcd gives up on a full disk as it
+// does on that.
+func limitFileSize(t *testing.T, n uint64) {
+	t.Helper()
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// childEnv marks the test binary run by inChild.
+const childEnv = "REGCTL_TEST_CHILD"
+
+// inChild runs the test named in a child process of the test binary, with
+// a temporary directory of its own, and returns what it wrote and its
+// exit code; the test finds itself in the child with isChild.
+func inChild(t *testing.T) (out string, code int, tmp string) {
+	t.Helper()
+	tmp = t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$")
+	cmd.Env = append(os.Environ(), childEnv+"=1", "TMPDIR="+tmp)
+	b, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	return string(b), cmd.ProcessState.ExitCode(), tmp
+}
+
+func isChild() bool { return os.Getenv(childEnv) == "1" }
+
 // etcd panics when it cannot create its log (a full disk); that is an
 // error saying so, not a panic. The child process runs with files limited
 // to 1 MiB, where etcd's log does not fit.
 func TestAnEtcdThatCannotWriteIsAnError(t *testing.T) {
-	if os.Getenv("REGCTL_TEST_FILE_LIMIT") == "1" {
-		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 1 << 20, Max: 1 << 20}); err != nil {
-			t.Fatal(err)
-		}
+	if isChild() {
+		limitFileSize(t, 1<<20)
 		_, err := StartEmbedded(nil)
 		if err == nil {
 			t.Fatal("etcd started with files limited to 1 MiB")
@@ -63,14 +95,54 @@ func TestAnEtcdThatCannotWriteIsAnError(t *testing.T) {
 		os.Stdout.WriteString("error: " + err.Error() + "\n")
 		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestAnEtcdThatCannotWriteIsAnError$")
-	cmd.Env = append(os.Environ(), "REGCTL_TEST_FILE_LIMIT=1", "TMPDIR="+t.TempDir())
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("the child failed: %v\n%s", err, out)
+	out, code, _ := inChild(t)
+	if code != 0 {
+		t.Fatalf("the child exited %d:\n%s", code, out)
 	}
 	want := "error: starting embedded etcd in "
-	if !strings.Contains(string(out), want) || !strings.Contains(string(out), "failed to create WAL: file too large") {
+	if !strings.Contains(out, want) || !strings.Contains(out, "failed to create WAL: file too large") {
 		t.Errorf("the child said\n%s\nwant a line with %q and etcd's cause", out, want)
+	}
+}
+
+// An etcd that gives up once it runs (a write to a full disk) ends the
+// process as etcd would, with one line that says why, not a trace, and
+// its data goes with it. The child cannot grow its log past 1 MiB files:
+// the next segment fails.
+func TestAnEtcdThatStopsRunningSaysWhy(t *testing.T) {
+	if isChild() {
+		e, err := StartEmbedded(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := clientOf(t, e)
+		limitFileSize(t, 1<<20)
+		value := strings.Repeat("x", 1<<20)
+		for i := 0; i < 64; i++ {
+			if _, err := c.Put(context.Background(), fmt.Sprintf("/k/%d", i), value); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Fatal("etcd wrote 64 MiB with files limited to 1 MiB")
+	}
+	out, code, tmp := inChild(t)
+	if code != 2 {
+		t.Errorf("the child exited %d, want 2:\n%s", code, out)
+	}
+	want := "error: the etcd inside regctl stopped: failed to save Raft hard state and entries: "
+	if !strings.HasPrefix(out, want) || strings.Count(out, "\n") != 1 || !strings.Contains(out, "file too large") {
+		t.Errorf("the child said\n%s\nwant one line starting %q", out, want)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "regctl-etcd-*")); len(left) > 0 {
+		t.Errorf("the child left %v", left)
+	}
+}
+
+func TestAFullDiskIsSaidSo(t *testing.T) {
+	var b strings.Builder
+	writeStopped(&b, "failed to save Raft hard state and entries: write /d/0.wal: no space left on device", true)
+	want := "error: the etcd inside regctl stopped: failed to save Raft hard state and entries: write /d/0.wal: no space left on device; free space on that disk and run the command again\n"
+	if b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
 	}
 }
