@@ -180,7 +180,7 @@ func TestStartOnRefusesARunningEtcd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	running, err := start(cfg, nil)
+	running, err := start(cfg, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

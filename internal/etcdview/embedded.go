@@ -1,6 +1,7 @@
 package etcdview
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -50,6 +51,9 @@ func StartEmbedded(logger *zap.Logger) (*Embedded, error) {
 			return e, nil
 		}
 		lastErr = err
+		if errors.As(err, new(gaveUpError)) {
+			break
+		}
 	}
 	return nil, fmt.Errorf("starting embedded etcd in %s: %w", os.TempDir(), lastErr)
 }
@@ -101,19 +105,41 @@ func newConfig(dir string, logger *zap.Logger) (*embed.Config, error) {
 	return cfg, nil
 }
 
-// start starts etcd with cfg and waits until it serves. lock is the data
-// directory's lock, kept by the result.
-func start(cfg *embed.Config, lock *os.File) (*Embedded, error) {
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		return nil, err
+// start starts etcd with cfg and waits until it serves, or until it gave
+// up (see lastFailure). lock is the data directory's lock, kept by the
+// result. etcd starts in a goroutine of its own, which it may end.
+func start(cfg *embed.Config, lock *os.File, gaveUp <-chan struct{}) (*Embedded, error) {
+	type started struct {
+		etcd *embed.Etcd
+		err  error
+	}
+	done := make(chan started, 1)
+	go func() {
+		e, err := embed.StartEtcd(cfg)
+		done <- started{e, err}
+	}()
+	timeout := time.After(readyWithin)
+	var e *embed.Etcd
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return nil, r.err
+		}
+		e = r.etcd
+	case <-gaveUp:
+		return nil, errGaveUp
+	case <-timeout:
+		return nil, fmt.Errorf("embedded etcd did not start within %s", readyWithin)
 	}
 	select {
 	case <-e.Server.ReadyNotify():
 	case err := <-e.Err():
 		e.Close()
 		return nil, err
-	case <-time.After(readyWithin):
+	case <-gaveUp:
+		// Not closed: a server whose goroutine ended may never stop.
+		return nil, errGaveUp
+	case <-timeout:
 		e.Close()
 		return nil, fmt.Errorf("embedded etcd did not become ready within %s", readyWithin)
 	}

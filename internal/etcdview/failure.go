@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sync"
-	"sync/atomic"
 	"syscall"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -16,34 +16,42 @@ import (
 
 // startRecording starts etcd on dir, configured by adjust, and says why it
 // failed to start when it did. etcd gives up on a data directory it cannot
-// use or write (a full disk) with a panic or a fatal log line: while it
-// starts, both panic and are recovered here, and etcd's last error line
-// is the error; once it runs, see stopped.
-func startRecording(dir string, lock *os.File, logger *zap.Logger, adjust func(*embed.Config)) (e *Embedded, err error) {
-	failure := &lastFailure{}
+// use or write (a full disk) with a panic or a fatal log line, in the
+// goroutine that starts it or in one of its own; lastFailure ends that
+// goroutine instead, and etcd's last error line is the error. Once it
+// runs, see stopped.
+func startRecording(dir string, lock *os.File, logger *zap.Logger, adjust func(*embed.Config)) (*Embedded, error) {
+	failure := &lastFailure{gaveUp: make(chan struct{})}
 	cfg, err := newConfig(dir, failure.logger(logger))
 	if err != nil {
 		return nil, err
 	}
 	adjust(cfg)
-	defer func() {
-		if r := recover(); r != nil {
-			e, err = nil, failure.err(r)
-		}
-	}()
-	e, err = start(cfg, lock)
+	e, err := start(cfg, lock, failure.gaveUp)
+	if err == nil && !failure.run() {
+		// It gave up as it became ready, and is not closed (see start).
+		e, err = nil, errGaveUp
+	}
+	if errors.Is(err, errGaveUp) {
+		return nil, failure.err()
+	}
 	if err != nil {
 		if msg := failure.last(); msg != "" {
 			err = fmt.Errorf("%w (%s)", err, msg)
 		}
 		return nil, err
 	}
-	failure.running.Store(true)
 	return e, nil
 }
 
-// errStartFailed stands for an etcd that gave up starting without saying why.
-var errStartFailed = errors.New("etcd stopped while starting")
+// errGaveUp is start's error for an etcd that gave up; failure.err says why.
+var errGaveUp = errors.New("etcd gave up starting")
+
+// gaveUpError is the error of an etcd that gave up starting: its last
+// error line. Starting it again would fail again.
+type gaveUpError struct{ line string }
+
+func (g gaveUpError) Error() string { return g.line }
 
 // lastFailure records etcd's last error log line, to say why it stopped,
 // and is the hook of etcd's fatal and panic lines.
@@ -52,9 +60,11 @@ type lastFailure struct {
 	msg string
 	// full is whether the last error was a full disk.
 	full bool
-	// running is set once etcd started: from then on it gives up in one
-	// of its own goroutines, where no caller can recover.
-	running atomic.Bool
+	// running is set once etcd started: from then on, giving up ends the
+	// process (stopped). quit is set when it gave up before, and gaveUp
+	// closed.
+	running, quit bool
+	gaveUp        chan struct{}
 }
 
 // logger tees user (may be nil) with the recorder, which etcd's fatal and
@@ -65,6 +75,14 @@ func (f *lastFailure) logger(user *zap.Logger) *zap.Logger {
 		core = zapcore.NewTee(user.Core(), f)
 	}
 	return zap.New(core, zap.WithFatalHook(f), zap.WithPanicHook(f))
+}
+
+// run marks etcd running, unless it gave up already.
+func (f *lastFailure) run() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.running = !f.quit
+	return f.running
 }
 
 func (f *lastFailure) Enabled(l zapcore.Level) bool { return l >= zapcore.ErrorLevel }
@@ -101,29 +119,33 @@ func (f *lastFailure) last() string {
 	return f.msg
 }
 
-// err is the error of etcd's panic r: its last error line when it logged one.
-func (f *lastFailure) err(r any) error {
+// err is the error of an etcd that gave up starting.
+func (f *lastFailure) err() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.msg != "" {
-		return errors.New(f.msg)
+		return gaveUpError{f.msg}
 	}
-	if r != nil {
-		return fmt.Errorf("%v", r)
-	}
-	return errStartFailed
+	return gaveUpError{"etcd stopped while starting"}
 }
 
-// OnWrite ends etcd where it gives up, after its line was recorded: by a
-// panic while it starts, which startRecording recovers, or by stopped.
-func (f *lastFailure) OnWrite(ce *zapcore.CheckedEntry, _ []zapcore.Field) {
-	if !f.running.Load() {
-		panic(ce.Message)
-	}
+// OnWrite ends etcd where it gives up, after its line was recorded: once
+// it runs, by stopped; while it starts, by ending the goroutine it gave
+// up in, which no caller could recover from a panic, and telling start.
+func (f *lastFailure) OnWrite(*zapcore.CheckedEntry, []zapcore.Field) {
 	f.mu.Lock()
-	msg, full := f.msg, f.full
+	if f.running {
+		msg, full := f.msg, f.full
+		f.mu.Unlock()
+		stopped(msg, full)
+		runtime.Goexit()
+	}
+	if !f.quit {
+		f.quit = true
+		close(f.gaveUp)
+	}
 	f.mu.Unlock()
-	stopped(msg, full)
+	runtime.Goexit()
 }
 
 // stopped ends the process for an etcd that gave up while it ran (a write
