@@ -46,6 +46,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -56,11 +57,20 @@ func main() {
 	pods := flag.Int("pods", 10000, "reads, writes, snapshots, scans, crds, diffs, releases: pods to write before measuring; plaintext, migrate: secrets; restores: config maps")
 	crdCount := flag.Int("crds", 1000, "crds: CRDs to create, from the real ones of bench/testdata/crds")
 	profile := flag.String("profile", "", "also write CPU and allocation profiles of each regctl command to this directory")
-	flag.StringVar(&scaleMatch, "match", "", "scale: measure only the regctl commands whose name matches this regular expression")
+	match := flag.String("match", "", "scale, writes: measure only the commands whose name matches this regular expression")
+	flag.StringVar(&regctlBin, "regctl", "", "measure this regctl binary rather than a build of ./cmd/regctl (one build against another)")
 	flag.Parse()
 	if flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: go run ./bench [-n runs] [-pods N] [-profile DIR] routes|reads|writes|snapshots|scans|plaintext|crds|migrate|diffs|releases|scale|restores")
 		os.Exit(2)
+	}
+	if *match != "" {
+		re, err := regexp.Compile(*match)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "-match: %v\n", err)
+			os.Exit(2)
+		}
+		matching = re
 	}
 	switch flag.Arg(0) {
 	case "routes", "reads", "writes", "snapshots", "scans", "plaintext", "crds", "migrate", "diffs", "releases", "scale", "restores":
@@ -74,16 +84,29 @@ func main() {
 	}
 }
 
+// regctlBin, when set, is the regctl measured, built elsewhere.
+var regctlBin string
+
+// matching, when set, is -match: only the commands whose name it matches
+// are measured.
+var matching *regexp.Regexp
+
+// measured is whether the command named is measured.
+func measured(name string) bool { return matching == nil || matching.MatchString(name) }
+
 func run(benchmark string, n, pods, crdCount int, profileDir string) error {
 	dir, err := os.MkdirTemp("", "regctl-bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "regctl")
-	progress("building regctl")
-	if err := releaseBuild(goCmd("", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/regctl")).Run(); err != nil {
-		return fmt.Errorf("building regctl: %w", err)
+	bin := regctlBin
+	if bin == "" {
+		bin = filepath.Join(dir, "regctl")
+		progress("building regctl")
+		if err := releaseBuild(goCmd("", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/regctl")).Run(); err != nil {
+			return fmt.Errorf("building regctl: %w", err)
+		}
 	}
 	launcher := filepath.Join(dir, "launch")
 	if err := goCmd("", "build", "-o", launcher, "./bench/launch").Run(); err != nil {
@@ -104,7 +127,7 @@ func run(benchmark string, n, pods, crdCount int, profileDir string) error {
 	case "reads":
 		return reads(dir, launcher, bin, n, pods, profile)
 	case "writes":
-		return writes(dir, launcher, bin, n, pods)
+		return writes(dir, launcher, bin, n, pods, profile)
 	case "snapshots":
 		return snapshots(dir, launcher, bin, n, pods, profile)
 	case "scans":

@@ -21,6 +21,8 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+
+	"github.com/regctl/regctl/internal/cli"
 )
 
 func init() {
@@ -35,7 +37,7 @@ func init() {
 	if err := pprof.StartCPUProfile(f); err != nil {
 		panic(err)
 	}
-	code := Run(context.Background(), IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:])
+	code := Run(context.Background(), cli.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:])
 	pprof.StopCPUProfile()
 	f.Close()
 	if allocs != "" {

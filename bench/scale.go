@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -43,10 +42,6 @@ const (
 	scaleSnapTarget = 350 // MiB, each command through a snapshot
 	scaleGrowth     = 11.0
 )
-
-// scaleMatch, when set, is a regular expression: scale measures only the
-// regctl commands whose name it matches.
-var scaleMatch string
 
 // scale loads pods into one etcd in steps (10,000, 100,000, then up to
 // pods), each written as kube-apiserver's pod store writes it, and at each
@@ -140,13 +135,7 @@ func scale(dir, launcher, regctl string, n, pods int, profile func([]command) er
 		}
 		last = last[:0]
 		results := map[string]stats{}
-		if scaleMatch != "" {
-			re, err := regexp.Compile(scaleMatch)
-			if err != nil {
-				return fmt.Errorf("-match: %w", err)
-			}
-			commands = slices.DeleteFunc(commands, func(m scaleCommand) bool { return !re.MatchString(m.c.name) })
-		}
+		commands = slices.DeleteFunc(commands, func(m scaleCommand) bool { return !measured(m.c.name) })
 		for _, m := range commands {
 			st, err := t.add(m.c, n, func(st stats) string { return fmt.Sprintf("%.2fx etcdctl %s", ratio(st, m.anchor), m.label) })
 			if err != nil {

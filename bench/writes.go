@@ -26,7 +26,7 @@ const writesTarget = 5.0
 // `kubectl create -f` of the same file through a kube-apiserver on the same
 // etcd, which runs in this process. Before every run the pods are removed
 // with one etcd delete-range, so that each run creates into the same state.
-func writes(dir, launcher, regctl string, n, pods int) error {
+func writes(dir, launcher, regctl string, n, pods int, profile func([]command) error) error {
 	logs.Setup(0, io.Discard)
 	kubectl, apiserverTest, kubectlSkipped := buildKubectlServer(dir)
 
@@ -75,15 +75,22 @@ func writes(dir, launcher, regctl string, n, pods int) error {
 
 	t := newTable(launcher, 48, true)
 	t.header = "vs regctl"
-	created, err := t.add(command{
+	create := command{
 		name: "regctl create -f pods.yaml", bin: regctl,
 		args:  []string{"create", "-f", manifest, "--etcd-servers=" + e.ClientURL},
 		reset: reset, check: check,
-	}, n, func(stats) string { return "anchor" })
+	}
+	created, err := t.add(create, n, func(stats) string { return "anchor" })
 	if err != nil {
 		return err
 	}
+	if profile != nil {
+		return profile([]command{create})
+	}
 	var kubectlCreate stats
+	if kubectlSkipped == nil && !measured("kubectl create -f pods.yaml") {
+		kubectlSkipped = fmt.Errorf("-match %s", matching)
+	}
 	if kubectlSkipped == nil {
 		kubectlCreate, kubectlSkipped = measureKubectlCreate(t, dir, apiserverTest, kubectl, e.ClientURL, manifest, n, command{reset: reset, check: check}, created)
 	}
