@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/regctl/regctl/internal/logs"
 )
 
 // blocksUnder is the disk that the files under dir take.
@@ -111,6 +114,8 @@ func TestAnEtcdThatCannotWriteIsAnError(t *testing.T) {
 // the next segment fails.
 func TestAnEtcdThatStopsRunningSaysWhy(t *testing.T) {
 	if isChild() {
+		// Silent as regctl is at verbosity 0: the one line is all a user sees.
+		logs.Setup(0, io.Discard)
 		e, err := StartEmbedded(nil)
 		if err != nil {
 			t.Fatal(err)
