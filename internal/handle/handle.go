@@ -56,10 +56,8 @@ type Handle struct {
 	// of the store's keys.
 	EtcdPrefix string
 	// ValueTransformer is the store's transformer (encryption), nil when
-	// values are stored as they are encoded; ValueCodec the codec the store
-	// encodes and decodes values with.
+	// values are stored as they are encoded.
 	ValueTransformer value.Transformer
-	ValueCodec       runtime.Codec
 
 	// The callbacks the session fills in: the etcd client of the path's
 	// servers, readying what its store allocates from (nil: nothing), and
@@ -172,10 +170,21 @@ func (h *Handle) Client(ctx context.Context) (*clientv3.Client, error) {
 // nil when values are stored as they are encoded.
 func (h *Handle) Transformer() value.Transformer { return h.ValueTransformer }
 
-// StorageCodec is the codec the server's store decodes a value with once
-// it is decrypted (and encodes one with before encrypting it); nil for a
-// path that never touches etcd.
-func (h *Handle) StorageCodec() runtime.Codec { return h.ValueCodec }
+// StorageCodec is the codec the path's store decodes a value with once it
+// is decrypted (and encodes one with before encrypting it): the one its
+// storage was created with, which the store keeps beside it
+// (genericregistry.Store.CompleteWithOptions). That is the
+// RESTOptionsGetter's codec as the store's constructor passed it on: for a
+// custom resource served by the CRD handler, the handler's own, which
+// defaults, prunes and coerces what it reads by the CRD's schema and
+// converts it to the version served. nil for a path that never touches
+// etcd.
+func (h *Handle) StorageCodec() runtime.Codec {
+	if h.Store == nil {
+		return nil
+	}
+	return h.Store.Storage.Codec
+}
 
 // Key is the etcd key of the object name in namespace: the store's own
 // KeyFunc, under the etcd prefix the storage layer puts in front of it.

@@ -63,7 +63,6 @@ func (s *Session) handles(versions []served.Version) map[string]*handle.Handle {
 				if d, ok := s.getter.Decision(h.Store.DefaultQualifiedResource); ok {
 					tc := d.Transport
 					h.ValueTransformer = d.Transformer
-					h.ValueCodec = d.Codec
 					h.Dial = func(ctx context.Context) (*clientv3.Client, error) { return s.clientOn(ctx, tc) }
 				}
 			}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/conversion"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/apiserver/pkg/storage/etcd3"
 	"k8s.io/apiserver/pkg/storage/value"
 
 	"github.com/regctl/regctl/internal/etcdview"
@@ -188,11 +189,12 @@ type badValue struct {
 }
 
 // itemDecoder reads values as the store's storage reads the items of a
-// list (etcd3's GetList): transformer, codec into a new item, versioner.
+// list (etcd3's GetList): its transformer, then its own decoder (the
+// storage's codec into a new item, and the versioner).
 type itemDecoder struct {
 	t           handle.Target
 	transformer value.Transformer
-	codec       apiruntime.Codec
+	decoder     etcd3.Decoder
 	versioner   storage.Versioner
 	newItem     func() apiruntime.Object
 	pred        storage.SelectionPredicate
@@ -207,22 +209,31 @@ func newItemDecoder(t handle.Target, pred storage.SelectionPredicate) (*itemDeco
 	if err != nil {
 		return nil, fmt.Errorf("listing %s: %w", t.Path, err)
 	}
+	// The versioner every etcd3 storage is made with.
+	versioner := storage.APIObjectVersioner{}
 	return &itemDecoder{
 		t:           t,
 		transformer: t.Transformer(),
-		codec:       codec,
-		// The versioner every etcd3 storage is made with.
-		versioner: storage.APIObjectVersioner{},
-		newItem:   newItem,
-		pred:      pred,
+		decoder:     etcd3.NewDefaultDecoder(codec, versioner),
+		versioner:   versioner,
+		newItem:     newItem,
+		pred:        pred,
 	}, nil
 }
 
-// newItemFunc makes empty items of a list's type, as the storage does: an
-// Unstructured for an unstructured list, a new element otherwise.
+// newItemFunc makes empty items of a list's type, as the storage's GetList
+// does (etcd3's getNewItemFunc): for an unstructured list of a version (a
+// custom resource's), an Unstructured of that version, which the storage's
+// codec converts each item to; a new element otherwise.
 func newItemFunc(list apiruntime.Object) (func() apiruntime.Object, error) {
-	if _, ok := list.(*unstructured.UnstructuredList); ok {
-		return func() apiruntime.Object { return &unstructured.Unstructured{} }, nil
+	if u, ok := list.(*unstructured.UnstructuredList); ok {
+		apiVersion := u.GetAPIVersion()
+		if apiVersion == "" {
+			return func() apiruntime.Object { return &unstructured.Unstructured{} }, nil
+		}
+		return func() apiruntime.Object {
+			return &unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion}}
+		}, nil
 	}
 	items, err := meta.GetItemsPtr(list)
 	if err != nil {
@@ -273,13 +284,7 @@ func (d *itemDecoder) decode(ctx context.Context, kv *mvccpb.KeyValue) (apirunti
 			return nil, storage.NewInternalError(fmt.Errorf("unable to transform key %q: %w", kv.Key, err))
 		}
 	}
-	obj, _, err := d.codec.Decode(data, nil, d.newItem())
-	if err != nil {
-		return nil, err
-	}
-	// As the storage, which lists an object whose version it cannot set.
-	_ = d.versioner.UpdateObject(obj, uint64(kv.ModRevision))
-	return obj, nil
+	return d.decoder.DecodeListItem(ctx, data, uint64(kv.ModRevision), d.newItem)
 }
 
 // page is a list of the store's type holding items, read at rev, through

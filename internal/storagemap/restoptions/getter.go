@@ -38,10 +38,7 @@ type Decision struct {
 	Encryption     string
 
 	Transformer value.Transformer
-	// Codec is the storage codec: how the server decodes a stored value
-	// once decrypted.
-	Codec     apiruntime.Codec
-	Transport storagebackend.TransportConfig
+	Transport   storagebackend.TransportConfig
 }
 
 // Getter wraps the server's RESTOptionsGetter. It records what the
@@ -114,7 +111,6 @@ func (g *Getter) GetRESTOptions(resource schema.GroupResource, example apiruntim
 		Decorator:      decoratorName(opts.Decorator),
 		Encryption:     g.Encryption(resource),
 		Transformer:    opts.StorageConfig.Transformer,
-		Codec:          opts.StorageConfig.Codec,
 		Transport:      transport,
 	}
 	var preflight func(context.Context) error
