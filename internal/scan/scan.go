@@ -15,6 +15,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/storage/value"
@@ -457,11 +458,21 @@ func (s *scanner) decrypted(ctx context.Context, tl *tally, t *target, acc *reso
 // decoded decodes a value with the store's codec, as the server reads it,
 // and checks it is the object its key says.
 func (s *scanner) decoded(tl *tally, t *target, acc *resourceTally, key string, data []byte, mediaType string) {
-	codec := t.h.StorageCodec()
+	h := t.h
+	if t.custom {
+		// A custom resource is read by the storage the CRD handler
+		// builds for it, whose codec holds the CRD's schemas. A CRD the
+		// handler cannot build serves nothing; its values are still
+		// read as they are stored.
+		if served := s.served.of(t); served != nil {
+			h = served
+		}
+	}
+	codec := h.StorageCodec()
 	if codec == nil {
 		return
 	}
-	obj, gvk, unknown, strict, err := decode(t.h, codec, data, mediaType)
+	obj, gvk, unknown, strict, err := decode(h, t.custom, codec, data, mediaType)
 	if err != nil {
 		acc.unread++
 		acc.corrupt[ReasonUndecodable]++
@@ -538,13 +549,20 @@ func strictlyUnknown(h *handle.Handle, data []byte, mediaType string, gvk *schem
 // of a built-in resource is decoded once, by the strict decoder of its
 // path, which reads it as the storage codec does (the same scheme,
 // defaulted and converted to the same internal version) and also returns
-// the fields it does not know: a CRD's schemas make each decode costly. A
-// custom resource's storage codec reads the value as it is stored, and its
-// strict decoder is its CRD's: both are run. A value the strict decoder
-// refuses for more than strictness is decoded by the storage codec, which
-// says why. strict tells whether unknown is known.
-func decode(h *handle.Handle, codec apiruntime.Codec, data []byte, mediaType string) (obj apiruntime.Object, gvk *schema.GroupVersionKind, unknown []storedvalue.Field, strict bool, err error) {
-	if decoder := storedvalue.StrictDecoder(h, mediaType); decoder != nil && h.Serve == nil {
+// the fields it does not know. A custom resource's value is decoded as its
+// storage decodes a list's items: into an empty Unstructured, which keeps
+// the version it is stored at (no conversion, so no webhook) and is
+// pruned, coerced and defaulted by that version's schema; its strict
+// decoder, the CRD's, converts to the version served and is run apart
+// (strictlyUnknown). A value the strict decoder refuses for more than
+// strictness is decoded by the storage codec, which says why. strict
+// tells whether unknown is known.
+func decode(h *handle.Handle, custom bool, codec apiruntime.Codec, data []byte, mediaType string) (obj apiruntime.Object, gvk *schema.GroupVersionKind, unknown []storedvalue.Field, strict bool, err error) {
+	if custom {
+		obj, gvk, err = codec.Decode(data, nil, &unstructured.Unstructured{})
+		return obj, gvk, nil, false, err
+	}
+	if decoder := storedvalue.StrictDecoder(h, mediaType); decoder != nil {
 		obj, gvk, err := decoder.Decode(data, nil, nil)
 		if unknown := storedvalue.StrictFields(err, unknownFieldsPerObject); obj != nil && (err == nil || unknown != nil) {
 			return obj, gvk, unknown, true, nil
