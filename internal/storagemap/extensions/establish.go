@@ -15,6 +15,7 @@ import (
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	listers "k8s.io/apiextensions-apiserver/pkg/client/listers/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/controller/apiapproval"
 	"k8s.io/apiextensions-apiserver/pkg/controller/establish"
 	"k8s.io/apiextensions-apiserver/pkg/controller/status"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
@@ -32,16 +33,25 @@ import (
 
 // Establish does for the CRDs named what a server's apiextensions
 // controllers do for a CRD that was created or changed, where none runs (a
-// sandbox): the naming controller accepts its names (NamesAccepted) and the
-// establishing controller establishes it (Established), so that its custom
-// resources are served. It runs the server's own two controllers, writing
-// through the loopback client, on an informer that lists and watches the
-// CRD store without their schemas (crdListWatch), until each CRD named
-// is established, or its names are refused, or a request timeout passes
-// with none newly established: many CRDs take as long as they take, a
-// stuck one is said at once. A CRD gone in the meantime is passed over.
-// The controllers' sync functions and queues are not exported, so they are
-// run whole, on a started informer, for the few milliseconds they take.
+// sandbox): the API approval controller says whether a CRD of a protected
+// group (*.k8s.io, *.kubernetes.io) carries its approval
+// (KubernetesAPIApprovalPolicyConformant), the naming controller accepts
+// its names (NamesAccepted) and the establishing controller establishes it
+// (Established), so that its custom resources are served. It runs the
+// server's own three controllers, writing through the loopback client, on
+// an informer that lists and watches the CRD store without their schemas
+// (crdListWatch), until each CRD named is established, or its names are
+// refused, or a request timeout passes with none newly established: many
+// CRDs take as long as they take, a stuck one is said at once. A CRD gone
+// in the meantime is passed over. The controllers' sync functions and
+// queues are not exported, so they are run whole, on a started informer,
+// for the few milliseconds they take.
+//
+// On a server the three race, and a new CRD of a protected group lists its
+// conditions in either order (approval first, or last). Here the approval
+// controller runs first, alone, until it has written its condition: a
+// sandbox's CRDs come out the same every time, in one of the server's
+// orders.
 //
 // The controllers write through loopback, and read through store, a CRD
 // store that decodes CRDs without their schemas (Chain.SchemalessCRDs).
@@ -64,6 +74,7 @@ func Establish(ctx context.Context, names []string, loopback *restclient.Config,
 		cancel(nil)
 		running.Wait()
 	}()
+	approval := apiapproval.NewKubernetesAPIApprovalPolicyConformantConditionController(informer, client.ApiextensionsV1())
 	naming := status.NewNamingConditionController(klog.FromContext(ctx), informer, client.ApiextensionsV1())
 	establishing := establish.NewEstablishingController(informer, client.ApiextensionsV1())
 	// The server's CRD handler queues a CRD whose names were accepted for
@@ -84,16 +95,24 @@ func Establish(ctx context.Context, names []string, loopback *restclient.Config,
 		return err
 	}
 	running.Go(func() { informer.Informer().RunWithContext(ctx) })
-	go naming.RunWithContext(ctx)
-	go establishing.RunWithContext(ctx)
+	go approval.RunWithContext(1, ctx)
 
 	lister := informer.Lister()
 	var refused error
+	namingStarted := false
 	progress := newProgress(timeout, func() { cancel(errNoProgress) })
 	defer progress.stop()
 	err = wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
 		if !informer.Informer().HasSynced() {
 			return false, nil
+		}
+		if !namingStarted {
+			if approved, err := approvalsWritten(lister, names); err != nil || !approved {
+				return false, err
+			}
+			go naming.RunWithContext(ctx)
+			go establishing.RunWithContext(ctx)
+			namingStarted = true
 		}
 		done, established := true, 0
 		defer func() { progress.made(established) }()
@@ -125,6 +144,25 @@ func Establish(ctx context.Context, names []string, loopback *restclient.Config,
 		return notEstablished(lister, names, cmp.Or(context.Cause(ctx), err))
 	}
 	return nil
+}
+
+// approvalsWritten tells whether every CRD named that is still there and
+// belongs to a protected group holds the condition the API approval
+// controller writes for it.
+func approvalsWritten(lister listers.CustomResourceDefinitionLister, names []string) (bool, error) {
+	for _, name := range names {
+		crd, err := lister.Get(name)
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return false, err
+		}
+		if apihelpers.IsProtectedCommunityGroup(crd.Spec.Group) && apihelpers.FindCRDCondition(crd, apiextensionsv1.KubernetesAPIApprovalPolicyConformant) == nil {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // errNoProgress ends establishing when a request timeout passed with no
