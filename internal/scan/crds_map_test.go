@@ -81,3 +81,78 @@ func TestScanBuildsTheCRDsOfTheValuesItReads(t *testing.T) {
 		t.Errorf("the scan found the unknown field in %d custom resources, want 3: %+v", unknown, report.Findings)
 	}
 }
+
+// versionedCRD is the CRD gizmos.example.com, established, in two
+// versions (v1 stored), whose schemas know spec.size alone.
+const versionedCRD = `{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+"metadata": {"name": "gizmos.example.com", "uid": "u1", "creationTimestamp": "2026-01-01T00:00:00Z"},
+"spec": {"group": "example.com", "scope": "Namespaced",
+  "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo", "listKind": "GizmoList"},
+  "versions": [
+    {"name": "v1alpha1", "served": true, "storage": false, "schema": {"openAPIV3Schema": %[1]s}},
+    {"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": %[1]s}}]},
+"status": {"acceptedNames": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo", "listKind": "GizmoList"},
+  "storedVersions": ["v1alpha1", "v1"], "conditions": [
+  {"type": "NamesAccepted", "status": "True", "reason": "Test", "lastTransitionTime": "2026-01-01T00:00:00Z"},
+  {"type": "Established", "status": "True", "reason": "Test", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}`
+
+// TestScanReadsCustomResourcesAsTheirStorageDoes scans custom resources
+// stored at each version of their CRD and at one it does not have: the
+// first are read in the version they are stored at (an old one is an
+// old-version finding, a field its schema prunes an unknown one), the
+// last is a value the server cannot read, and the versions' verdict says
+// it cannot tell.
+func TestScanReadsCustomResourcesAsTheirStorageDoes(t *testing.T) {
+	ctx := context.Background()
+	s, client := maptest.Open(t)
+	key, err := s.Map.Handles["customresourcedefinitions.apiextensions.k8s.io"].Key("", "gizmos.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := `{"type": "object", "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}`
+	if _, err := client.Put(ctx, key, fmt.Sprintf(versionedCRD, schema)); err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.Beside(ctx, storagemap.Config{Options: serverflags.NewOptions(), Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer all.Close()
+	for name, version := range map[string]string{"a": "v1alpha1", "b": "v1", "c": "v0"} {
+		key, err := all.Map.Handles["gizmos.example.com"].Key("default", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		value := `{"apiVersion":"example.com/` + version + `","kind":"Gizmo","metadata":{"name":"` + name + `","namespace":"default","uid":"u-` + name + `"},"spec":{"size":1,"colour":"red"}}`
+		if _, err := client.Put(ctx, key, value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	report, err := Run(ctx, keyspace(all, client), Options{Sections: []string{Versions, Corrupt}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range report.Findings {
+		if f.Resource == "gizmos.example.com" {
+			got = append(got, f.Reason+" "+f.Key+": "+f.Detail)
+		}
+	}
+	want := []string{
+		ReasonOldVersion + " /registry/example.com/gizmos/default/a: stored at example.com/v1alpha1; the server writes example.com/v1",
+		ReasonUndecodable + " /registry/example.com/gizmos/default/c: the storage codec cannot decode it (application/json): request to convert CR to an invalid group/version: example.com/v0",
+		ReasonUnknownFields + " /registry/example.com/gizmos/default/a: fields the example.com/v1alpha1 Gizmo schema does not know: spec.colour; the server prunes them when it reads the value",
+		ReasonUnknownFields + " /registry/example.com/gizmos/default/b: fields the example.com/v1 Gizmo schema does not know: spec.colour; the server prunes them when it reads the value",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("findings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, r := range report.Resources {
+		if r.Resource != "gizmos.example.com" {
+			continue
+		}
+		if v := r.Versions; v == nil || v.Unread != 1 || v.Counts["example.com/v1alpha1"] != 1 || v.Counts["example.com/v1"] != 1 || !strings.HasPrefix(v.Verdict, "cannot tell") {
+			t.Errorf("gizmos' versions: %+v; want one unread, and no verdict", v)
+		}
+	}
+}

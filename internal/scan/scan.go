@@ -559,8 +559,18 @@ func strictlyUnknown(h *handle.Handle, data []byte, mediaType string, gvk *schem
 // tells whether unknown is known.
 func decode(h *handle.Handle, custom bool, codec apiruntime.Codec, data []byte, mediaType string) (obj apiruntime.Object, gvk *schema.GroupVersionKind, unknown []storedvalue.Field, strict bool, err error) {
 	if custom {
-		obj, gvk, err = codec.Decode(data, nil, &unstructured.Unstructured{})
-		return obj, gvk, nil, false, err
+		if obj, gvk, err = codec.Decode(data, nil, &unstructured.Unstructured{}); err != nil {
+			return nil, gvk, nil, false, err
+		}
+		// What the storage would convert it to the version read with:
+		// its converter refuses a version its CRD does not have (the
+		// server reads no such value), and converts none to its own.
+		if h.Codec.UnsafeConvertor != nil {
+			if _, err := h.Codec.UnsafeConvertor.ConvertToVersion(obj, gvk.GroupVersion()); err != nil {
+				return nil, gvk, nil, false, err
+			}
+		}
+		return obj, gvk, nil, false, nil
 	}
 	if decoder := storedvalue.StrictDecoder(h, mediaType); decoder != nil {
 		obj, gvk, err := decoder.Decode(data, nil, nil)
