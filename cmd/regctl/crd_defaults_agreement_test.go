@@ -374,31 +374,6 @@ func upgradeCRD(t *testing.T, s *apiserver.Server, manifest string, served func(
 	}
 }
 
-// agreeWithKubectlOn is agreeWithKubectl with regctl reading source (a
-// flag: --snapshot=FILE) rather than the server's etcd.
-func agreeWithKubectlOn(t *testing.T, k *kubectl, source string, args ...string) {
-	t.Helper()
-	for attempt := 0; attempt < 10; attempt++ {
-		if attempt > 0 {
-			time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 10*time.Millisecond)))
-		}
-		before := k.get(t, args...)
-		stdout, stderr, code := run(t, append(append([]string{"get"}, args...), source)...)
-		after := k.get(t, args...)
-		if code != 0 {
-			t.Fatalf("regctl: exit %d: %s", code, stderr)
-		}
-		if before != after {
-			continue
-		}
-		if stdout != before {
-			t.Errorf("regctl and kubectl differ\nregctl:\n%s\nkubectl:\n%s", stdout, before)
-		}
-		return
-	}
-	t.Fatal("kubectl's output changed on every attempt")
-}
-
 // serverItems are the items of the server's list at path, normalized, by
 // namespace/name: now, or read from etcd at exactly revision rev.
 func serverItems(t *testing.T, s *apiserver.Server, path string, rev int64) map[string]string {

@@ -112,6 +112,13 @@ func newKubectl(t *testing.T, s *apiserver.Server) *kubectl {
 // same both times.
 func agreeWithKubectl(t *testing.T, k *kubectl, etcdURL string, args ...string) {
 	t.Helper()
+	agreeWithKubectlOn(t, k, "--etcd-servers="+etcdURL, args...)
+}
+
+// agreeWithKubectlOn is agreeWithKubectl with regctl reading source, a
+// flag: the server's etcd, or a snapshot of it (--snapshot=FILE).
+func agreeWithKubectlOn(t *testing.T, k *kubectl, source string, args ...string) {
+	t.Helper()
 	for attempt := 0; attempt < 10; attempt++ {
 		if attempt > 0 {
 			// Start just after an age ticks over, so that the three
@@ -119,7 +126,7 @@ func agreeWithKubectl(t *testing.T, k *kubectl, etcdURL string, args ...string) 
 			time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 10*time.Millisecond)))
 		}
 		before := k.get(t, args...)
-		stdout, stderr, code := run(t, append(append([]string{"get"}, args...), "--etcd-servers="+etcdURL)...)
+		stdout, stderr, code := run(t, append(append([]string{"get"}, args...), source)...)
 		after := k.get(t, args...)
 		if code != 0 {
 			t.Fatalf("regctl: exit %d: %s", code, stderr)

@@ -106,9 +106,13 @@ func Establish(ctx context.Context, names []string, loopback *restclient.Config,
 		if !informer.Informer().HasSynced() {
 			return false, nil
 		}
+		crds, err := present(lister, names)
+		if err != nil {
+			return false, err
+		}
 		if !namingStarted {
-			if approved, err := approvalsWritten(lister, names); err != nil || !approved {
-				return false, err
+			if !approvalsWritten(crds) {
+				return false, nil
 			}
 			go naming.RunWithContext(ctx)
 			go establishing.RunWithContext(ctx)
@@ -116,16 +120,9 @@ func Establish(ctx context.Context, names []string, loopback *restclient.Config,
 		}
 		done, established := true, 0
 		defer func() { progress.made(established) }()
-		for _, name := range names {
-			crd, err := lister.Get(name)
-			switch {
-			case apierrors.IsNotFound(err):
-				continue
-			case err != nil:
-				return false, err
-			}
+		for _, crd := range crds {
 			if c := apihelpers.FindCRDCondition(crd, apiextensionsv1.NamesAccepted); c != nil && c.Status == apiextensionsv1.ConditionFalse {
-				refused = fmt.Errorf("customresourcedefinition %s is not established: its names are not accepted: %s", name, c.Message)
+				refused = fmt.Errorf("customresourcedefinition %s is not established: its names are not accepted: %s", crd.Name, c.Message)
 				return true, nil
 			}
 			if apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
@@ -146,23 +143,32 @@ func Establish(ctx context.Context, names []string, loopback *restclient.Config,
 	return nil
 }
 
-// approvalsWritten tells whether every CRD named that is still there and
-// belongs to a protected group holds the condition the API approval
-// controller writes for it.
-func approvalsWritten(lister listers.CustomResourceDefinitionLister, names []string) (bool, error) {
+// present are the CRDs named that are still there, in the informer's
+// cache.
+func present(lister listers.CustomResourceDefinitionLister, names []string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	var out []*apiextensionsv1.CustomResourceDefinition
 	for _, name := range names {
 		crd, err := lister.Get(name)
 		switch {
 		case apierrors.IsNotFound(err):
 			continue
 		case err != nil:
-			return false, err
+			return nil, err
 		}
+		out = append(out, crd)
+	}
+	return out, nil
+}
+
+// approvalsWritten tells whether every CRD of crds in a protected group
+// holds the condition the API approval controller writes for it.
+func approvalsWritten(crds []*apiextensionsv1.CustomResourceDefinition) bool {
+	for _, crd := range crds {
 		if apihelpers.IsProtectedCommunityGroup(crd.Spec.Group) && apihelpers.FindCRDCondition(crd, apiextensionsv1.KubernetesAPIApprovalPolicyConformant) == nil {
-			return false, nil
+			return false
 		}
 	}
-	return true, nil
+	return true
 }
 
 // errNoProgress ends establishing when a request timeout passed with no
