@@ -25,12 +25,6 @@ import (
 	"github.com/regctl/regctl/test/apiserver"
 )
 
-// TestSnapshotReadsEqualLiveReads fills an etcd through a real
-// kube-apiserver (an object of every resource of upstream's data, a CRD and
-// a custom resource, secrets encrypted with aescbc), saves a snapshot as
-// `etcdctl snapshot save` does, and reads both with regctl: every read of
-// the snapshot equals the same read of the live etcd, and leaves the file
-// as it was.
 // saveSnapshot saves a snapshot of the etcd c is a client of, as
 // `etcdctl snapshot save` does, and returns its path.
 func saveSnapshot(t *testing.T, c *clientv3.Client) string {
@@ -52,6 +46,12 @@ func saveSnapshot(t *testing.T, c *clientv3.Client) string {
 	return path
 }
 
+// TestSnapshotReadsEqualLiveReads fills an etcd through a real
+// kube-apiserver (an object of every resource of upstream's data, a CRD and
+// a custom resource, secrets encrypted with aescbc), saves a snapshot as
+// `etcdctl snapshot save` does, and reads both with regctl: every read of
+// the snapshot equals the same read of the live etcd, and leaves the file
+// as it was.
 func TestSnapshotReadsEqualLiveReads(t *testing.T) {
 	t.Parallel()
 	enc := "--encryption-provider-config=" + encryptionConfig(t)
