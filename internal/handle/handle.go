@@ -68,8 +68,9 @@ type Handle struct {
 	// Serve, when set, builds what serving the path takes and is not
 	// built yet: a custom resource's storage, codecs and field managers,
 	// which the CRD handler builds on the first request for its CRD. The
-	// handle as the map lists it then carries the route, key functions
-	// and storage codec only.
+	// handle as the map lists it then carries the route and key functions
+	// only: its storage codec knows no schema, so objects are read through
+	// the handle Serving returns.
 	Serve func() (*Handle, error)
 }
 
