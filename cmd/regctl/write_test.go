@@ -143,7 +143,8 @@ func TestInvalidWritesLeaveEtcdUnchanged(t *testing.T) {
 			args := append([]string{"create", "-f", manifestFile(t, tc.manifest), s.flag()}, tc.args...)
 			stdout, stderr, code := run(t, args...)
 			if tc.want == "" {
-				if code != 0 || stdout != "pod/web created (dry run)\n" {
+				// A dry run writes nothing: no warning about writing.
+				if code != 0 || stdout != "pod/web created (dry run)\n" || stderr != "" {
 					t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 				}
 			} else if code == 0 || !strings.Contains(stderr, tc.want) {

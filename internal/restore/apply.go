@@ -39,7 +39,7 @@ func (r *restorer) apply(ctx context.Context, levels [][]*entry) error {
 			}
 		}
 	}
-	if r.toWrite > 0 && !r.warned {
+	if r.toWrite > 0 && !r.warned && !r.req.DryRun {
 		fmt.Fprintln(r.req.ErrOut, stores.BypassWarning)
 		r.warned = true
 	}

@@ -188,6 +188,9 @@ func TestADryRunWritesNothing(t *testing.T) {
 	if strings.Count(said(&out), "restored (dry run)") != 3 || k.revision() != at {
 		t.Errorf("dry run said\n%s(revision %d, was %d)", said(&out), k.revision(), at)
 	}
+	if strings.Contains(out.String(), stores.BypassWarning) {
+		t.Errorf("a dry run warns that it writes:\n%s", out.String())
+	}
 }
 
 func TestWhatDiffersIsLeftAloneUnlessOverwritten(t *testing.T) {
@@ -322,7 +325,7 @@ func (c *cancelAfter) Write(p []byte) (int, error) {
 }
 
 // said is what a restore said, without the warning every write command
-// starts its writes with.
+// that writes starts its writes with.
 func said(b *bytes.Buffer) string {
 	return strings.ReplaceAll(b.String(), stores.BypassWarning+"\n", "")
 }

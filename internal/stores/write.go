@@ -101,7 +101,8 @@ type WriteOptions struct {
 	LossCheckedAt int64
 }
 
-// BypassWarning is said once per write command: regctl writes what the
+// BypassWarning is said once per write command that writes (not on a dry
+// run, which writes nothing): regctl writes what the
 // stores write, and nothing in front of them runs.
 const BypassWarning = "warning: regctl writes straight to etcd through the apiserver's stores: admission plugins (but for namespace lifecycle), webhooks and authorization do not run"
 

@@ -146,7 +146,9 @@ func (o DeleteOptions) deleteEach(ctx context.Context, doomed []doomedOf, total 
 	if o.GracePeriod >= 0 {
 		do.GracePeriod = &o.GracePeriod
 	}
-	fmt.Fprintln(o.ErrOut, stores.BypassWarning)
+	if !o.DryRun {
+		fmt.Fprintln(o.ErrOut, stores.BypassWarning)
+	}
 	if o.IgnoreStoreReadError {
 		fmt.Fprintln(o.ErrOut, unsafeDeleteWarning())
 	}

@@ -60,9 +60,9 @@ func TestDeleteOnAMap(t *testing.T) {
 	if err == nil || err.Error() != "1 of 1 objects were not deleted" || stdout != "" || !strings.Contains(stderr, `error: configmaps "a" not found`) {
 		t.Errorf("gone: %q, %q, %v", stdout, stderr, err)
 	}
-	stdout, _, err = del([]string{"configmaps"}, DeleteOptions{LabelSelector: "tier=cache", DryRun: true})
-	if want := "configmap \"b\" deleted from shop namespace (dry run)\nconfigmap \"c\" deleted from shop namespace (dry run)\n"; err != nil || stdout != want {
-		t.Errorf("by selector, dry run: %q, %v; want %q", stdout, err, want)
+	stdout, stderr, err = del([]string{"configmaps"}, DeleteOptions{LabelSelector: "tier=cache", DryRun: true})
+	if want := "configmap \"b\" deleted from shop namespace (dry run)\nconfigmap \"c\" deleted from shop namespace (dry run)\n"; err != nil || stdout != want || stderr != "" {
+		t.Errorf("by selector, dry run: %q, %q, %v; want %q and no warning about writing", stdout, stderr, err, want)
 	}
 	stdout, stderr, err = del([]string{"configmaps"}, DeleteOptions{LabelSelector: "tier=web"})
 	if err != nil || stdout != "" || stderr != "No resources found in shop namespace.\n" {

@@ -193,7 +193,9 @@ func (r *run) planErrs(ctx context.Context, objs []manifest.Object, readErrs []e
 // the CRDs written in a sandbox, and then writes the objects awaiting them,
 // on the map built again to serve them.
 func (r *run) writePlanned(ctx context.Context, todo []stores.Planned, awaiting []manifest.Object) error {
-	fmt.Fprintln(r.ErrOut, stores.BypassWarning)
+	if !r.DryRun {
+		fmt.Fprintln(r.ErrOut, stores.BypassWarning)
+	}
 	objectWarnings(r.ErrOut, todo)
 	crds := &sandboxCRDs{on: r.establishes()}
 	rep := NewReport(ReportOptions{Out: r.Out, ErrOut: r.ErrOut, Output: r.Output, DryRun: r.DryRun, Verb: r.Verb.Name, Total: len(todo) + len(awaiting), Named: true})
