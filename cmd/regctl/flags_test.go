@@ -79,6 +79,10 @@ func TestFlagsAreReadAndCheckedWithoutEtcd(t *testing.T) {
 			t.Errorf("options %+v", o)
 		}
 		refused(t, keyscmd.New, 0, "`--chunk-size` must be 0 (no paging) or more, not -2", "--chunk-size", "-2")
+		if o, err := parseFlags(t, keyscmd.New, 0, "--show-empty"); err != nil || !o.Keys.ShowEmpty {
+			t.Errorf("--show-empty: %v", err)
+		}
+		refused(t, keyscmd.New, 0, "name no resource with it", "pods", "--show-empty")
 	})
 	t.Run("inspect", func(t *testing.T) {
 		o, err := parseFlags(t, inspectcmd.New, 0, "secrets/db", "-n", "shop", "--history", "-o", "json")

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/regctl/regctl/internal/etcdview"
@@ -37,6 +38,9 @@ type Options struct {
 	// Namespace, with no resource named, counts the namespaced resources'
 	// keys in that namespace alone (an explicit -n).
 	Namespace string
+	// ShowEmpty lists, in a table of usage per resource, the resources
+	// that hold no keys too; yaml and json always list them.
+	ShowEmpty bool
 }
 
 // Validate checks the flags; it needs no etcd.
@@ -91,6 +95,11 @@ func Usage(ctx context.Context, ks handle.Keyspace, o Options, out io.Writer) er
 		return err
 	}
 	if o.Output == render.Table {
+		if !o.ShowEmpty {
+			// A small cluster holds keys of a few resources of the
+			// map's hundred and more.
+			usage = slices.DeleteFunc(usage, func(u etcdview.Usage) bool { return u.Keys == 0 })
+		}
 		return render.Print(out, o.Output, etcdview.UsageTable(usage))
 	}
 	return render.Print(out, o.Output, usage)

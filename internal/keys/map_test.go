@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -110,5 +111,29 @@ func TestKeysOnAMap(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no usage of config maps in %s", out.String())
+	}
+
+	// A table lists the resources that hold keys, unless asked for the
+	// others; json lists them all.
+	rows := func(o Options) []string {
+		t.Helper()
+		var out bytes.Buffer
+		o.Output, o.ChunkSize = render.Table, 100
+		if err := Usage(ctx, handle.Keyspace{Client: main, EtcdPrefix: s.Map.Table.EtcdPrefix, Handles: s.Map.Ordered()}, o, &out); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(strings.TrimSpace(out.String()), "\n")[1:]
+	}
+	held := rows(Options{})
+	for _, row := range held {
+		if strings.Fields(row)[2] == "0" {
+			t.Errorf("a resource without keys in the table: %q", row)
+		}
+	}
+	if !slices.ContainsFunc(held, func(row string) bool { return strings.HasPrefix(row, "configmaps ") }) {
+		t.Errorf("config maps are not in the table:\n%s", strings.Join(held, "\n"))
+	}
+	if all := rows(Options{ShowEmpty: true}); len(all) != len(usage) || len(held) >= len(all) {
+		t.Errorf("--show-empty: %d rows, json %d, without it %d", len(all), len(usage), len(held))
 	}
 }

@@ -4,6 +4,7 @@ package keyscmd
 
 import (
 	"context"
+	"errors"
 
 	"github.com/spf13/cobra"
 
@@ -33,10 +34,11 @@ func New(g *cli.Globals, runF func(context.Context, *Options) error) *cobra.Comm
 	cmd := &cobra.Command{
 		Use:   "keys [TYPE[/NAME] [NAME...]] [-n NAMESPACE | -A] [--check]",
 		Short: "Show etcd keys: usage per resource, a resource's keys, or one object's key",
-		Long: `With no argument, show each path that has a store with its key prefix, number of keys and
-total value size, plus the keys under the etcd prefix that no core path claims (other API
-groups, allocator ranges), grouped by their next path segment. With -n, show each namespaced
-resource's keys in that namespace.
+		Long: `With no argument, show each path that has a store and holds keys with its key prefix,
+number of keys and total value size, plus the keys under the etcd prefix that no path
+claims (allocator ranges, a deleted CRD's objects), grouped by their next path segment.
+--show-empty adds the paths that hold no keys (yaml and json always list them). With -n,
+show each namespaced resource's keys in that namespace.
 
 With a resource, stream its keys (paged, keys only). With an object, print the exact key its
 store uses (the store's own key function); this needs no etcd, unless --check asks whether
@@ -61,6 +63,7 @@ revision N, as long as etcd has not compacted it.`,
 	fs.StringVarP(&opts.output, "output", "o", string(render.Table), "Output format: table|yaml|json")
 	cli.AddScopeFlags(fs, &opts.Scope)
 	fs.BoolVar(&opts.Keys.Check, "check", false, "With an object: read the key from etcd and show whether it exists")
+	fs.BoolVar(&opts.Keys.ShowEmpty, "show-empty", false, "With no resource named: list the resources that hold no keys too (yaml and json list them all)")
 	fs.Int64Var(&opts.Keys.ChunkSize, "chunk-size", 10000, "Keys per etcd range request (keys only: etcd sends no values)")
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(keys.Formats...))
@@ -81,6 +84,9 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 func (o *Options) Validate() (err error) {
 	if err := o.Keys.Validate(); err != nil {
 		return err
+	}
+	if o.Keys.ShowEmpty && len(o.Args) > 0 {
+		return errors.New("`--show-empty` adds the resources that hold no keys to the usage of every resource: name no resource with it")
 	}
 	o.ref, err = keys.Parse(o.Args, o.Scope, o.Keys)
 	return err
