@@ -267,7 +267,8 @@ func TestCRDAndItsCustomResourcesInOneStreamRefusedOnALiveEtcd(t *testing.T) {
 		}
 	})
 	t.Run("dry run in a sandbox", func(t *testing.T) {
-		dir := filepath.Join(t.TempDir(), "sandbox")
+		// An empty directory: a new sandbox that a dry run may open.
+		dir := t.TempDir()
 		_, stderr, code := run(t, "--data-dir", dir, "create", "-f", manifestFile(t, widgetsStream), "--dry-run")
 		if code == 0 {
 			t.Fatal("exit 0")

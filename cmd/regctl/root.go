@@ -138,7 +138,7 @@ etcd, regctl builds the map on an ephemeral in-process etcd.`,
 	fs := cmd.PersistentFlags()
 	fs.IntVarP(&g.Verbosity, "v", "v", 0, "Log level for klog, grpc and etcd; 0 is silent")
 	fs.DurationVar(&g.RequestTimeout, "request-timeout", g.RequestTimeout, "How long to wait for etcd, or a KMS plugin, to answer a request, including dialing it")
-	fs.StringVar(&g.DataDir, "data-dir", "", "A sandbox: run an etcd inside regctl on the data directory `DIR` (created when missing) for the command's duration, instead of --etcd-servers; a copy of a member's /var/lib/etcd opens too")
+	fs.StringVar(&g.DataDir, "data-dir", "", "A sandbox: run an etcd inside regctl on the data directory `DIR` (a command that writes creates it when missing) for the command's duration, instead of --etcd-servers; a copy of a member's /var/lib/etcd opens too")
 	fs.StringVar(&g.Manifest, "apiserver-manifest", "", "A kube-apiserver static Pod manifest (kubeadm's /etc/kubernetes/manifests/kube-apiserver.yaml): take the server's flags from it; flags given here win")
 	fs.StringVar(&g.Snapshot, "snapshot", "", "Read an etcd snapshot file (etcdctl snapshot save, or a stopped member's member/snap/db) instead of a live etcd; it is opened read-only")
 	fs.StringVar(&g.ManifestRoot, "manifest-root", "", "Read the files the manifest names under this directory (a copy of the node's filesystem, e.g. its /etc/kubernetes as DIR/etc/kubernetes)")

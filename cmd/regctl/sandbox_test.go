@@ -78,7 +78,15 @@ func createExamples(t *testing.T, dir string) {
 func TestSandboxKeepsDataAcrossProcesses(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "sandbox")
+	// The first write makes the sandbox, and says so; the next ones
+	// open it.
+	if _, stderr, code := runIn(t, t.TempDir(), "--data-dir", dir, "delete", "configmaps/none", "-n", "shop", "--ignore-not-found"); code != 0 || !strings.Contains(stderr, "note: made a new sandbox in "+dir+", which did not exist\n") {
+		t.Errorf("the first write: exit %d, stderr %q: want a note of the new sandbox", code, stderr)
+	}
 	createExamples(t, dir)
+	if _, stderr, _ := runIn(t, t.TempDir(), "--data-dir", dir, "delete", "configmaps/none", "-n", "shop", "--ignore-not-found"); strings.Contains(stderr, "new sandbox") {
+		t.Errorf("a sandbox that exists is said to be new: %q", stderr)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "member", "wal")); err != nil {
 		t.Fatalf("the sandbox holds no etcd data: %v", err)
 	}
@@ -227,11 +235,17 @@ func TestSandboxRefusesWhatIsNotOne(t *testing.T) {
 		{other, "holds files but no etcd data"},
 		{filepath.Join(file, "sub"), "not a directory"},
 		{locked, "is in use by another regctl"},
+		// A mistyped path: a read makes no new, empty sandbox to read.
+		{filepath.Join(tmp, "sandbx"), "does not exist: regctl makes a new sandbox only for a command that writes"},
 	} {
 		_, stderr, code := runIn(t, t.TempDir(), "--data-dir", tc.dir, "--request-timeout=300ms", "get", "pods", "-A")
 		if code == 0 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, tc.dir) {
 			t.Errorf("--data-dir %s: exit %d, stderr %q: want one line naming it with %q", tc.dir, code, stderr, tc.want)
 		}
+	}
+	// Nor does a dry run, which writes nothing.
+	if _, stderr, code := runIn(t, t.TempDir(), "--data-dir", filepath.Join(tmp, "sandbx"), "create", "-f", filepath.Join(examplesDir(t), "namespace.yaml"), "--dry-run"); code == 0 || !strings.Contains(stderr, "does not exist") {
+		t.Errorf("a dry run on a missing sandbox: exit %d, %q", code, stderr)
 	}
 	if after := tree(t, tmp); !slices.Equal(before, after) {
 		t.Errorf("the refused directories changed: %q, was %q", after, before)
@@ -322,7 +336,8 @@ func freeLoopbackURL(t *testing.T) url.URL {
 // while etcdctl's environment, which stands for flags not given, yields to
 // the sandbox named on the command line.
 func TestSandboxIsTheOneEtcd(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "sandbox")
+	// An empty directory: a new sandbox that a read may open.
+	dir := t.TempDir()
 	_, stderr, code := run(t, "--data-dir", dir, "--etcd-servers=http://127.0.0.1:1", "get", "namespaces")
 	if code == 0 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "name two etcds") {
 		t.Errorf("--data-dir with --etcd-servers: exit %d, stderr %q", code, stderr)

@@ -51,7 +51,7 @@ type Globals struct {
 // SessionConfig is what a command opens its session with (storagemap.Open).
 func (g *Globals) SessionConfig() storagemap.Config {
 	return storagemap.Config{Options: g.Server, Timeout: g.RequestTimeout, Snapshot: g.Snapshot, DataDir: g.DataDir,
-		ReleaseMismatch: g.ReleaseMismatch, Warn: g.warn}
+		ReleaseMismatch: g.ReleaseMismatch, Warn: g.warn, Note: g.note}
 }
 
 // warn prints a warning on stderr, once per command.
@@ -65,6 +65,9 @@ func (g *Globals) warn(text string) {
 	g.warned[text] = true
 	fmt.Fprintf(g.IO.ErrOut, "warning: %s\n", text)
 }
+
+// note says on stderr what the command did besides what it was asked.
+func (g *Globals) note(text string) { fmt.Fprintf(g.IO.ErrOut, "note: %s\n", text) }
 
 // CompletionFlags hands shell completion (internal/completion) the flags
 // typed so far, which cobra parses into g before it completes. Completion

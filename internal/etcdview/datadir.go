@@ -16,16 +16,18 @@ import (
 	"go.uber.org/zap"
 )
 
-// StartOn starts an embedded etcd on the data directory dir, creating it
-// when missing, for as long as this process needs it: unlike StartEmbedded
-// the data stays, written with fsync, for the next process to open. dir may
-// also be an etcd data directory written elsewhere (a copy of a member's
-// /var/lib/etcd): it opens as a one-member cluster. The directory is held
-// for this process until Close; another process waits for it up to wait
-// (0 for as long as it takes), then fails. logger may be nil to keep etcd
-// silent.
-func StartOn(dir string, wait time.Duration, logger *zap.Logger) (*Embedded, error) {
-	created, err := prepareDataDir(dir)
+// StartOn starts an embedded etcd on the data directory dir for as long as
+// this process needs it: unlike StartEmbedded the data stays, written with
+// fsync, for the next process to open. A missing dir is created when create
+// is set (Embedded.Created then says so), and refused otherwise: a command
+// that only reads would read a new, empty sandbox where the path was
+// mistyped. dir may also be an etcd data directory written elsewhere (a
+// copy of a member's /var/lib/etcd): it opens as a one-member cluster. The
+// directory is held for this process until Close; another process waits
+// for it up to wait (0 for as long as it takes), then fails. logger may be
+// nil to keep etcd silent.
+func StartOn(dir string, wait time.Duration, logger *zap.Logger, create bool) (*Embedded, error) {
+	created, err := prepareDataDir(dir, create)
 	if err != nil {
 		return nil, err
 	}
@@ -36,6 +38,7 @@ func StartOn(dir string, wait time.Duration, logger *zap.Logger) (*Embedded, err
 		}
 		return nil, err
 	}
+	e.Created = created
 	return e, nil
 }
 
@@ -57,12 +60,15 @@ func startOn(dir string, wait time.Duration, logger *zap.Logger) (*Embedded, err
 }
 
 // prepareDataDir checks that dir is a directory etcd may make its own, an
-// empty one or an etcd data directory, and creates it when missing. A
-// directory of other files is refused: etcd would add its own to them,
-// and a mistyped path would become a data directory unnoticed.
-func prepareDataDir(dir string) (created bool, err error) {
+// empty one or an etcd data directory, and creates it when missing and
+// create is set. A directory of other files is refused: etcd would add its
+// own to them, and a mistyped path would become a data directory
+// unnoticed.
+func prepareDataDir(dir string, create bool) (created bool, err error) {
 	info, err := os.Stat(dir)
 	switch {
+	case errors.Is(err, os.ErrNotExist) && !create:
+		return false, fmt.Errorf("the data directory %s does not exist: regctl makes a new sandbox only for a command that writes (not for a read or a dry run)", dir)
 	case errors.Is(err, os.ErrNotExist):
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return false, fmt.Errorf("creating the data directory %s: %w", dir, unwrapPath(err))

@@ -3,6 +3,7 @@ package etcdview
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -33,9 +34,20 @@ func clientOf(t *testing.T, e *Embedded) *clientv3.Client {
 
 func TestStartOnKeepsData(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sandbox")
-	e, err := StartOn(dir, time.Second, nil)
+	// A missing directory is made only when asked: a read of a mistyped
+	// path is no new, empty sandbox.
+	if _, err := StartOn(dir, time.Second, nil, false); err == nil || !strings.Contains(err.Error(), "the data directory "+dir+" does not exist") {
+		t.Errorf("a missing directory, not to be made: %v", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the directory was made: %v", err)
+	}
+	e, err := StartOn(dir, time.Second, nil, true)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !e.Created {
+		t.Error("a new sandbox is not said to be made")
 	}
 	ctx := context.Background()
 	if _, err := clientOf(t, e).Put(ctx, "/registry/kept", "v"); err != nil {
@@ -44,11 +56,14 @@ func TestStartOnKeepsData(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	e, err = StartOn(dir, time.Second, nil)
+	e, err = StartOn(dir, time.Second, nil, false)
 	if err != nil {
 		t.Fatalf("reopening: %v", err)
 	}
 	defer e.Close()
+	if e.Created {
+		t.Error("a sandbox reopened is said to be made")
+	}
 	resp, err := clientOf(t, e).Get(ctx, "/registry/kept")
 	if err != nil || len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != "v" {
 		t.Fatalf("reopened sandbox: %v, %v: want the key written before", resp, err)
@@ -57,12 +72,12 @@ func TestStartOnKeepsData(t *testing.T) {
 
 func TestStartOnWaitsForTheDirectory(t *testing.T) {
 	dir := t.TempDir()
-	e, err := StartOn(dir, time.Second, nil)
+	e, err := StartOn(dir, time.Second, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	_, err = StartOn(dir, 300*time.Millisecond, nil)
+	_, err = StartOn(dir, 300*time.Millisecond, nil, true)
 	if err == nil || !strings.Contains(err.Error(), "in use by another regctl") {
 		t.Fatalf("second start: %v, want the directory in use", err)
 	}
@@ -71,7 +86,7 @@ func TestStartOnWaitsForTheDirectory(t *testing.T) {
 	}
 	released := make(chan error, 1)
 	go func() {
-		e2, err := StartOn(dir, 10*time.Second, nil)
+		e2, err := StartOn(dir, 10*time.Second, nil, true)
 		if err == nil {
 			e2.Close()
 		}
@@ -100,7 +115,7 @@ func TestStartOnRefuses(t *testing.T) {
 		{filepath.Join(file, "sub"), "not a directory"},
 		{garbage, "is not an etcd database"},
 	} {
-		_, err := StartOn(tc.dir, time.Second, nil)
+		_, err := StartOn(tc.dir, time.Second, nil, true)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.dir, err, tc.want)
 		}
@@ -158,7 +173,7 @@ func TestStartOnCopiedDataDir(t *testing.T) {
 	c.Close()
 	other.Close()
 
-	e, err := StartOn(dir, time.Second, nil)
+	e, err := StartOn(dir, time.Second, nil, true)
 	if err != nil {
 		t.Fatalf("opening the copied data dir: %v", err)
 	}
@@ -187,7 +202,7 @@ func TestStartOnRefusesARunningEtcd(t *testing.T) {
 	defer running.etcd.Close()
 	done := make(chan error, 1)
 	go func() {
-		e, err := StartOn(dir, time.Second, nil)
+		e, err := StartOn(dir, time.Second, nil, true)
 		if err == nil {
 			e.Close()
 		}
@@ -212,10 +227,10 @@ func TestStartOnRefusesAnUnwritableDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.Chmod(dir, 0o700)
-	if _, err := StartOn(dir, time.Second, nil); err == nil || !strings.Contains(err.Error(), "is not writable") {
+	if _, err := StartOn(dir, time.Second, nil, true); err == nil || !strings.Contains(err.Error(), "is not writable") {
 		t.Errorf("%v: want the directory not writable", err)
 	}
-	if _, err := StartOn(filepath.Join(dir, "sub"), time.Second, nil); err == nil || !strings.Contains(err.Error(), "permission denied") {
+	if _, err := StartOn(filepath.Join(dir, "sub"), time.Second, nil, true); err == nil || !strings.Contains(err.Error(), "permission denied") {
 		t.Errorf("%v: want the directory not creatable", err)
 	}
 }
@@ -225,7 +240,7 @@ func TestStartOnRefusesAnUnwritableDir(t *testing.T) {
 // names both etcds and what to use, and is left as it was.
 func TestStartOnRefusesANewerEtcdsData(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "member-copy")
-	e, err := StartOn(dir, time.Second, nil)
+	e, err := StartOn(dir, time.Second, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +265,7 @@ func TestStartOnRefusesANewerEtcdsData(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	_, err = StartOn(dir, time.Second, nil)
+	_, err = StartOn(dir, time.Second, nil, true)
 	want := fmt.Sprintf("the data directory %s was written by etcd %d.%d, and this regctl carries etcd %s, which cannot open it: use the regctl of the cluster's Kubernetes release", dir, own.Major, own.Minor+1, etcdversion.Version)
 	if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("StartOn on a newer etcd's data: %v; want %q", err, want)

@@ -26,6 +26,8 @@ type Embedded struct {
 	// lock holds the data directory of StartOn for this process; nil for
 	// an ephemeral etcd, whose directory is removed on Close.
 	lock *os.File
+	// Created says that StartOn made the data directory: a new sandbox.
+	Created bool
 }
 
 // etcd preallocates its write-ahead log a segment ahead, 64 MB a segment:

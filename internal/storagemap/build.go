@@ -87,8 +87,9 @@ type Config struct {
 	Writes          bool
 	ReleaseMismatch string
 	// Warn, when set, says what the command should know of the data
-	// (a cluster of another release) on stderr.
-	Warn func(string)
+	// (a cluster of another release) on stderr; Note what it did besides
+	// what it was asked (a new sandbox).
+	Warn, Note func(string)
 	// Leftovers, for a command that reads, serves a name RESOURCE.GROUP
 	// that no CRD serves but whose objects etcd still holds through a
 	// CRD made up from them (extensions.Chain.Leftovers), which warns of it.

@@ -3,6 +3,7 @@ package storagemap
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -127,7 +128,11 @@ func (s *Session) EstablishCRDs(ctx context.Context, names []string) error {
 // the sandbox is waited for as long as a request would be.
 func startEmbedded(cfg Config) (*etcdview.Embedded, error) {
 	if cfg.DataDir != "" {
-		return etcdview.StartOn(cfg.DataDir, cfg.Timeout, logs.Etcd())
+		e, err := etcdview.StartOn(cfg.DataDir, cfg.Timeout, logs.Etcd(), cfg.Writes)
+		if err == nil && e.Created && cfg.Note != nil {
+			cfg.Note(fmt.Sprintf("made a new sandbox in %s, which did not exist", cfg.DataDir))
+		}
+		return e, err
 	}
 	return etcdview.StartEmbedded(logs.Etcd())
 }
