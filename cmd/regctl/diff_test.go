@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -393,11 +392,7 @@ func TestDiffAcrossADeletedCRD(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	client, err := clientv3.New(clientv3.Config{Endpoints: []string{s.EtcdURL}, DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
+	client := etcdClient(t, s.EtcdURL)
 	e := &liveEtcd{url: s.EtcdURL, client: client}
 	before := e.revision(t)
 	crds, err := apiextensionsclient.NewForConfig(s.Config)

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kmsv1mock "k8s.io/apiserver/pkg/storage/value/encrypt/envelope/testing/v1beta1"
@@ -80,12 +79,7 @@ func TestKMSv2AgreesWithKubeAPIServer(t *testing.T) {
 	enc := "--encryption-provider-config=" + kmsv2Config(t, dir, socket, "3s")
 	s := apiserver.Start(t, enc)
 	etcdFlag := "--etcd-servers=" + s.EtcdURL
-	etcdClient, err := clientv3.New(clientv3.Config{Endpoints: []string{s.EtcdURL}, DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { etcdClient.Close() })
-	e := &liveEtcd{url: s.EtcdURL, client: etcdClient}
+	e := &liveEtcd{url: s.EtcdURL, client: etcdClient(t, s.EtcdURL)}
 	ctx := context.Background()
 	const ns = "regctl-kms"
 	if _, err := s.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {

@@ -299,13 +299,8 @@ spec:
 func TestMigrateMovesACustomResourceToItsStorageVersion(t *testing.T) {
 	t.Parallel()
 	s := apiserver.Start(t)
-	e := &liveEtcd{url: s.EtcdURL}
-	client, err := clientv3.New(clientv3.Config{Endpoints: []string{s.EtcdURL}, DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	e.client = client
+	client := etcdClient(t, s.EtcdURL)
+	e := &liveEtcd{url: s.EtcdURL, client: client}
 	ctx := context.Background()
 	crd := apiserver.CreateCRD(t, s, gadgetsCRD)
 	gadgets := s.Dynamic.Resource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "gadgets"}).Namespace("default")

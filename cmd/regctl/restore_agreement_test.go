@@ -57,11 +57,7 @@ func TestRestoreAgreesWithKubeAPIServer(t *testing.T) {
 	apiserver.CreateWidgetsCRD(t, s)
 	ctx := context.Background()
 	etcdFlag := "--etcd-servers=" + s.EtcdURL
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{s.EtcdURL}, DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := etcdClient(t, s.EtcdURL)
 
 	for _, ns := range []string{"shop", "other"} {
 		if _, err := s.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
