@@ -103,9 +103,14 @@ func TestRestoreAgreesWithKubeAPIServer(t *testing.T) {
 		t.Fatalf("restore: exit %d\n%s%s", code, stdout, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	count := lines[len(lines)-1]
+	lines = lines[:len(lines)-1]
 	restored := slices.DeleteFunc(slices.Clone(lines), func(l string) bool { return strings.HasPrefix(l, "event/") })
 	if len(restored) != len(restoreObjects)+1 || lines[0] != "namespace/shop restored" || slices.Index(lines, "deployment.apps/web restored") > slices.Index(lines, "replicaset.apps/web-5d4f restored") {
 		t.Errorf("restore said\n%s", stdout)
+	}
+	if want := strconv.Itoa(len(lines)) + " restored, 0 unchanged, 0 differ, 0 skipped from " + snapshot; count != want {
+		t.Errorf("the restore's last line %q, want %q", count, want)
 	}
 	t.Run("the server serves every object as before", func(t *testing.T) {
 		after := servedObjects(t, s)
@@ -149,7 +154,7 @@ func TestRestoreAgreesWithKubeAPIServer(t *testing.T) {
 	t.Run("a second restore writes nothing", func(t *testing.T) {
 		rev := shopWritten(t, c)
 		stdout, stderr, code := run(t, "restore", "--from", snapshot, "-n", "shop", etcdFlag, encryption)
-		if code != 0 || strings.Count(stdout, " unchanged\n") != len(lines) || shopWritten(t, c) != rev {
+		if code != 0 || strings.Count(stdout, " unchanged\n") != len(lines) || !strings.HasSuffix(stdout, "\n0 restored, "+strconv.Itoa(len(lines))+" unchanged, 0 differ, 0 skipped from "+snapshot+"\n") || shopWritten(t, c) != rev {
 			t.Errorf("exit %d, shop last written at %d then %d\n%s%s", code, rev, shopWritten(t, c), stdout, stderr)
 		}
 	})
@@ -168,11 +173,11 @@ func TestRestoreAgreesWithKubeAPIServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		stdout, _, code := run(t, "restore", "--from", snapshot, "configmaps/app", "-n", "shop", etcdFlag)
-		if code != 1 || stdout != "configmap/app differs: data.colour\n" || app().Data["colour"] != "green" {
+		if code != 1 || stdout != "configmap/app differs: data.colour\n0 restored, 0 unchanged, 1 differs, 0 skipped from "+snapshot+"\n" || app().Data["colour"] != "green" {
 			t.Errorf("without --overwrite: exit %d\n%s", code, stdout)
 		}
 		stdout, stderr, code := run(t, "restore", "--from", snapshot, "configmaps/app", "-n", "shop", "--overwrite", etcdFlag)
-		if got := app(); code != 0 || stdout != "configmap/app overwritten: data.colour\n" || got.Data["colour"] != "blue" || got.UID != changed.UID {
+		if got := app(); code != 0 || stdout != "configmap/app overwritten: data.colour\n0 restored, 0 unchanged, 0 differ, 0 skipped, 1 overwritten from "+snapshot+"\n" || got.Data["colour"] != "blue" || got.UID != changed.UID {
 			t.Errorf("with --overwrite: exit %d\n%s%s\nserved %v", code, stdout, stderr, got.Data)
 		}
 	})
@@ -182,7 +187,7 @@ func TestRestoreAgreesWithKubeAPIServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		stdout, stderr, code := run(t, "restore", "--from", "rev:"+strconv.FormatInt(rev, 10), "configmaps", "app", "-n", "shop", etcdFlag)
-		if got := app(); code != 0 || stdout != "configmap/app restored\n" || got.Data["colour"] != "blue" {
+		if got := app(); code != 0 || stdout != "configmap/app restored\n1 restored, 0 unchanged, 0 differ, 0 skipped from rev:"+strconv.FormatInt(rev, 10)+"\n" || got.Data["colour"] != "blue" {
 			t.Errorf("exit %d\n%s%s\nserved %v", code, stdout, stderr, got.Data)
 		}
 	})

@@ -31,8 +31,14 @@ func TestRestoreWritesCRDsBeforeTheirCustomResources(t *testing.T) {
 	// its finalizer.
 	mustRun(t, "--data-dir", dir, "delete", "crd/widgets.example.com")
 
-	stdout, stderr, code := sandbox("restore", "--from", "rev:"+rev, "widgets", "-n", "shop")
-	if code != 1 || stdout != "widget.example.com/blue skipped: its CRD widgets.example.com is being deleted: restore again once it is gone\n" {
+	// A namespace the source does not hold: nothing matches, which is
+	// said, not passed over.
+	stdout, stderr, code := sandbox("restore", "--from", "rev:"+rev, "-n", "shp")
+	if code != 1 || stdout != "" || stderr != "error: nothing to restore: rev:"+rev+" holds nothing that matches `-n shp`\n" {
+		t.Errorf("a namespace the source does not hold: exit %d\n%s%s", code, stdout, stderr)
+	}
+	stdout, stderr, code = sandbox("restore", "--from", "rev:"+rev, "widgets", "-n", "shop")
+	if code != 1 || stdout != "widget.example.com/blue skipped: its CRD widgets.example.com is being deleted: restore again once it is gone\n0 restored, 0 unchanged, 0 differ, 1 skipped from rev:"+rev+"\n" {
 		t.Errorf("into a CRD being deleted: exit %d\n%s%s", code, stdout, stderr)
 	}
 
@@ -102,7 +108,7 @@ func TestRestoreReadsABackupWithItsOwnKeys(t *testing.T) {
 		t.Errorf("without the backup's keys: exit %d\n%q", code, stderr)
 	}
 	stdout, stderr, code := run(t, "restore", "--from", backup, "secrets", "-n", "shop", s.flag(), now, strings.Replace(then, "--encryption-provider-config", "--from-encryption-provider-config", 1))
-	if code != 0 || stdout != "secret/db restored\n" {
+	if code != 0 || stdout != "secret/db restored\n1 restored, 0 unchanged, 0 differ, 0 skipped from "+backup+"\n" {
 		t.Fatalf("with them: exit %d\n%s%s", code, stdout, stderr)
 	}
 	if raw := s.rawValue(t, "/registry/secrets/shop/db"); !strings.HasPrefix(string(raw), "k8s:enc:aescbc:v1:key2:") {
@@ -127,7 +133,7 @@ func TestRestoreShowsProgressOnATerminal(t *testing.T) {
 	var out, errOut bytes.Buffer
 	code := Run(context.Background(), cli.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: render.Terminal{Writer: &errOut}},
 		[]string{"restore", "--from", "rev:" + strconv.FormatInt(rev, 10), "configmaps", "-n", "shop", s.flag()})
-	if code != 0 || out.String() != "configmap/a restored\nconfigmap/b restored\nconfigmap/c restored\n" {
+	if code != 0 || out.String() != "configmap/a restored\nconfigmap/b restored\nconfigmap/c restored\n3 restored, 0 unchanged, 0 differ, 0 skipped from rev:"+strconv.FormatInt(rev, 10)+"\n" {
 		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
 	}
 	progress := strings.TrimPrefix(errOut.String(), "warning: regctl writes straight to etcd through the apiserver's stores: admission plugins (but for namespace lifecycle), webhooks and authorization do not run\n")

@@ -194,18 +194,31 @@ func waitsFor(e *entry, pending map[types.UID]bool) bool {
 	return false
 }
 
-// summary says what was not restored, and why the exit status is 1.
+// summary counts what became of the objects in one line, says what was
+// not restored, and why the exit status is 1: something was left alone,
+// or nothing in the source matched what the command named.
 func (r *restorer) summary() error {
-	var differ, skipped, failed int
+	if len(r.report.Objects) == 0 {
+		return &NothingError{Source: r.req.From.Name, Selection: r.req.Selection}
+	}
+	count := map[string]int{}
 	for _, o := range r.report.Objects {
-		switch o.Result {
-		case Differs:
-			differ++
-		case Skipped:
-			skipped++
-		case Failed:
-			failed++
+		count[o.Result]++
+	}
+	differ, skipped, failed := count[Differs], count[Skipped], count[Failed]
+	if r.lines != nil {
+		line := fmt.Sprintf("%d restored, %d unchanged, %d %s, %d skipped", count[Restored], count[Unchanged], differ, render.Plural(differ, "differs", "differ"), skipped)
+		if n := count[Overwritten]; n > 0 {
+			line += fmt.Sprintf(", %d overwritten", n)
 		}
+		if failed > 0 {
+			line += fmt.Sprintf(", %d failed", failed)
+		}
+		line += " from " + r.req.From.Name
+		if r.req.DryRun {
+			line += " (dry run: nothing written)"
+		}
+		fmt.Fprintln(r.req.Out, line)
 	}
 	if differ+skipped+failed == 0 {
 		return nil

@@ -67,6 +67,9 @@ type Request struct {
 	// AllNamespaces says the namespace of each namespaced object on its
 	// line.
 	AllNamespaces bool
+	// Selection is what the command named, as given ("-n shop",
+	// "configmaps/app -n shop"), for a source that holds none of it.
+	Selection string
 
 	Out, ErrOut io.Writer
 	// Output is a line per object (render.Table) or the report as JSON
@@ -113,6 +116,17 @@ type Report struct {
 // object of the source was not brought back: it differs now, it was
 // skipped, or its write failed.
 var ErrLeftAlone = errors.New("not everything was restored")
+
+// NothingError is what a restore returns when the source holds no object
+// of what the command named: a namespace or a name mistyped, or a source
+// of another time than meant.
+type NothingError struct {
+	Source, Selection string
+}
+
+func (e *NothingError) Error() string {
+	return fmt.Sprintf("nothing to restore: %s holds nothing that matches `%s`", e.Source, e.Selection)
+}
 
 // Run restores req, and says what it did on req.Out (and req.ErrOut).
 func Run(ctx context.Context, req Request) (*Report, error) {

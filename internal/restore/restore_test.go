@@ -3,6 +3,7 @@ package restore
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -129,8 +130,9 @@ func TestObjectsComeBackAsStoredOwnersFirst(t *testing.T) {
 		t.Fatalf("%v\n%s", err, said(&out))
 	}
 	// The owner is written before the object that names it, though its
-	// key comes after.
-	want := "namespace/shop unchanged\nconfigmap/owner restored\nconfigmap/plain restored\nconfigmap/child restored\n"
+	// key comes after; one line counts what became of them.
+	want := "namespace/shop unchanged\nconfigmap/owner restored\nconfigmap/plain restored\nconfigmap/child restored\n" +
+		"3 restored, 1 unchanged, 0 differ, 0 skipped from rev:before\n"
 	if said(&out) != want {
 		t.Errorf("restore said\n%s\nwant\n%s", said(&out), want)
 	}
@@ -158,7 +160,7 @@ func TestObjectsComeBackAsStoredOwnersFirst(t *testing.T) {
 		if _, err := Run(ctx, k.request(rev, &out)); err != nil {
 			t.Fatalf("%v\n%s", err, said(&out))
 		}
-		if strings.Count(said(&out), "unchanged") != 4 || k.revision() != at {
+		if strings.Count(said(&out), " unchanged\n") != 4 || !strings.HasSuffix(said(&out), "\n0 restored, 4 unchanged, 0 differ, 0 skipped from rev:before\n") || k.revision() != at {
 			t.Errorf("second run said\n%s(revision %d, was %d)", said(&out), k.revision(), at)
 		}
 	})
@@ -256,7 +258,7 @@ func TestNothingIsRestoredIntoATerminatingNamespace(t *testing.T) {
 	if _, err := Run(ctx, req); err != ErrLeftAlone {
 		t.Fatalf("got %v\n%s", err, said(&out))
 	}
-	if said(&out) != "warning: 3 objects not restored: namespace shop is terminating: restore again once it is gone\n" || k.revision() != at {
+	if said(&out) != "warning: 3 objects not restored: namespace shop is terminating: restore again once it is gone\n0 restored, 0 unchanged, 0 differ, 3 skipped from rev:before\n" || k.revision() != at {
 		t.Errorf("restore said\n%s(revision %d, was %d)", said(&out), k.revision(), at)
 	}
 }
@@ -358,5 +360,26 @@ func TestAnOverwriteIsPreconditionedOnWhatItCompared(t *testing.T) {
 		if tc.wantWrittenOver != (err == nil) || tc.wantWrittenOver != (got == "plain") {
 			t.Errorf("%s: %v, stored %q", tc.name, err, got)
 		}
+	}
+}
+
+// TestASourceThatHoldsNothingOfWhatIsNamedIsAnError: a restore of a
+// namespace or of names the source does not hold (a typo, a backup of
+// another day) writes nothing and says what matched nothing.
+func TestASourceThatHoldsNothingOfWhatIsNamedIsAnError(t *testing.T) {
+	k := newCluster(t)
+	_, rev := k.seed()
+	at := k.revision()
+	var out bytes.Buffer
+	req := k.request(rev, &out, "nope")
+	req.Pairs = req.Pairs[1:] // the config maps alone
+	req.Selection = "configmaps/nope -n shop"
+	_, err := Run(context.Background(), req)
+	var nothing *NothingError
+	if !errors.As(err, &nothing) || err.Error() != "nothing to restore: rev:before holds nothing that matches `configmaps/nope -n shop`" {
+		t.Errorf("got %v", err)
+	}
+	if said(&out) != "" || k.revision() != at {
+		t.Errorf("restore said %q (revision %d, was %d)", said(&out), k.revision(), at)
 	}
 }

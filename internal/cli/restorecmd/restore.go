@@ -6,6 +6,8 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -191,6 +193,7 @@ func (o *Options) request(ctx context.Context, sides *points.Sessions) (restore.
 		DryRun: o.DryRun, Overwrite: o.Overwrite, Timeout: o.RequestTimeout, AllNamespaces: o.AllNamespaces,
 		Namespaces: handleOf(sides.Session(live), "namespaces"), CRDs: handleOf(sides.Session(live), crds),
 		Out: o.IO.Out, ErrOut: o.IO.ErrOut, Output: o.Output, Progress: render.NewProgress(o.IO.ErrOut),
+		Selection: o.selection(),
 	}
 	req.Reopen = func(ctx context.Context) (*restore.Request, error) {
 		pairs, s, err := sides.PairAgain(ctx, points.Live)
@@ -205,6 +208,21 @@ func (o *Options) request(ctx context.Context, sides *points.Sessions) (restore.
 }
 
 const crds = "customresourcedefinitions.apiextensions.k8s.io"
+
+// selection is what the command line names to restore, as given.
+func (o *Options) selection() string {
+	words := slices.Clone(o.Args)
+	switch {
+	case o.AllNamespaces:
+		words = append(words, "-A")
+	case o.NamespaceSet:
+		words = append(words, "-n", o.Namespace)
+	}
+	if o.Selector != "" {
+		words = append(words, "-l", o.Selector)
+	}
+	return strings.Join(words, " ")
+}
 
 // handleOf is the handle of path in s's map, nil when it has none.
 func handleOf(s *storagemap.Session, path string) *handle.Handle {
