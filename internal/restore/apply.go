@@ -73,6 +73,11 @@ func (r *restorer) applyBatch(ctx context.Context, part []*entry) error {
 			defer cancel()
 			if err := e.write(wctx, e); err != nil {
 				e.fail(err)
+				if svc, ok := e.obj.(*api.Service); ok && e.Result == Skipped {
+					if held := r.heldBy(wctx, svc, err); held != "" {
+						e.Reason += ": " + held
+					}
+				}
 			}
 			return nil
 		})

@@ -55,8 +55,10 @@ type Request struct {
 	// it is the same object (the same uid).
 	Overwrite bool
 	// Namespaces is the live map's handle of namespaces; CRDs its handle
-	// of CRDs, when it has one.
-	Namespaces, CRDs *handle.Handle
+	// of CRDs, when it has one; Services and IPAddresses its handles of
+	// what holds a cluster IP or a node port, when it has them, to name
+	// the holder of one a service finds taken.
+	Namespaces, CRDs, Services, IPAddresses *handle.Handle
 	// Reopen, when set, builds the live map again once CRDs were
 	// restored, and returns the request's pairs and handles on it: a CRD's
 	// custom resources are served by a map built after it.

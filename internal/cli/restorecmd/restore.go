@@ -171,9 +171,10 @@ func (o *Options) sessions() *points.Sessions {
 		if src == live {
 			cfg.Writes = !o.DryRun
 			// Writes into a namespace look it up, as the server's
-			// NamespaceLifecycle admission does.
+			// NamespaceLifecycle admission does; what holds a cluster IP
+			// a service finds taken is named.
 			if cfg.Only != "" {
-				cfg.Only += ",namespaces," + crds
+				cfg.Only += ",namespaces," + crds + "," + ipAddresses
 			}
 		} else if o.FromEncryption != "" {
 			cfg.Options = cfg.Options.WithEncryptionConfig(o.FromEncryption)
@@ -192,6 +193,7 @@ func (o *Options) request(ctx context.Context, sides *points.Sessions) (restore.
 		From: pair.From, To: pair.To, Pairs: pair.Pairs, LabelSelector: o.Selector, ChunkSize: 500,
 		DryRun: o.DryRun, Overwrite: o.Overwrite, Timeout: o.RequestTimeout, AllNamespaces: o.AllNamespaces,
 		Namespaces: handleOf(sides.Session(live), "namespaces"), CRDs: handleOf(sides.Session(live), crds),
+		Services: handleOf(sides.Session(live), "services"), IPAddresses: handleOf(sides.Session(live), ipAddresses),
 		Out: o.IO.Out, ErrOut: o.IO.ErrOut, Output: o.Output, Progress: render.NewProgress(o.IO.ErrOut),
 		Selection: o.selection(),
 	}
@@ -202,12 +204,16 @@ func (o *Options) request(ctx context.Context, sides *points.Sessions) (restore.
 		}
 		again := req
 		again.Pairs, again.Namespaces, again.CRDs = pairs, handleOf(s, "namespaces"), handleOf(s, crds)
+		again.Services, again.IPAddresses = handleOf(s, "services"), handleOf(s, ipAddresses)
 		return &again, nil
 	}
 	return req, nil
 }
 
-const crds = "customresourcedefinitions.apiextensions.k8s.io"
+const (
+	crds        = "customresourcedefinitions.apiextensions.k8s.io"
+	ipAddresses = "ipaddresses.networking.k8s.io"
+)
 
 // selection is what the command line names to restore, as given.
 func (o *Options) selection() string {
