@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -14,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/etcdview"
 )
 
@@ -159,4 +162,67 @@ func mustRunBinary(t *testing.T, args ...string) string {
 		t.Fatalf("regctl %s: %v: %s", strings.Join(args, " "), err, stderr.String())
 	}
 	return stdout.String()
+}
+
+// interruptAtFirstOutput is standard output that interrupts the command, as
+// Ctrl-C does, when the command first prints.
+type interruptAtFirstOutput struct {
+	bytes.Buffer
+	interrupt func(error)
+}
+
+func (w *interruptAtFirstOutput) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		w.interrupt(errInterrupted)
+	}
+	return w.Buffer.Write(p)
+}
+
+// TestAnInterruptedReadSaysSoEveryTime interrupts reads of many objects as
+// they print (a list as a table and as json, keys) and before they print:
+// the last line on stderr says it was interrupted, and that what was
+// printed is partial when something was, every time, never the cancelled
+// context of whatever was under way. A scan, which prints its report once
+// it has read everything, is interrupted as it prints it: what it printed
+// is whole.
+func TestAnInterruptedReadSaysSoEveryTime(t *testing.T) {
+	t.Parallel()
+	s := newLiveEtcd(t)
+	ctx := context.Background()
+	for i := range 3000 {
+		value := fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm-%04d","namespace":"shop","uid":"u%d","creationTimestamp":"2026-01-01T00:00:00Z"},"data":{"k":"v"}}`, i, i)
+		if _, err := s.client.Put(ctx, fmt.Sprintf("/registry/configmaps/shop/cm-%04d", i), value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	partial := "error: interrupted: what was printed is partial"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"get", "configmaps", "-n", "shop", "--chunk-size", "10"}, partial},
+		{[]string{"get", "configmaps", "-n", "shop", "-o", "json", "--chunk-size", "10"}, partial},
+		{[]string{"keys", "configmaps", "-n", "shop", "--chunk-size", "10"}, partial},
+		{[]string{"scan", "-o", "json", "--chunk-size", "10"}, "error: interrupted"},
+	} {
+		args, want := tc.args, tc.want
+		for range 5 {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			out := &interruptAtFirstOutput{interrupt: cancel}
+			var errOut bytes.Buffer
+			code := Run(ctx, cli.IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: &errOut}, append(args, s.flag()))
+			lines := strings.Split(strings.TrimSuffix(errOut.String(), "\n"), "\n")
+			if code != exitInterrupted || lines[len(lines)-1] != want {
+				t.Errorf("%v: exit %d, stderr %q: want %d and last %q; stdout %.200q", args, code, errOut.String(), exitInterrupted, want, out.String())
+				break
+			}
+		}
+	}
+	// Interrupted before it prints.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errInterrupted)
+	var out, errOut bytes.Buffer
+	if code := Run(ctx, cli.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut}, []string{"get", "configmaps", "-n", "shop", s.flag()}); code != exitInterrupted || errOut.String() != "error: interrupted\n" || out.Len() != 0 {
+		t.Errorf("interrupted at once: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
 }

@@ -44,7 +44,7 @@ var unrunnableExamples = map[string]string{}
 // Commands added later are covered without listing them here.
 func TestExamples(t *testing.T) {
 	sb := newSandbox(t)
-	root := newRootCmd(cli.IOStreams{})
+	root, _ := newRootCmd(cli.IOStreams{})
 	root.InitDefaultCompletionCmd()
 	for _, cmd := range commandTree(root) {
 		if !cmd.IsAvailableCommand() || generatedByCobra(cmd) {

@@ -312,7 +312,7 @@ func TestKeysRefusesANegativeChunkSize(t *testing.T) {
 func runTree(t *testing.T, args ...string) (stdout string, err error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	root := newRootCmd(cli.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut})
+	root, _ := newRootCmd(cli.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut})
 	completion.RequireSubcommands(root)
 	root.SetArgs(args)
 	err = root.ExecuteContext(context.Background())

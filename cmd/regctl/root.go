@@ -48,16 +48,19 @@ func Run(ctx context.Context, streams cli.IOStreams, args []string) (code int) {
 			code = 1
 		}
 	}()
-	root := newRootCmd(streams)
+	out := &printed{w: streams.Out}
+	streams.Out = out
+	root, g := newRootCmd(streams)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if errors.Is(context.Cause(ctx), errInterrupted) {
-		report(streams.ErrOut, err, errInterrupted)
+		report(streams.ErrOut, interrupted(err, out.any), nil)
 		return exitInterrupted
 	}
 	if err == nil {
 		return 0
 	}
+	err = g.Explain(err)
 	var ee *cli.ExitError
 	if errors.As(err, &ee) {
 		report(streams.ErrOut, ee.Err, nil)
@@ -65,6 +68,39 @@ func Run(ctx context.Context, streams cli.IOStreams, args []string) (code int) {
 	}
 	report(streams.ErrOut, err, nil)
 	return 1
+}
+
+// interrupted is what a command stopped by Ctrl-C says last, whatever it
+// was doing: its own account when it gives one ("restore interrupted: 512
+// objects written; ..."), otherwise that it was interrupted, and, when it
+// printed something and was cut short, that what it printed is partial. A
+// read cut short by the cancelled context ("listing configmaps: context
+// canceled") is no account; a command that ends cleanly at an interrupt
+// (a watch, which runs until it) printed all there was.
+func interrupted(err error, printedSome bool) error {
+	var ee *cli.ExitError
+	if errors.As(err, &ee) {
+		err = ee.Err
+	}
+	switch {
+	case err != nil && strings.Contains(err.Error(), "interrupted"):
+		return err
+	case err != nil && printedSome:
+		return errors.New("interrupted: what was printed is partial")
+	}
+	return errInterrupted
+}
+
+// printed is the standard output of a command, which says whether the
+// command printed anything.
+type printed struct {
+	w   io.Writer
+	any bool
+}
+
+func (p *printed) Write(b []byte) (int, error) {
+	p.any = p.any || len(b) > 0
+	return p.w.Write(b)
 }
 
 // report prints the error line, or fallback when the error says nothing.
@@ -81,7 +117,8 @@ func report(w io.Writer, err, fallback error) {
 	}
 }
 
-func newRootCmd(streams cli.IOStreams) *cobra.Command {
+// newRootCmd is the root command, and the flags its commands share.
+func newRootCmd(streams cli.IOStreams) (*cobra.Command, *cli.Globals) {
 	g := &cli.Globals{IO: streams, Server: serverflags.NewOptions(), RequestTimeout: 5 * time.Second}
 	cmd := &cobra.Command{
 		Use:   "regctl",
@@ -163,7 +200,7 @@ etcd, regctl builds the map on an ephemeral in-process etcd.`,
 	)
 	completion.RequireSubcommands(cmd)
 	cmd.SetUsageTemplate(withIgnoredFlagsLine(cmd.UsageTemplate()))
-	return cmd
+	return cmd, g
 }
 
 // ignoredFlagsLine stands for the kube-apiserver flags help leaves out.

@@ -340,7 +340,9 @@ func TestApiserverManifestIsTheServersCommandLine(t *testing.T) {
 		"malformed":            {writeFile(t, "bad.yaml", "apiVersion: v1\nkind: Pod\nspec: {containers: [\n"), "bad.yaml"},
 		"not a server flag":    {apiserverManifest(t, "--no-such-flag=1"), "sets --no-such-flag, which is not a flag of kube-apiserver " + releaseVersion},
 		"missing file":         {filepath.Join(t.TempDir(), "none.yaml"), "reading the apiserver manifest: open"},
-		"files not under root": {manifest, "encryption.yaml"},
+		"files not under root": {manifest, "holds no copy of the node's /etc/kubernetes/enc/encryption.yaml"},
+		// The node's files, where they are on a node: not on this machine.
+		"files of the node": {manifest, "open /etc/kubernetes/enc/encryption.yaml: no such file or directory: the apiserver manifest names the file as it is on its node; copy the node's files (its /etc/kubernetes as DIR/etc/kubernetes) and give `--manifest-root DIR`"},
 	} {
 		args := []string{"routes", "--apiserver-manifest", tc.manifest}
 		if name == "files not under root" {

@@ -8,7 +8,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -64,6 +68,20 @@ func (g *Globals) warn(text string) {
 	}
 	g.warned[text] = true
 	fmt.Fprintf(g.IO.ErrOut, "warning: %s\n", text)
+}
+
+// Explain adds to err what to do when it is about the flags rather than the
+// data: a file a kube-apiserver manifest names, which is where it is on the
+// server's node, not on this machine.
+func (g *Globals) Explain(err error) error {
+	var missing *fs.PathError
+	if g.Manifest == "" || !errors.As(err, &missing) || !errors.Is(missing.Err, fs.ErrNotExist) || !g.Server.FromManifest(missing.Path) {
+		return err
+	}
+	if g.ManifestRoot != "" {
+		return fmt.Errorf("%w: `--manifest-root` %s holds no copy of the node's %s", err, g.ManifestRoot, strings.TrimPrefix(missing.Path, filepath.Clean(g.ManifestRoot)))
+	}
+	return fmt.Errorf("%w: the apiserver manifest names the file as it is on its node; copy the node's files (its /etc/kubernetes as DIR/etc/kubernetes) and give `--manifest-root DIR`", err)
 }
 
 // note says on stderr what the command did besides what it was asked.

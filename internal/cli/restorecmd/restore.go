@@ -91,9 +91,9 @@ Exit status: 0 when every object was restored or was unchanged, 1 when one was l
   # Bring it back: the namespace, and everything in it
   regctl restore --from backup.db -n shop --encryption-provider-config=encryption.yaml
 
-  # One config map as it was at revision 5 (regctl inspect configmaps/app-config -n shop --history),
+  # One config map as it was at revision 12 (regctl inspect configmaps/app-config -n shop --history),
   # written over what it holds now
-  regctl restore --from rev:5 configmaps/app-config -n shop --overwrite`,
+  regctl restore --from rev:12 configmaps/app-config -n shop --overwrite`,
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&opts.From, "from", "", "Where to restore from: an etcd snapshot file, or rev:N (the etcd at revision N, until it is compacted)")

@@ -36,6 +36,9 @@ type Options struct {
 	// image is the kube-apiserver image of the manifest the flags came
 	// from (ApplyManifest): its tag is the cluster's release.
 	image string
+	// manifestFiles are the files the manifest's storage flags name, as
+	// regctl reads them (under --manifest-root when given).
+	manifestFiles []string
 }
 
 // NewOptions returns the options of a default kube-apiserver.
@@ -185,6 +188,7 @@ func (o *Options) ApplyManifest(fs *pflag.FlagSet, file, root string) error {
 		value := m.Value
 		if slices.Contains(manifestFileFlags, m.Name) {
 			value = servermanifest.Under(root, value)
+			o.manifestFiles = append(o.manifestFiles, value)
 		}
 		if err := fs.Set(m.Name, value); err != nil {
 			return fmt.Errorf("the apiserver manifest %s: --%s: %w%s", file, m.Name, err, o.otherRelease())
@@ -196,6 +200,10 @@ func (o *Options) ApplyManifest(fs *pflag.FlagSet, file, root string) error {
 // Image is the kube-apiserver image of the manifest the flags came from,
 // empty when none: its tag is the cluster's release.
 func (o *Options) Image() string { return o.image }
+
+// FromManifest tells whether path is a file the manifest's storage flags
+// named (ApplyManifest).
+func (o *Options) FromManifest(path string) bool { return slices.Contains(o.manifestFiles, path) }
 
 // Apply checks the flags as the server does when it starts (the version
 // registry's Set and Validate, then the checks of --runtime-config) and
