@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -229,6 +231,31 @@ func TestConnectionErrorsNameTheirCause(t *testing.T) {
 			_, stderr, code := runWithin(t, 20*time.Second, append([]string{"get", "pods", "--request-timeout=5m"}, tc.flags...)...)
 			if code == 0 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
 				t.Errorf("exit %d, stderr %q: want one line containing %q", code, stderr, tc.want)
+			}
+		})
+	}
+	// Servers that answer, but are no etcd: an HTTP/1 server, and one
+	// that answers HTTP/2 as kube-apiserver answers a stranger.
+	h1 := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(h1.Close)
+	apiserverLike := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}`))
+	}))
+	apiserverLike.EnableHTTP2 = true
+	apiserverLike.StartTLS()
+	t.Cleanup(apiserverLike.Close)
+	itsCA := writeFile(t, "ca.crt", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: apiserverLike.Certificate().Raw})))
+	for name, flags := range map[string][]string{
+		"an HTTP/1 server":        {"--etcd-servers=" + h1.URL},
+		"an apiserver-like HTTPS": {"--etcd-servers=" + apiserverLike.URL, "--etcd-cafile=" + itsCA},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, stderr, code := runWithin(t, 20*time.Second, append([]string{"get", "pods", "--request-timeout=5m"}, flags...)...)
+			if code == 0 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "the server answers, but is no etcd (") ||
+				strings.Contains(stderr, "rpc error") || strings.Contains(stderr, "Failure") {
+				t.Errorf("exit %d, stderr %q: want one line saying it is no etcd", code, stderr)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -127,6 +128,8 @@ func unhealthy(ctx context.Context, endpoints []string, failures map[string]erro
 	}
 	servers := strings.Join(endpoints, ",")
 	switch {
+	case notEtcd(err) != "":
+		return fmt.Errorf("etcd at %s: the server answers, but is no etcd (%s): %s", servers, notEtcd(err), checkServers)
 	case errors.Is(err, rpctypes.ErrNoLeader):
 		return fmt.Errorf("etcd at %s answered but has no leader (%v): a majority of its cluster's members is down or cut off; check the other members", servers, err)
 	case len(reasons) == len(endpoints) && len(endpoints) == 1:
@@ -143,6 +146,29 @@ func unhealthy(ctx context.Context, endpoints []string, failures map[string]erro
 		return context.Cause(ctx)
 	}
 	return fmt.Errorf("reading from etcd at %s: %w", servers, err)
+}
+
+// checkServers is what to do about an endpoint that is no etcd.
+const checkServers = "check `--etcd-servers` (etcd's client port is 2379 on a kubeadm control plane; 6443 is kube-apiserver's)"
+
+// httpStatus is the HTTP status grpc reports of a server that answered a
+// call with something else than gRPC.
+var httpStatus = regexp.MustCompile(`unexpected HTTP status code received from server: (\d+) \(([^)]*)\)`)
+
+// notEtcd says what answered a call when it was an HTTP/2 server but no
+// gRPC one (kube-apiserver's port, an HTTPS proxy): "HTTP 401
+// Unauthorized". Empty when err is no such answer.
+func notEtcd(err error) string {
+	if err == nil {
+		return ""
+	}
+	if m := httpStatus.FindStringSubmatch(err.Error()); m != nil {
+		return "HTTP " + m[1] + " " + m[2]
+	}
+	if strings.Contains(err.Error(), "transport: received unexpected content-type") {
+		return "it answers without gRPC"
+	}
+	return ""
 }
 
 // errRequestTimeout is the cause of a context that ran out of

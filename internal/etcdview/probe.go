@@ -46,7 +46,13 @@ func probeEndpoint(ctx context.Context, endpoint string, tlsCfg *tls.Config) err
 		}
 		return probeTLS(ctx, conn, host, tlsCfg)
 	}
-	return probePlain(ctx, conn)
+	if err := probePlain(ctx, conn); err != nil {
+		return err
+	}
+	if answer := plainHTTP2Answer(ctx, host); answer != "" {
+		return fmt.Errorf("the server answers, but is no etcd (%s): %s", answer, checkServers)
+	}
+	return nil
 }
 
 // plainAnswer bounds how long a server has to answer HTTP/2's opening in
@@ -57,12 +63,35 @@ const plainAnswer = time.Second
 // client preface, unencrypted, with its SETTINGS frame, as etcd's plain
 // gRPC listener does. A TLS server takes the preface for a bad record.
 func speaksPlainHTTP2(ctx context.Context, host string) bool {
+	return isSettings(prefaceAnswer(ctx, host))
+}
+
+// plainHTTP2Answer is what a plain server answers HTTP/2's client preface
+// with when it is not the SETTINGS frame etcd answers with: an HTTP/1
+// server's status line ("it speaks HTTP/1.1 400 Bad Request"). Empty when
+// the server answers as etcd does, or says nothing (a slow server says
+// nothing certain).
+func plainHTTP2Answer(ctx context.Context, host string) string {
+	answer := prefaceAnswer(ctx, host)
+	if len(answer) == 0 || isSettings(answer) {
+		return ""
+	}
+	if line, _, _ := strings.Cut(string(answer), "\r\n"); strings.HasPrefix(line, "HTTP/") {
+		return "it speaks " + line
+	}
+	return "it answers without HTTP/2"
+}
+
+// prefaceAnswer sends HTTP/2's client preface and an empty SETTINGS frame
+// to host, unencrypted, and returns the first bytes of the answer, nil
+// when none comes within plainAnswer.
+func prefaceAnswer(ctx context.Context, host string) []byte {
 	ctx, cancel := context.WithTimeout(ctx, plainAnswer)
 	defer cancel()
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", host)
 	if err != nil {
-		return false
+		return nil
 	}
 	defer conn.Close()
 	if deadline, ok := ctx.Deadline(); ok {
@@ -70,13 +99,16 @@ func speaksPlainHTTP2(ctx context.Context, host string) bool {
 	}
 	// The preface, then an empty SETTINGS frame (length 0, type 4).
 	if _, err := io.WriteString(conn, http2.ClientPreface+"\x00\x00\x00\x04\x00\x00\x00\x00\x00"); err != nil {
-		return false
+		return nil
 	}
-	var header [9]byte
-	if _, err := io.ReadFull(conn, header[:]); err != nil {
-		return false
-	}
-	return header[3] == byte(http2.FrameSettings)
+	var buf [64]byte
+	n, _ := io.ReadAtLeast(conn, buf[:], 9)
+	return buf[:n]
+}
+
+// isSettings tells whether an answer starts with an HTTP/2 SETTINGS frame.
+func isSettings(answer []byte) bool {
+	return len(answer) >= 9 && answer[3] == byte(http2.FrameSettings)
 }
 
 // endpointAddress is the host:port an endpoint names and whether the etcd
