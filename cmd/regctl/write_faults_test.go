@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -498,4 +499,66 @@ func rawValue(t *testing.T, c *clientv3.Client, key string) []byte {
 		t.Fatalf("reading %s: %v", key, err)
 	}
 	return resp.Kvs[0].Value
+}
+
+// raiseNoSpace raises etcd's NOSPACE alarm, as a member whose database
+// reached --quota-backend-bytes does: etcd then refuses every write but
+// deletes.
+func raiseNoSpace(t *testing.T, s *liveEtcd) {
+	t.Helper()
+	ctx := context.Background()
+	members, err := s.client.MemberList(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &etcdserverpb.AlarmRequest{Action: etcdserverpb.AlarmRequest_ACTIVATE, MemberID: members.Members[0].ID, Alarm: etcdserverpb.AlarmType_NOSPACE}
+	if _, err := etcdserverpb.NewMaintenanceClient(s.client.ActiveConnection()).Alarm(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.client.Put(ctx, "/registry/probe", "x"); err == nil || !strings.Contains(err.Error(), "database space exceeded") {
+		t.Fatalf("a write with the alarm raised: %v", err)
+	}
+}
+
+// TestAnEtcdOutOfSpaceIsSaidOnce: with etcd's NOSPACE alarm raised, a
+// create of many objects, a restore and a migration each say once that
+// etcd is out of space and how to free it, with what was not written; a
+// delete still works; a scan says the alarm is raised.
+func TestAnEtcdOutOfSpaceIsSaidOnce(t *testing.T) {
+	t.Parallel()
+	s := newLiveEtcd(t)
+	var m strings.Builder
+	m.WriteString(shopNamespace)
+	for i := range 20 {
+		fmt.Fprintf(&m, "---\napiVersion: v1\nkind: Secret\nmetadata: {name: s-%02d, namespace: shop}\nstringData: {k: v}\n", i)
+	}
+	mustRun(t, "create", "-f", manifestFile(t, m.String()), s.flag())
+	before := s.revision(t)
+	mustRun(t, "delete", "secrets", "s-00", "s-01", "-n", "shop", s.flag())
+	raiseNoSpace(t, s)
+
+	var cms strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&cms, "%s---\n", configMapDoc(fmt.Sprintf("cm-%03d", i)))
+	}
+	space := "etcd is out of space, its NOSPACE alarm raised (etcdserver: mvcc: database space exceeded): free space by compacting its history and defragmenting each member, then disarm the alarm"
+	for what, args := range map[string][]string{
+		"create":  {"create", "-f", manifestFile(t, cms.String())},
+		"restore": {"restore", "--from", "rev:" + strconv.FormatInt(before, 10), "secrets", "-n", "shop"},
+		"migrate": {"migrate", "secrets", "--encryption", encryptionFlag(t, "enc.yaml", map[string]string{"secrets": aescbc("key1") + identityProvider})},
+	} {
+		stdout, stderr, code := run(t, append(args, s.flag())...)
+		if code == 0 || strings.Count(stderr, "space exceeded") != 1 || !strings.Contains(stderr, space) {
+			t.Errorf("%s: exit %d, stderr %q: want once that etcd is out of space\n%s", what, code, stderr, stdout)
+		}
+		if what == "create" && !strings.Contains(stderr, "error: 300 of 300 objects were not created: etcd is out of space") {
+			t.Errorf("create: stderr %q: want how many were not created", stderr)
+		}
+	}
+	if _, stderr, code := run(t, "delete", "secrets", "s-02", "-n", "shop", s.flag()); code != 0 {
+		t.Errorf("a delete under the alarm: exit %d, %q", code, stderr)
+	}
+	if out := mustRun(t, "scan", "--only", "size", s.flag()); !strings.Contains(out, "\netcd alarm: NOSPACE on member ") {
+		t.Errorf("the scan does not say the alarm is raised:\n%s", out)
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -417,6 +418,9 @@ func (m *migration) rewriteAll(ctx context.Context, h *handle.Handle, values []c
 	// written or not, and the report says which; each request is bounded
 	// by the request timeout still.
 	writing := context.WithoutCancel(ctx)
+	// etcd out of space refuses every rewrite after the first alike: it
+	// is said once, and no more are tried.
+	var noSpace atomic.Pointer[error]
 	for range writers {
 		wg.Go(func() {
 			for v := range work {
@@ -428,6 +432,8 @@ func (m *migration) rewriteAll(ctx context.Context, h *handle.Handle, values []c
 					// Written since it was chosen, by a newer server.
 					res.Kept++
 					m.report.Kept = append(m.report.Kept, lossFinding(h.Path, v.key, loss))
+				case etcdview.NoSpace(err):
+					noSpace.CompareAndSwap(nil, &err)
 				case err != nil:
 					res.Failed++
 					m.report.Failed = append(m.report.Failed, Failure{Resource: h.Path, Key: v.key, Error: err.Error()})
@@ -456,10 +462,16 @@ func (m *migration) rewriteAll(ctx context.Context, h *handle.Handle, values []c
 			stopped = context.Cause(ctx)
 			break
 		}
+		if noSpace.Load() != nil {
+			break
+		}
 		work <- v
 	}
 	close(work)
 	wg.Wait()
+	if err := noSpace.Load(); err != nil && stopped == nil {
+		stopped = &etcdview.SpaceError{Err: *err}
+	}
 	sort.Slice(m.report.Failed, func(i, j int) bool { return m.report.Failed[i].Key < m.report.Failed[j].Key })
 	sort.Slice(m.report.Kept, func(i, j int) bool { return m.report.Kept[i].Key < m.report.Kept[j].Key })
 	return stopped

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
+	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
 )
@@ -60,6 +62,7 @@ func (r *restorer) applyBatch(ctx context.Context, part []*entry) error {
 		r.report.Interrupted = true
 		return fmt.Errorf("restore interrupted: %d %s written; run it again to restore the rest", r.written, render.Plural(r.written, "object", "objects"))
 	}
+	var noSpace atomic.Pointer[error]
 	g := errgroup.Group{}
 	g.SetLimit(writers)
 	for _, e := range part {
@@ -72,6 +75,12 @@ func (r *restorer) applyBatch(ctx context.Context, part []*entry) error {
 			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.req.Timeout)
 			defer cancel()
 			if err := e.write(wctx, e); err != nil {
+				if etcdview.NoSpace(err) {
+					// Said once, for all: etcd refuses every write alike.
+					noSpace.CompareAndSwap(nil, &err)
+					e.Result, e.Reason, e.quiet = Failed, "etcd is out of space", true
+					return nil
+				}
 				e.fail(err)
 				if svc, ok := e.obj.(*api.Service); ok && e.Result == Skipped {
 					if held := r.heldBy(wctx, svc, err); held != "" {
@@ -87,6 +96,10 @@ func (r *restorer) applyBatch(ctx context.Context, part []*entry) error {
 		if err := r.said(e); err != nil {
 			return err
 		}
+	}
+	if err := noSpace.Load(); err != nil {
+		r.report.Interrupted = true
+		return fmt.Errorf("restore stopped: %d %s written, %d not: %w", r.written, render.Plural(r.written, "object", "objects"), r.toWrite-r.written, &etcdview.SpaceError{Err: *err})
 	}
 	r.req.Progress.Show(time.Since(r.started), fmt.Sprintf("restoring: %d of %d objects written, %s", r.written, r.toWrite, render.Rate(int64(r.written), int64(r.toWrite), time.Since(r.started))))
 	return nil

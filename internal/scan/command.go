@@ -81,6 +81,8 @@ func Scan(ctx context.Context, ks handle.Keyspace, r Request, streams genericioo
 	if err != nil {
 		return err
 	}
+	// A snapshot answers no alarms: it has none.
+	report.Alarms, _ = etcdview.Alarms(ctx, ks.Client)
 	if err := render.Print(out, r.Output, report); err != nil {
 		return err
 	}

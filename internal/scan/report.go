@@ -74,6 +74,10 @@ type Report struct {
 	// at most 100 per resource and reason, smallest keys first.
 	FindingCounts map[string]int64 `json:"findingCounts"`
 	Findings      []Finding        `json:"findings,omitempty"`
+	// Alarms are the alarms etcd's members have raised when the scan ran
+	// ("NOSPACE on member 8e9e05c52164694d"): NOSPACE refuses every write
+	// but deletes.
+	Alarms []string `json:"alarms,omitempty"`
 }
 
 // Resource is what one stored resource (one namespace of it, with --by

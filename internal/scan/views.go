@@ -96,8 +96,20 @@ func (r *Report) Sections(wide bool) []render.Section {
 		findings = append(findings, []string{f.Kind, f.Reason, f.Key, f.Detail})
 	}
 	sections = append(sections, render.Section{Title: "Findings:", Header: []string{"KIND", "REASON", "KEY", "DETAIL"}, Rows: findings})
-	sections = append(sections, render.Section{Rows: [][]string{{r.summary()}}})
+	summary := [][]string{{r.summary()}}
+	for _, a := range r.Alarms {
+		summary = append(summary, []string{"etcd alarm: " + a + alarmMeaning(a)})
+	}
+	sections = append(sections, render.Section{Rows: summary})
 	return sections
+}
+
+// alarmMeaning says what an alarm of etcd does, and the way out.
+func alarmMeaning(alarm string) string {
+	if strings.HasPrefix(alarm, "NOSPACE ") {
+		return ": etcd refuses every write but deletes until space is freed (compact its history, defragment each member, then disarm the alarm)"
+	}
+	return ""
 }
 
 // summary is the report's last line.

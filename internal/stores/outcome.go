@@ -6,6 +6,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/regctl/regctl/internal/etcdview"
 )
 
 // Outcome is what became of one write, as far as regctl can know.
@@ -31,7 +33,9 @@ func OutcomeOf(ctx context.Context, err error) Outcome {
 		return Done
 	}
 	var before *unwrittenError
-	if errors.As(err, &before) || refused(err) {
+	// etcd out of space refuses the write before applying it, with the
+	// code a request cut short also has (ResourceExhausted).
+	if errors.As(err, &before) || refused(err) || etcdview.NoSpace(err) {
 		return Failed
 	}
 	if ctx.Err() != nil || unanswered(err) {

@@ -1,6 +1,7 @@
 package writes
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/printers"
 
+	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
 )
@@ -45,6 +47,9 @@ type Report struct {
 	done, failed, uncertain int
 	// ignored are objects that were already gone, with --ignore-not-found.
 	ignored int
+	// noSpace is etcd's refusal of a write for want of space, said once
+	// when the report ends: every write after it would fail alike.
+	noSpace error
 	// operations are kubectl's name printers of each operation reported.
 	operations map[string]printers.ResourcePrinter
 
@@ -106,6 +111,10 @@ func (r *Report) Fail(ctx context.Context, where string, err error) {
 		return
 	}
 	r.failed++
+	if etcdview.NoSpace(err) {
+		r.noSpace = cmp.Or(r.noSpace, err)
+		return
+	}
 	if r.o.Named {
 		fmt.Fprintf(r.o.ErrOut, "error: %s: %s\n", where, render.OneLine(err))
 		return
@@ -131,6 +140,9 @@ func (r *Report) Finish(ctx context.Context) error {
 	}
 	if r.failed+r.uncertain+skipped == 0 {
 		return nil
+	}
+	if r.noSpace != nil {
+		return fmt.Errorf("%d of %d objects were not %s: %w", r.o.Total-r.done, r.o.Total, r.o.Verb, &etcdview.SpaceError{Err: r.noSpace})
 	}
 	if ctx.Err() == nil && r.uncertain == 0 && skipped == 0 {
 		return fmt.Errorf("%d of %d objects were not %s", r.failed, r.o.Total, r.o.Verb)
@@ -198,13 +210,20 @@ func (p *writtenPrinter) finish(complete bool) error {
 // others. Once the context is done no new write starts. The caller
 // finishes rep: one command's writes done in steps are summed up once.
 func reportEach(ctx context.Context, rep *Report, objs []stores.Planned, write func(context.Context, stores.Planned) (runtime.Object, error)) error {
-	return stores.WriteAll(ctx, objs, write, func(p stores.Planned, w stores.Written) error {
+	// Once etcd says it has no space, it refuses every write after alike:
+	// no window of writes starts after the one that heard it.
+	writing, stop := context.WithCancel(ctx)
+	defer stop()
+	return stores.WriteAll(writing, objs, write, func(p stores.Planned, w stores.Written) error {
 		switch {
 		case !w.Started:
 			// Summed up as not attempted.
 			return nil
 		case w.Err != nil:
 			rep.Fail(ctx, p.Source.Where()+" ("+plannedName(p)+")", w.Err)
+			if rep.noSpace != nil {
+				stop()
+			}
 			return nil
 		}
 		return rep.Written(w.Object, writtenName(p, w.Object), rep.o.Verb)

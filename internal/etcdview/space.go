@@ -1,0 +1,46 @@
+package etcdview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// NoSpace tells whether err is etcd refusing a write because its NOSPACE
+// alarm is raised: its database reached its quota
+// (--quota-backend-bytes). Until space is freed and the alarm disarmed,
+// etcd refuses every write but deletes, each alike.
+func NoSpace(err error) bool {
+	return err != nil && (errors.Is(err, rpctypes.ErrGRPCNoSpace) || errors.Is(err, rpctypes.ErrNoSpace) ||
+		strings.Contains(err.Error(), rpctypes.ErrGRPCNoSpace.Error()))
+}
+
+// SpaceError is the one error a command gives for the writes etcd refused
+// for want of space: the way out, as etcd's maintenance guide has it.
+type SpaceError struct{ Err error }
+
+func (e *SpaceError) Error() string {
+	return fmt.Sprintf("etcd is out of space, its NOSPACE alarm raised (%s): free space by compacting its history and defragmenting each member, then disarm the alarm (etcdctl compact, etcdctl defrag, etcdctl alarm disarm), or delete objects with `regctl delete`, which etcd takes under the alarm", e.Err)
+}
+
+func (e *SpaceError) Unwrap() error { return e.Err }
+
+// Alarms are the alarms etcd's members have raised ("NOSPACE on member
+// 8e9e05c52164694d"), in etcd's order. A snapshot has none.
+func Alarms(ctx context.Context, c *clientv3.Client) ([]string, error) {
+	ctx, cancel := WithRequestTimeout(ctx, requestTimeout(c))
+	defer cancel()
+	resp, err := c.AlarmList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading etcd's alarms: %w", err)
+	}
+	var out []string
+	for _, a := range resp.Alarms {
+		out = append(out, fmt.Sprintf("%s on member %x", a.Alarm, a.MemberID))
+	}
+	return out, nil
+}
