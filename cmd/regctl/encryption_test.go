@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/routetable"
+	"github.com/regctl/regctl/internal/scan"
 )
 
 // encryptionConfig writes an apiserver EncryptionConfiguration that encrypts
@@ -158,5 +161,78 @@ func TestGetSubresource(t *testing.T) {
 	}
 	if _, stderr, code := run(t, "get", "pods/binding", "web", "-n", "shop", s.flag()); code == 0 || !strings.Contains(stderr, "pods/binding does not serve get: only create") {
 		t.Errorf("get of a create-only subresource: exit %d, %q", code, stderr)
+	}
+}
+
+// TestAKeyThatIsNotTheServersIsNoDamage reads secrets with a config whose
+// key has the server's name but other bytes (the config on disk is not the
+// one the server runs): every command says once which key failed on how
+// many values, that it is likely not the server's, and never calls the
+// values damaged nor advises removing them; scan counts them in its
+// encryption section, and a migration writes nothing. With the server's
+// key, a value it does not decrypt is damaged, and said so.
+func TestAKeyThatIsNotTheServersIsNoDamage(t *testing.T) {
+	t.Parallel()
+	s := newLiveEtcd(t)
+	server := encryptionFlag(t, "server.yaml", map[string]string{"secrets": aescbc("key1") + identityProvider})
+	other := encryptionFlag(t, "other.yaml", map[string]string{"secrets": strings.Replace(aescbc("key1"), key1, key2, 1) + identityProvider})
+	var m strings.Builder
+	m.WriteString(shopNamespace)
+	for i := range 50 {
+		fmt.Fprintf(&m, "---\napiVersion: v1\nkind: Secret\nmetadata: {name: s-%02d, namespace: shop}\nstringData: {password: p%d}\n", i, i)
+	}
+	mustRun(t, "create", "-f", manifestFile(t, m.String()), s.flag(), server)
+	before := s.revision(t)
+
+	said := "50 secrets encrypted with aescbc:v1:key1 could not be decrypted with the encryption config's aescbc \"key1\" ("
+	for _, args := range [][]string{
+		{"get", "secrets", "-n", "shop"},
+		{"get", "secrets", "-n", "shop", "-o", "yaml", "--chunk-size", "7"},
+		{"migrate", "--dry-run=server"},
+		{"migrate", "secrets", "--encryption"},
+	} {
+		stdout, stderr, code := run(t, append(args, s.flag(), other)...)
+		if code == 0 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, said) || !strings.Contains(stderr, "likely not the server's") ||
+			strings.Contains(stderr+stdout, "corrupt") || strings.Contains(stderr+stdout, "remove") {
+			t.Errorf("%v: exit %d, stderr %q, stdout %.300q: want one line naming the key and its 50 values", args, code, stderr, stdout)
+		}
+	}
+	if _, stderr, code := run(t, "get", "secrets/s-01", "-n", "shop", s.flag(), other); code == 0 || strings.Count(stderr, "\n") != 1 ||
+		!strings.Contains(stderr, "encrypted with aescbc:v1:key1 could not be decrypted with the encryption config's aescbc \"key1\"") || strings.Contains(stderr, "corrupt") {
+		t.Errorf("get one: exit %d, stderr %q", code, stderr)
+	}
+	if after := s.revision(t); after != before {
+		t.Errorf("the etcd revision moved from %d to %d", before, after)
+	}
+
+	var r scan.Report
+	if err := json.Unmarshal([]byte(mustRun(t, "scan", "-o", "json", s.flag(), other)), &r); err != nil {
+		t.Fatal(err)
+	}
+	mismatched := findingKeys(&r, scan.Encryption, scan.ReasonKeyMismatch)
+	if len(mismatched) != 50 || r.FindingCounts[scan.Encryption] != 50 || r.FindingCounts[scan.Corrupt] != 0 ||
+		!slices.Equal(r.KeysThatDecryptNothing, []scan.KeyCount{{Key: "aescbc:v1:key1", Values: 50}}) {
+		t.Errorf("scan: %d key-mismatch findings, counts %v, keys that decrypt nothing %v: want the 50, under encryption", len(mismatched), r.FindingCounts, r.KeysThatDecryptNothing)
+	}
+	if _, _, code := run(t, "scan", "--only", "encryption", "--fail-on", "encryption", s.flag(), other); code != 1 {
+		t.Errorf("scan --only encryption --fail-on encryption: exit %d, want 1", code)
+	}
+
+	// The server's key decrypts the others: a value it does not decrypt
+	// is damaged.
+	value := s.rawValue(t, "/registry/secrets/shop/s-07")
+	value[len(value)-5] ^= 0xff
+	if _, err := s.client.Put(context.Background(), "/registry/secrets/shop/s-07", string(value)); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "scan", "-o", "json", s.flag(), server)), &r); err != nil {
+		t.Fatal(err)
+	}
+	if damaged := findingKeys(&r, scan.Corrupt, scan.ReasonUndecryptable); !slices.Equal(damaged, []string{"/registry/secrets/shop/s-07"}) || r.FindingCounts[scan.Encryption] != 0 {
+		t.Errorf("scan with the server's key: damaged %v, counts %v", damaged, r.FindingCounts)
+	}
+	stdout, stderr, code := run(t, "get", "secrets", "-n", "shop", "-o", "name", s.flag(), server)
+	if code != 1 || strings.Count(stdout, "\n") != 49 || !strings.Contains(stderr, "s-07: cannot decrypt the value encrypted with aescbc:v1:key1, though the encryption config's key decrypts 49 other secrets with it: the value is damaged") {
+		t.Errorf("get with the server's key: exit %d, %d listed, stderr %q", code, strings.Count(stdout, "\n"), stderr)
 	}
 }

@@ -215,13 +215,14 @@ func TestMigrateStopsBetweenObjects(t *testing.T) {
 		fmt.Fprintf(&manifest, "---\napiVersion: v1\nkind: Secret\nmetadata: {name: s%02d, namespace: shop}\nstringData: {n: \"%d\"}\n", i, i)
 	}
 	mustRun(t, "create", "-f", manifestFile(t, manifest.String()), e.flag())
+	enc := encryptionFlag(t, "enc.yaml", map[string]string{"secrets": aescbc("key1") + identityProvider})
+	mustRun(t, "create", "-f", manifestFile(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: other}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: ok, namespace: other}\nstringData: {n: \"1\"}\n"), e.flag(), enc)
 	const broken = "/registry/secrets/shop/zz-broken"
-	// Encrypted with the config's own key, but not a value it reads: the
-	// value's fault, not the flags'.
+	// Encrypted with the config's own key, which decrypts another secret,
+	// but not a value it reads: the value's fault, not the flags'.
 	if _, err := e.client.Put(context.Background(), broken, "k8s:enc:aescbc:v1:key1:not a value the key reads"); err != nil {
 		t.Fatal(err)
 	}
-	enc := encryptionFlag(t, "enc.yaml", map[string]string{"secrets": aescbc("key1") + identityProvider})
 
 	rev := e.revision(t)
 	dry, code := migrateReport(t, "--dry-run", e.flag(), enc)

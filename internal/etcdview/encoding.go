@@ -39,8 +39,12 @@ func MediaType(data []byte) string {
 	if err := yaml.Unmarshal(data, &meta); err == nil && meta.Kind != "" {
 		return runtime.ContentTypeYAML
 	}
-	return "unknown"
+	return UnknownMediaType
 }
+
+// UnknownMediaType is what MediaType says of bytes of no encoding a server
+// writes.
+const UnknownMediaType = "unknown"
 
 // envelopePrefix starts every value written by an encrypting transformer:
 // k8s:enc:<provider>:<version>:<key name>:<ciphertext>.

@@ -36,7 +36,7 @@ var ErrNotDone = errors.New("some values were not rewritten (see the report)")
 func (r *Report) notDone() error {
 	var todo []string
 	if len(r.Unreadable) > 0 {
-		todo = append(todo, "fix or remove the values it cannot read")
+		todo = append(todo, "see why it cannot read the values it left as they are (`regctl inspect` shows each)")
 	}
 	if len(r.Kept) > 0 {
 		todo = append(todo, "rewrite the values a newer kube-apiserver wrote with the regctl built for its release")

@@ -32,6 +32,7 @@ import (
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/scan"
+	"github.com/regctl/regctl/internal/storedvalue"
 	"github.com/regctl/regctl/internal/stores"
 )
 
@@ -276,6 +277,13 @@ func Run(ctx context.Context, ks handle.Keyspace, req Request) (*Report, error) 
 	})
 	if err != nil {
 		return nil, err
+	}
+	// A key the config holds that decrypts none of its values is told
+	// once the scan has read them all: nothing is written then either,
+	// as the config's first key may not be one the server reads.
+	var keyErr *storedvalue.KeyError
+	if cause := context.Cause(scanning); errors.As(cause, &keyErr) {
+		return nil, cause
 	}
 	report.Revision = scanned.Revision
 	sort.Slice(report.Unreadable, func(i, j int) bool { return report.Unreadable[i].Key < report.Unreadable[j].Key })

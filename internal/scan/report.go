@@ -37,7 +37,9 @@ const (
 	ReasonOldVersion       = "old-version"            // not stored at the storage version
 	ReasonNewerVersion     = "newer-version"          // stored at a more mature version than the storage version
 	ReasonNotStoredVersion = "not-in-stored-versions" // a CRD's objects at a version its storedVersions omits
-	ReasonUndecryptable    = "undecryptable"          // no configured key reads it
+	ReasonUndecryptable    = "undecryptable"          // damaged: the key that encrypted it decrypts other values
+	ReasonKeyMissing       = "key-missing"            // encrypted with a key the config lacks, or no config given
+	ReasonKeyMismatch      = "key-mismatch"           // the config's key of that name decrypts none of its values
 	ReasonUndecodable      = "undecodable"            // the storage codec cannot decode it
 	ReasonWrongKey         = "wrong-key"              // its namespace/name belong at another key
 	ReasonWrongKind        = "wrong-kind"             // not the resource's kind
@@ -74,10 +76,24 @@ type Report struct {
 	// at most 100 per resource and reason, smallest keys first.
 	FindingCounts map[string]int64 `json:"findingCounts"`
 	Findings      []Finding        `json:"findings,omitempty"`
+	// KeysThatDecryptNothing are the keys of the encryption config that
+	// decrypted none of the values encrypted with their name, with how
+	// many they failed on: likely not the server's keys.
+	KeysThatDecryptNothing []KeyCount `json:"keysThatDecryptNothing,omitempty"`
 	// Alarms are the alarms etcd's members have raised when the scan ran
 	// ("NOSPACE on member 8e9e05c52164694d"): NOSPACE refuses every write
 	// but deletes.
 	Alarms []string `json:"alarms,omitempty"`
+
+	// keyFindings are the values unread for a key, which encryption
+	// findings say already (key-missing, key-mismatch).
+	keyFindings int64
+}
+
+// KeyCount is a provider and key (aescbc:v1:key1), and how many values.
+type KeyCount struct {
+	Key    string `json:"key"`
+	Values int64  `json:"values"`
 }
 
 // Resource is what one stored resource (one namespace of it, with --by
@@ -194,7 +210,12 @@ func (r *Report) Failed(kinds []string) []string {
 			}
 			out = append(out, fmt.Sprintf("%d %s %s", r.FindingCounts[k], k, noun))
 		}
-		if n := r.Unread(k); n > 0 {
+		n := r.Unread(k)
+		if k == Encryption {
+			// Those a key finding names are counted above.
+			n -= r.keyFindings
+		}
+		if n > 0 {
 			out = append(out, fmt.Sprintf("%d %s it could not read, so cannot tell their %s", n, values(n), k))
 		}
 	}
@@ -273,7 +294,7 @@ func (v *StoredVersions) settle(custom bool) {
 	}
 	switch {
 	case v.Unread > 0:
-		v.Verdict = fmt.Sprintf("cannot tell: %d %s could not be read (`--only corrupt` lists them)", v.Unread, values(v.Unread))
+		v.Verdict = fmt.Sprintf("cannot tell: %d %s could not be read (`--only encryption,corrupt` lists them)", v.Unread, values(v.Unread))
 		if len(v.InUse) > 0 {
 			v.Verdict += "; of the rest, " + strings.Join(inUseAt(v), ", ")
 		}

@@ -389,7 +389,7 @@ func (s *scanner) look(ctx context.Context, tl *tally, only *target, kv *mvccpb.
 	if !s.decrypt {
 		return
 	}
-	data, ok := s.decrypted(ctx, tl, t, acc, key, kv.Value)
+	data, ok := s.decrypted(ctx, tl, t, acc, namespace, key, kv.Value)
 	if !ok {
 		return
 	}
@@ -403,7 +403,7 @@ func (s *scanner) look(ctx context.Context, tl *tally, only *target, kv *mvccpb.
 
 // decrypted reads a value as the store's transformer does, counting how it
 // is encrypted; ok is false when it cannot be read.
-func (s *scanner) decrypted(ctx context.Context, tl *tally, t *target, acc *resourceTally, key string, data []byte) ([]byte, bool) {
+func (s *scanner) decrypted(ctx context.Context, tl *tally, t *target, acc *resourceTally, namespace, key string, data []byte) ([]byte, bool) {
 	writes := t.h.Route.Encryption
 	encrypts := writes != "" && writes != identity
 	tr := t.h.Transformer()
@@ -432,22 +432,29 @@ func (s *scanner) decrypted(ctx context.Context, tl *tally, t *target, acc *reso
 		acc.unread++
 		acc.encodings[unknownEncoding]++
 		tl.findMissing(t, key, fmt.Sprintf("encrypted with %s: no encryption config is given; pass the server's `--encryption-provider-config`", name), storedvalue.NeedsKey(ctx, t.h, data))
-		acc.corrupt[ReasonUndecryptable]++
 		return nil, false
 	}
 	plain, stale, err := tr.TransformFromStorage(ctx, data, value.DefaultContext(key))
-	if err != nil {
+	// Bytes of no known encoding, decrypted, are a wrong AES key's that
+	// passed the padding check.
+	if err != nil || etcdview.MediaType(plain) == etcdview.UnknownMediaType {
 		acc.unreadable++
 		acc.unread++
 		acc.encodings[unknownEncoding]++
 		if missing := storedvalue.NeedsKey(ctx, t.h, data); missing != nil {
 			tl.findMissing(t, key, fmt.Sprintf("encrypted with %s, which the encryption config does not hold", name), missing)
-		} else {
-			tl.find(Corrupt, ReasonUndecryptable, t, key, fmt.Sprintf("encrypted with %s, which no key of the encryption config reads: %v", name, err))
+			return nil, false
 		}
-		acc.corrupt[ReasonUndecryptable]++
+		fails := storedvalue.KeyFails(ctx, t.h, key, data, err)
+		if fails == nil {
+			fails = &storedvalue.KeyError{Resource: t.h.Path, Envelope: env, Config: true, Fails: err}
+		}
+		// Whether the key is the config's or the value is damaged is
+		// told once every value is read (tally.keyFailed).
+		tl.keyFails = append(tl.keyFails, keyFail{t: t, namespace: namespace, key: key, envelope: env.String(), name: name, err: fails})
 		return nil, false
 	}
+	tl.decrypted[env.String()]++
 	if stale {
 		acc.stale++
 		tl.find(Encryption, ReasonStaleKey, t, key, fmt.Sprintf("encrypted with %s; the encryption config writes %s", name, writes))

@@ -36,9 +36,9 @@ func TestVerdicts(t *testing.T) {
 		// Values it could not read may be at any version: nothing can be
 		// dropped, and the verdict says it cannot tell.
 		{"unread", StoredVersions{Counts: map[string]int64{"example.com/v1": 3}, Writes: "example.com/v1", CRDStoredVersions: []string{"v1beta1", "v1"}, Unread: 2}, true,
-			[]string{"example.com/v1"}, nil, "cannot tell: 2 values could not be read (`--only corrupt` lists them); of the rest, 3 at example.com/v1"},
+			[]string{"example.com/v1"}, nil, "cannot tell: 2 values could not be read (`--only encryption,corrupt` lists them); of the rest, 3 at example.com/v1"},
 		{"all unread", StoredVersions{Counts: map[string]int64{}, Writes: "v1", Unread: 460}, false,
-			nil, nil, "cannot tell: 460 values could not be read (`--only corrupt` lists them)"},
+			nil, nil, "cannot tell: 460 values could not be read (`--only encryption,corrupt` lists them)"},
 	} {
 		c.v.settle(c.custom)
 		if !slices.Equal(c.v.InUse, c.inUse) || !slices.Equal(c.v.Droppable, c.droppable) || c.v.Verdict != c.verdict {

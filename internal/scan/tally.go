@@ -32,6 +32,25 @@ type tally struct {
 	inNamespace map[resourceKey]int64
 	// onFinding is Options.OnFinding.
 	onFinding func(Finding)
+	// decrypted counts the values read by the provider and key that
+	// encrypted them; keyFails are those a key of the config did not
+	// decrypt, told apart once every value is read (keyFailed).
+	decrypted map[string]int64
+	keyFails  []keyFail
+	// keyFindings counts the values found unreadable for a key the config
+	// lacks or does not hold as the server does.
+	keyFindings int64
+}
+
+// keyFail is a value a key of the encryption config did not decrypt.
+type keyFail struct {
+	t         *target
+	namespace string
+	key       string
+	// envelope is the provider and key it is encrypted with; name is the
+	// same as a scan says it (with a KMS v2 key ID).
+	envelope, name string
+	err            *storedvalue.KeyError
 }
 
 type resourceKey struct {
@@ -64,6 +83,7 @@ func newTally() *tally {
 		storedVersions: map[schema.GroupResource][]string{},
 		namespaces:     map[string]bool{},
 		inNamespace:    map[resourceKey]int64{},
+		decrypted:      map[string]int64{},
 	}
 }
 
@@ -84,9 +104,10 @@ func (tl *tally) find(kind, reason string, t *target, key, detail string) {
 }
 
 // findMissing records a value encrypted with a key the encryption config
-// lacks (or with no config given).
+// lacks (or with no config given): the flags' doing, not the value's.
 func (tl *tally) findMissing(t *target, key, detail string, missing *storedvalue.KeyError) {
-	tl.record(Finding{Kind: Corrupt, Reason: ReasonUndecryptable, Resource: t.h.Path, Key: key, Detail: detail, Missing: missing}, t)
+	tl.keyFindings++
+	tl.record(Finding{Kind: Encryption, Reason: ReasonKeyMissing, Resource: t.h.Path, Key: key, Detail: detail, Missing: missing}, t)
 }
 
 func (tl *tally) record(f Finding, t *target) {
@@ -150,9 +171,16 @@ func (s *scanner) result(etcdPrefix string, rev int64, sections []string, target
 	storedVersions := map[schema.GroupResource][]string{}
 	namespaces := map[string]bool{}
 	inNamespace := map[resourceKey]int64{}
+	decrypted := map[string]int64{}
+	var keyFails []keyFail
 	for _, tl := range s.tallies {
 		r.Keys += tl.keys
 		r.Bytes += tl.bytes
+		for k, n := range tl.decrypted {
+			decrypted[k] += n
+		}
+		keyFails = append(keyFails, tl.keyFails...)
+		r.keyFindings += tl.keyFindings
 		for k, v := range tl.resources {
 			resources[k] = merge(resources[k], v)
 		}
@@ -178,6 +206,7 @@ func (s *scanner) result(etcdPrefix string, rev int64, sections []string, target
 		r.Allocations = append(r.Allocations, tl.allocations...)
 		r.Leases = append(r.Leases, tl.leases...)
 	}
+	s.keyFailed(r, keyFails, decrypted, resources, findings)
 	byKey := func(a, b SizedKey) int { return strings.Compare(a.Key, b.Key) }
 	slices.SortFunc(r.Allocations, byKey)
 	slices.SortFunc(r.Leases, byKey)
@@ -329,4 +358,44 @@ func sortedKeys[V any](m map[resourceKey]V) []resourceKey {
 		return keys[i].namespace < keys[j].namespace
 	})
 	return keys
+}
+
+// keyFailed records the values a key of the encryption config did not
+// decrypt, once every value is read. A key that decrypted none of the
+// values encrypted with its name is likely not the server's: the flags'
+// doing, said as an encryption finding that names the key. A key that
+// decrypted others is the server's: the values it did not decrypt are
+// damaged.
+func (s *scanner) keyFailed(r *Report, fails []keyFail, decrypted map[string]int64, resources map[resourceKey]*resourceTally, findings map[findingKey][]Finding) {
+	sort.Slice(fails, func(i, j int) bool { return fails[i].key < fails[j].key })
+	failed := map[string]int64{}
+	for _, f := range fails {
+		failed[f.envelope]++
+	}
+	for _, envelope := range slices.Sorted(maps.Keys(failed)) {
+		if decrypted[envelope] == 0 {
+			r.KeysThatDecryptNothing = append(r.KeysThatDecryptNothing, KeyCount{Key: envelope, Values: failed[envelope]})
+		}
+	}
+	for _, f := range fails {
+		f.err.Values = int(failed[f.envelope])
+		finding := Finding{Kind: Encryption, Reason: ReasonKeyMismatch, Resource: f.t.h.Path, Key: f.key, Missing: f.err,
+			Detail: fmt.Sprintf("encrypted with %s, which the encryption config's %s %q decrypts no value with (%v): the config's key is likely not the server's", f.name, f.err.Envelope.Provider, f.err.Envelope.Key, f.err.Fails)}
+		if n := decrypted[f.envelope]; n > 0 {
+			finding = Finding{Kind: Corrupt, Reason: ReasonUndecryptable, Resource: f.t.h.Path, Key: f.key,
+				Detail: fmt.Sprintf("encrypted with %s, which the encryption config's key decrypts %d other %s with, but not this one (%v): the value is damaged", f.name, n, values(n), f.err.Fails)}
+			if acc := resources[resourceKey{f.t, f.namespace}]; acc != nil {
+				acc.corrupt[ReasonUndecryptable]++
+			}
+		}
+		if finding.Kind == Encryption {
+			r.keyFindings++
+		}
+		r.FindingCounts[finding.Kind]++
+		if s.opts.OnFinding != nil {
+			s.opts.OnFinding(finding)
+		}
+		k := findingKey{finding.Kind, finding.Reason, f.t}
+		findings[k] = append(findings[k], finding)
+	}
 }

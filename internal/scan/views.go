@@ -97,6 +97,9 @@ func (r *Report) Sections(wide bool) []render.Section {
 	}
 	sections = append(sections, render.Section{Title: "Findings:", Header: []string{"KIND", "REASON", "KEY", "DETAIL"}, Rows: findings})
 	summary := [][]string{{r.summary()}}
+	for _, k := range r.KeysThatDecryptNothing {
+		summary = append(summary, []string{fmt.Sprintf("the encryption config's key of %s decrypts none of the %d %s encrypted with it: it is likely not the server's; pass the server's `--encryption-provider-config`", k.Key, k.Values, values(k.Values))})
+	}
 	for _, a := range r.Alarms {
 		summary = append(summary, []string{"etcd alarm: " + a + alarmMeaning(a)})
 	}

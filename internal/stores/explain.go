@@ -68,6 +68,11 @@ func explainValue(ctx context.Context, h *handle.Handle, key string, data []byte
 		// fails alike.
 		return missing
 	}
+	if fails := storedvalue.KeyFails(ctx, h, key, data, err); fails != nil {
+		// The flags' doing too, until proven otherwise (a list tells by
+		// the values the same key decrypts).
+		return fails
+	}
 	if env, ok := etcdview.ParseEnvelope(data); ok {
 		return fmt.Errorf("reading %s: cannot decrypt the value encrypted with %s: %w", key, env, err)
 	}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"runtime"
+	"slices"
+	"sort"
 	"sync"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -115,6 +118,10 @@ func readList(ctx context.Context, t handle.Target, lo *metainternalversion.List
 
 	bad := 0
 	pages := 0
+	// decrypted counts the values read by encryption key; failing are the
+	// values a key of the config did not decrypt.
+	decrypted := map[string]int{}
+	var failing keyFailures
 	for j := range order {
 		var p decodedPage
 		select {
@@ -125,15 +132,23 @@ func readList(ctx context.Context, t handle.Target, lo *metainternalversion.List
 		if p.err != nil {
 			return fmt.Errorf("listing %s: %w", t.Path, p.err)
 		}
+		for envelope, n := range p.decrypted {
+			decrypted[envelope] += n
+		}
 		for _, b := range p.bad {
 			err := explainValue(ctx, t.Handle, b.key, b.value, b.err)
-			var missing *storedvalue.KeyError
-			if errors.As(err, &missing) {
+			var keyErr *storedvalue.KeyError
+			switch {
+			case errors.As(err, &keyErr) && keyErr.Fails != nil:
+				// A key of the config that does not decrypt: the config's,
+				// unless it decrypts other values of the list (failing).
+				failing.add(keyErr, b.key, err)
+				continue
+			case errors.As(err, &keyErr):
 				// Every value so encrypted fails alike: said once, and
 				// the list stops.
 				return err
-			}
-			if opts.OnError == nil {
+			case opts.OnError == nil:
 				return fmt.Errorf("listing %s: %w", t.Path, err)
 			}
 			bad++
@@ -163,6 +178,17 @@ func readList(ctx context.Context, t handle.Target, lo *metainternalversion.List
 			return err
 		}
 	}
+	keyErr, damaged := failing.verdict(decrypted)
+	if keyErr != nil {
+		return keyErr
+	}
+	for _, v := range damaged {
+		if opts.OnError == nil {
+			return fmt.Errorf("listing %s: %w", t.Path, v.err)
+		}
+		bad++
+		opts.OnError(v.key, v.err)
+	}
 	if bad > 0 {
 		return &UnreadableError{Count: bad, Path: t.Path}
 	}
@@ -178,7 +204,10 @@ type decodeJob struct {
 type decodedPage struct {
 	items []apiruntime.Object
 	bad   []badValue
-	err   error
+	// decrypted counts the values read, by the provider and key that
+	// encrypted them (etcdview.Envelope.String).
+	decrypted map[string]int
+	err       error
 }
 
 // badValue is a value the store could not read.
@@ -265,6 +294,12 @@ func (d *itemDecoder) decodePage(ctx context.Context, kvs []*mvccpb.KeyValue) (o
 			out.bad = append(out.bad, badValue{key: string(kv.Key), value: kv.Value, err: err})
 			continue
 		}
+		if env, ok := etcdview.ParseEnvelope(kv.Value); ok {
+			if out.decrypted == nil {
+				out.decrypted = map[string]int{}
+			}
+			out.decrypted[env.String()]++
+		}
 		ok, err := d.pred.Matches(obj)
 		if err != nil {
 			return decodedPage{err: fmt.Errorf("matching %s against the selectors: %w", kv.Key, err)}
@@ -306,4 +341,50 @@ func (d *itemDecoder) page(items []apiruntime.Object, rev int64) (Page, error) {
 		return Page{}, fmt.Errorf("listing %s: %w", d.t.Path, err)
 	}
 	return Page{List: list, Items: items}, nil
+}
+
+// keyFailures are the values of a list that a key of the encryption config
+// did not decrypt, by that key. The key is the config's, not the
+// server's, unless it decrypted other values of the list: then those that
+// failed are damaged.
+type keyFailures struct {
+	byKey  map[string]*storedvalue.KeyError
+	values map[string][]keyFailure
+}
+
+type keyFailure struct {
+	key string
+	err error
+}
+
+func (f *keyFailures) add(keyErr *storedvalue.KeyError, key string, err error) {
+	if f.byKey == nil {
+		f.byKey, f.values = map[string]*storedvalue.KeyError{}, map[string][]keyFailure{}
+	}
+	envelope := keyErr.Envelope.String()
+	if _, ok := f.byKey[envelope]; !ok {
+		first := *keyErr
+		f.byKey[envelope] = &first
+	}
+	f.byKey[envelope].Values++
+	f.values[envelope] = append(f.values[envelope], keyFailure{key: key, err: err})
+}
+
+// verdict is, given the values each key decrypted, the error to say once
+// (a key that decrypted none: the flags' doing), or else the damaged
+// values, each with what its key did decrypt.
+func (f *keyFailures) verdict(decrypted map[string]int) (*storedvalue.KeyError, []keyFailure) {
+	var damaged []keyFailure
+	for _, envelope := range slices.Sorted(maps.Keys(f.byKey)) {
+		keyErr := f.byKey[envelope]
+		n := decrypted[envelope]
+		if n == 0 {
+			return keyErr, nil
+		}
+		for _, v := range f.values[envelope] {
+			damaged = append(damaged, keyFailure{key: v.key, err: fmt.Errorf("reading %s: cannot decrypt the value encrypted with %s, though the encryption config's key decrypts %d other %s with it: the value is damaged (%v)", v.key, envelope, n, keyErr.Resource, keyErr.Fails)})
+		}
+	}
+	sort.Slice(damaged, func(i, j int) bool { return damaged[i].key < damaged[j].key })
+	return nil, damaged
 }

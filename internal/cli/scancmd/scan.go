@@ -36,13 +36,16 @@ stored resource:
   encoding    values by media type, beside the one the server writes now;
   encryption  values by provider and key (KMS v2: key ID); values the config would write
               with another key (stale-key), plain values of a resource the config encrypts
-              (plaintext), values no configured key reads;
+              (plaintext), values encrypted with a key the config lacks (key-missing) or
+              whose key of that name decrypts none of them, likely not the server's
+              (key-mismatch);
   versions    values by the API version they are stored at, beside the storage version,
               and for custom resources their CRD's status.storedVersions: which versions
               are in use and which can be dropped;
-  corrupt     values the server cannot read as the resource's: undecryptable,
-              undecodable, of another kind, whose namespace/name belong at another key,
-              or holding fields their type (or a CRD's schema) does not declare;
+  corrupt     values the server cannot read as the resource's: undecryptable (by a key
+              that decrypts other values), undecodable, of another kind, whose
+              namespace/name belong at another key, or holding fields their type (or a
+              CRD's schema) does not declare;
   orphans     keys no path of the map stores (a deleted CRD's objects, removed APIs);
               the service allocators' ranges and the apiservers' endpoint leases,
               which the server keeps beside the map, are listed apart.
