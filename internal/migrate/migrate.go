@@ -512,10 +512,17 @@ func (mig *migration) rewrite(ctx context.Context, h *handle.Handle, client *cli
 	}
 	t := handle.Target{Handle: h, Namespace: namespace}
 	var last error
-	for range attempts {
+	lost := false
+	for attempt := range attempts {
 		obj, err := stores.GetInternal(ctx, t, name)
 		if apierrors.IsNotFound(err) {
 			return current, nil
+		}
+		if err != nil && lost && attempt < attempts-1 && !stores.Unreadable(ctx, err) {
+			// Still electing a leader after the one the rewrite went
+			// through stopped.
+			time.Sleep(100 * time.Millisecond)
+			continue
 		}
 		if err != nil {
 			return 0, fmt.Errorf("reading it: %w", err)
@@ -539,6 +546,14 @@ func (mig *migration) rewrite(ctx context.Context, h *handle.Handle, client *cli
 		_, err = stores.Update(ctx, t, obj, stores.WriteOptions{Namespaces: mig.namespaces, DropUnknownFields: mig.req.DropUnknownFields, LossCheckedAt: mig.report.Revision})
 		last = err
 		if apierrors.IsConflict(err) {
+			continue
+		}
+		if err != nil && stores.OutcomeOf(ctx, err) == stores.Uncertain {
+			// Its answer was lost with etcd's leader: read it again, which
+			// tells whether it was rewritten (its resourceVersion moved,
+			// and it needs no rewrite any more); the precondition keeps
+			// a rewrite again from writing over another writer's.
+			lost = true
 			continue
 		}
 		if err != nil {

@@ -74,7 +74,12 @@ func createAsStored(ctx context.Context, t handle.Target, name string, obj runti
 	}
 	out := t.Store.NewFunc()
 	if err := t.Store.Storage.Create(ctx, key, obj, out, ttl, dryRun); err != nil {
-		return nil, storeerr.InterpretCreateError(err, t.Store.DefaultQualifiedResource, name)
+		if dryRun || OutcomeOf(ctx, err) != Uncertain {
+			return nil, storeerr.InterpretCreateError(err, t.Store.DefaultQualifiedResource, name)
+		}
+		// obj carries its uid from the source: what etcd holds says
+		// whether the create happened.
+		return settleCreate(ctx, t, obj, err)
 	}
 	if t.Store.Decorator != nil {
 		t.Store.Decorator(out)

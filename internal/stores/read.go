@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	grpcstatus "google.golang.org/grpc/status"
@@ -206,14 +207,23 @@ func unanswered(err error) bool {
 		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) {
 		return true
 	}
+	code := codes.OK
 	var grpcErr interface{ GRPCStatus() *grpcstatus.Status }
-	if errors.As(err, &grpcErr) {
-		switch grpcErr.GRPCStatus().Code() {
-		case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.ResourceExhausted, codes.Aborted:
-			return true
-		}
+	// The etcd client hands etcd's own errors on as rpctypes.EtcdError
+	// ("etcdserver: server stopped", "leader changed"), with their code.
+	var etcdErr interface{ Code() codes.Code }
+	switch {
+	case errors.As(err, &grpcErr):
+		code = grpcErr.GRPCStatus().Code()
+	case errors.As(err, &etcdErr):
+		code = etcdErr.Code()
 	}
-	return false
+	switch code {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.ResourceExhausted, codes.Aborted:
+		return true
+	}
+	// A member whose raft node stopped under the request.
+	return strings.Contains(err.Error(), "raft: stopped")
 }
 
 // listOptions parses selectors the way the apiserver's list handler does,

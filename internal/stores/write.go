@@ -208,6 +208,11 @@ func Create(ctx context.Context, t handle.Target, obj runtime.Object, opts Write
 		return nil, unwritten(err)
 	}
 	out, err := creater.Create(RequestContext(ctx, t), obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{DryRun: opts.dryRun(), FieldManager: opts.manager()})
+	if err != nil && !opts.DryRun && OutcomeOf(ctx, err) == Uncertain {
+		// The store gave obj its uid: what etcd holds says whether the
+		// create happened.
+		out, err = settleCreate(ctx, t, obj, err)
+	}
 	if err != nil {
 		return nil, inFieldOrder(err)
 	}
