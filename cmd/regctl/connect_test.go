@@ -319,18 +319,20 @@ func TestRequestTimeoutBoundsEachRequestNotTheCommand(t *testing.T) {
 	}
 }
 
-// memberWithoutQuorum is the client URL of a member of a two-member etcd
-// cluster whose other member has stopped: it answers, but has no leader.
-func memberWithoutQuorum(t *testing.T) string {
+// startEtcdCluster starts an etcd cluster of n members in this process,
+// each on free loopback ports, and returns them, ready, with their client
+// URLs. The caller closes them.
+func startEtcdCluster(t *testing.T, n int) ([]*embed.Etcd, []string) {
 	t.Helper()
-	ports := freePorts(t, 4)
-	members := make([]*embed.Config, 2)
-	var initial []string
-	for i := range members {
+	ports := freePorts(t, 2*n)
+	cfgs := make([]*embed.Config, n)
+	var initial, urls []string
+	for i := range cfgs {
 		cfg := embed.NewConfig()
 		cfg.Name = fmt.Sprintf("m%d", i)
 		cfg.Dir = t.TempDir()
 		cfg.TickMs, cfg.ElectionMs = 10, 100
+		cfg.UnsafeNoFsync = true
 		client := url.URL{Scheme: "http", Host: "127.0.0.1:" + ports[2*i]}
 		peer := url.URL{Scheme: "http", Host: "127.0.0.1:" + ports[2*i+1]}
 		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
@@ -338,11 +340,12 @@ func memberWithoutQuorum(t *testing.T) string {
 		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
 		cfg.LogLevel = "error"
 		initial = append(initial, cfg.Name+"="+peer.String())
-		members[i] = cfg
+		urls = append(urls, client.String())
+		cfgs[i] = cfg
 	}
-	started := make([]*embed.Etcd, 2)
-	errs := make(chan error, 2)
-	for i, cfg := range members {
+	started := make([]*embed.Etcd, n)
+	errs := make(chan error, n)
+	for i, cfg := range cfgs {
 		cfg.InitialCluster = strings.Join(initial, ",")
 		go func() {
 			e, err := embed.StartEtcd(cfg)
@@ -350,7 +353,7 @@ func memberWithoutQuorum(t *testing.T) string {
 			errs <- err
 		}()
 	}
-	for range members {
+	for range cfgs {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
@@ -359,9 +362,17 @@ func memberWithoutQuorum(t *testing.T) string {
 		select {
 		case <-e.Server.ReadyNotify():
 		case <-time.After(30 * time.Second):
-			t.Fatal("the two-member etcd did not become ready")
+			t.Fatalf("the %d-member etcd did not become ready", n)
 		}
 	}
+	return started, urls
+}
+
+// memberWithoutQuorum is the client URL of a member of a two-member etcd
+// cluster whose other member has stopped: it answers, but has no leader.
+func memberWithoutQuorum(t *testing.T) string {
+	t.Helper()
+	started, urls := startEtcdCluster(t, 2)
 	t.Cleanup(started[0].Close)
 	started[1].Close()
 	// Until its election timeout passes, the member left may still be the
@@ -374,7 +385,7 @@ func memberWithoutQuorum(t *testing.T) string {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return members[0].AdvertiseClientUrls[0].String()
+	return urls[0]
 }
 
 func TestAMemberWithoutQuorumSaysSo(t *testing.T) {

@@ -13,7 +13,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -40,49 +39,10 @@ type haCluster struct {
 
 func newHACluster(t *testing.T) *haCluster {
 	t.Helper()
-	ports := freePorts(t, 6)
-	cfgs := make([]*embed.Config, 3)
-	var initial []string
-	c := &haCluster{}
-	for i := range cfgs {
-		cfg := embed.NewConfig()
-		cfg.Name = fmt.Sprintf("m%d", i)
-		cfg.Dir = t.TempDir()
-		cfg.TickMs, cfg.ElectionMs = 10, 100
-		cfg.UnsafeNoFsync = true
-		client := url.URL{Scheme: "http", Host: "127.0.0.1:" + ports[2*i]}
-		peer := url.URL{Scheme: "http", Host: "127.0.0.1:" + ports[2*i+1]}
-		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
-		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
-		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-		cfg.LogLevel = "error"
-		initial = append(initial, cfg.Name+"="+peer.String())
-		cfgs[i] = cfg
-		c.urls = append(c.urls, client.String())
-	}
-	c.members = make([]*embed.Etcd, len(cfgs))
-	c.closed = make([]sync.Once, len(cfgs))
-	errs := make(chan error, len(cfgs))
-	for i, cfg := range cfgs {
-		cfg.InitialCluster = strings.Join(initial, ",")
-		go func() {
-			e, err := embed.StartEtcd(cfg)
-			c.members[i] = e
-			errs <- err
-		}()
-	}
-	for range cfgs {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i, e := range c.members {
+	members, urls := startEtcdCluster(t, 3)
+	c := &haCluster{members: members, closed: make([]sync.Once, len(members)), urls: urls}
+	for i, e := range members {
 		t.Cleanup(func() { c.closed[i].Do(e.Close) })
-		select {
-		case <-e.Server.ReadyNotify():
-		case <-time.After(30 * time.Second):
-			t.Fatal("the three-member etcd did not become ready")
-		}
 	}
 	client, err := clientv3.New(clientv3.Config{Endpoints: c.urls, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
