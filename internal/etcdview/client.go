@@ -99,7 +99,13 @@ func checkHealth(ctx context.Context, c *clientv3.Client, endpoints []string, tl
 			return unhealthy(ctx, endpoints, failures, timeout, err)
 		case <-grace.C:
 			for _, ep := range endpoints {
-				go func() { probed <- probeResult{ep, probeEndpoint(ctx, ep, tlsCfg)} }()
+				go func() {
+					err := probeEndpoint(ctx, ep, tlsCfg)
+					if err == nil {
+						err = leaderless(ctx, c, ep)
+					}
+					probed <- probeResult{ep, err}
+				}()
 			}
 		case p := <-probed:
 			if p.err == nil {
@@ -127,6 +133,9 @@ func unhealthy(ctx context.Context, endpoints []string, failures map[string]erro
 		}
 	}
 	servers := strings.Join(endpoints, ",")
+	if len(failures) == len(endpoints) && every(failures, func(err error) bool { return errors.Is(err, rpctypes.ErrNoLeader) }) {
+		err = rpctypes.ErrNoLeader
+	}
 	switch {
 	case notEtcd(err) != "":
 		return fmt.Errorf("etcd at %s: the server answers, but is no etcd (%s): %s", servers, notEtcd(err), checkServers)
@@ -169,6 +178,28 @@ func notEtcd(err error) string {
 		return "it answers without gRPC"
 	}
 	return ""
+}
+
+// leaderless asks the member at endpoint for its status, which it answers
+// with or without a leader: ErrNoLeader when it has none. A read that
+// requires a leader is refused by such a member, and the client retries
+// it for seconds.
+func leaderless(ctx context.Context, c *clientv3.Client, endpoint string) error {
+	status, err := c.Status(ctx, endpoint)
+	if err == nil && status.Leader == 0 {
+		return rpctypes.ErrNoLeader
+	}
+	return nil
+}
+
+// every tells whether ok holds of every error of failures.
+func every(failures map[string]error, ok func(error) bool) bool {
+	for _, err := range failures {
+		if !ok(err) {
+			return false
+		}
+	}
+	return true
 }
 
 // errRequestTimeout is the cause of a context that ran out of
