@@ -162,7 +162,7 @@ func TestRoutesDiffErrors(t *testing.T) {
 	empty := writeFile(t, "empty.yaml", "")
 	random := writeFile(t, "random.yaml", "apiVersion: v1\nkind: ConfigMap\ndata:\n  a: b\n")
 	truncated := writeFile(t, "truncated.json", string(valid[:len(valid)/3]))
-	newer := writeFile(t, "newer.yaml", "formatVersion: 3\nkubernetesVersion: v1.40.0\nroutes: []\nfieldsOfTheFuture: {}\n")
+	newer := writeFile(t, "newer.yaml", "formatVersion: 4\nkubernetesVersion: v1.40.0\nroutes: []\nfieldsOfTheFuture: {}\n")
 	noVersion := writeFile(t, "noversion.yaml", "kubernetesVersion: v1.36.3\netcdPrefix: /registry\nroutes: []\n")
 	missing := filepath.Join(t.TempDir(), "missing.yaml")
 
@@ -174,7 +174,7 @@ func TestRoutesDiffErrors(t *testing.T) {
 		{"empty file", []string{empty, diffOld}, "reading " + empty + ": it is empty, not a route table"},
 		{"random yaml", []string{diffOld, random}, "reading " + random + `: not a route table: it has no "routes"`},
 		{"truncated json", []string{diffOld, truncated}, "reading " + truncated + ": not a route table: "},
-		{"newer format", []string{newer, diffOld}, "reading " + newer + ": the table was written by a newer regctl (format version 3, this regctl reads up to 2): upgrade regctl"},
+		{"newer format", []string{newer, diffOld}, "reading " + newer + ": the table was written by a newer regctl (format version 4, this regctl reads up to 3): upgrade regctl"},
 		{"no format version", []string{diffOld, noVersion}, "reading " + noVersion + `: not a route table: it has no "formatVersion"`},
 		{"missing file", []string{missing, diffOld}, "reading route table: open " + missing + ": no such file or directory"},
 		{"unknown field", []string{diffOld, diffNew, "--only", "keyPrefix,colour"}, "unknown field \"colour\" in `--only`: valid fields are kubernetesVersion,emulatedVersion,featureGates,etcdPrefix,resource,"},

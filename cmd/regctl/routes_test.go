@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -157,5 +158,44 @@ func TestRoutesValidate(t *testing.T) {
 		if err == nil || err.Error() != tc.want || code != tc.code {
 			t.Errorf("%v: exit %d, %v; want %d, %q", tc.args, code, err, tc.code, tc.want)
 		}
+	}
+}
+
+// TestRoutesDescribe prints paths' wiring in the order given, as text
+// and as data, and refuses a path the map does not have in one line.
+func TestRoutesDescribe(t *testing.T) {
+	t.Parallel()
+	stdout, stderr, code := run(t, "routes", "describe", "events", "pods/status")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	events, status := strings.Index(stdout, "Path: events\n"), strings.Index(stdout, "Path: pods/status\n")
+	if events < 0 || status < events {
+		t.Errorf("want events, then pods/status:\n%s", stdout)
+	}
+	for _, want := range []string{
+		"\ngenericregistry.Store:\n",
+		"  TTLFunc:",
+		"k8s.io/kubernetes/pkg/registry/core/event/storage.NewREST (pkg/registry/core/event/storage/storage.go:",
+		"\nstrategy (update, resetFields):\n",
+		"  keys:",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("describe lacks %q", want)
+		}
+	}
+
+	stdout, _, code = run(t, "routes", "describe", "events", "-o", "json")
+	var paths []struct {
+		Path  string
+		Steps []struct{ Step string }
+	}
+	if err := json.Unmarshal([]byte(stdout), &paths); code != 0 || err != nil || len(paths) != 1 || paths[0].Path != "events" || len(paths[0].Steps) < 8 {
+		t.Errorf("-o json: exit %d, %v, %+v", code, err, paths)
+	}
+
+	_, stderr, code = run(t, "routes", "describe", "pods", "nosuchthings")
+	if code == 0 || stderr != "error: nosuchthings is not a path of the storage map (see `regctl routes`)\n" {
+		t.Errorf("an unknown path: exit %d, stderr %q", code, stderr)
 	}
 }

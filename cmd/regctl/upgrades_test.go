@@ -33,7 +33,9 @@ func TestUpgradesPageIsCurrent(t *testing.T) {
 Generated from the route tables of a default kube-apiserver of each release regctl builds
 for (docs/routes/, each checked in CI by its own build) by ` + "`regctl routes diff OLD NEW`" + `:
 resources added and removed, and, for the others, changes of storage version, key prefix,
-decorator, media type or encryption. Regenerate it with
+decorator, media type or encryption, and of their wiring: constructors, strategies and
+their hooks, store functions, selectable fields, watch cache triggers and indexers (see
+` + "`regctl routes describe`" + `). Regenerate it with
 ` + "`go test ./cmd/regctl -run TestUpgradesPageIsCurrent -update`" + `.
 
 Before an upgrade, run the next release's regctl on today's etcd (see

@@ -120,6 +120,25 @@ func HTTPRoutes(flags FlagsFunc, values func(routetable.HTTPRouteTable) []string
 	}
 }
 
+// Routes completes the paths of the storage map, as `regctl routes`
+// names them.
+func Routes(flags FlagsFunc) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		w, err := open(cmd, flags())
+		if err != nil {
+			return fail(cmd, err)
+		}
+		defer w.Close()
+		var out []cobra.Completion
+		for _, r := range w.Map.Table.Routes {
+			if strings.HasPrefix(r.Path, toComplete) {
+				out = append(out, r.Path)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
 // Namespaces completes a --namespace flag with the namespaces in the etcd
 // the user named; without one, with nothing.
 func Namespaces(flags FlagsFunc) cobra.CompletionFunc {

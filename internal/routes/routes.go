@@ -24,7 +24,9 @@ var Formats = []render.Format{render.Table, render.Wide, render.YAML, render.JSO
 type Live struct {
 	Table      routetable.RouteTable
 	HTTPRoutes func() (routetable.HTTPRouteTable, error)
-	Close      func() error
+	// Describe is how one path is wired (`regctl routes describe`).
+	Describe func(path string) (render.Sectioned, error)
+	Close    func() error
 }
 
 // Open builds the live tables. It is called at most once per command, and
@@ -84,4 +86,40 @@ func known(what, where string, names, valid []string) error {
 		}
 	}
 	return nil
+}
+
+// DescribeFormats are those `regctl routes describe` prints in.
+var DescribeFormats = []render.Format{render.Table, render.YAML, render.JSON}
+
+// Describe writes how each of paths is wired, in the order given: as
+// sections of text, or a list in yaml or json.
+func Describe(ctx context.Context, w io.Writer, format render.Format, paths []string, open Open) error {
+	live, err := open(ctx)
+	if err != nil {
+		return err
+	}
+	defer live.Close()
+	var out described
+	for _, p := range paths {
+		d, err := live.Describe(p)
+		if err != nil {
+			return err
+		}
+		out = append(out, d)
+	}
+	if format == render.Table {
+		return render.Print(w, format, out)
+	}
+	return render.Print(w, format, []render.Sectioned(out))
+}
+
+// described are several paths' wiring, one after the other.
+type described []render.Sectioned
+
+func (d described) Sections(wide bool) []render.Section {
+	var out []render.Section
+	for _, p := range d {
+		out = append(out, p.Sections(wide)...)
+	}
+	return out
 }

@@ -146,7 +146,11 @@ func TestDiffEveryField(t *testing.T) {
 				if v.IsNil() {
 					v.Set(reflect.MakeMap(v.Type()))
 				}
-				v.SetMapIndex(reflect.ValueOf("x"), reflect.ValueOf(true))
+				elem := reflect.ValueOf(true)
+				if v.Type().Elem().Kind() == reflect.String {
+					elem = reflect.ValueOf("x")
+				}
+				v.SetMapIndex(reflect.ValueOf("x"), elem)
 			default:
 				t.Fatalf("field %q is a %s: extend this test", name, v.Kind())
 			}
@@ -183,7 +187,15 @@ func TestDiffEveryField(t *testing.T) {
 
 func fieldByTag(v reflect.Value, name string) (reflect.Value, bool) {
 	for i := range v.NumField() {
-		if tag, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ","); tag == name {
+		f := v.Type().Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && tag == "" {
+			// An embedded struct's fields are the document's own.
+			if inner, ok := fieldByTag(v.Field(i), name); ok {
+				return inner, true
+			}
+		}
+		if tag == name {
 			return v.Field(i), true
 		}
 	}

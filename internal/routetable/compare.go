@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -112,7 +113,7 @@ func byKey[R record](routes []R) map[string]R {
 func changes(from, to reflect.Value, fields []field, filter Filter) []Change {
 	out := []Change{}
 	for _, f := range fields {
-		o, n := normalize(from.Field(f.index)), normalize(to.Field(f.index))
+		o, n := normalize(from.FieldByIndex(f.index)), normalize(to.FieldByIndex(f.index))
 		if reflect.DeepEqual(o, n) {
 			continue
 		}
@@ -202,7 +203,11 @@ func (r Diff[R]) WriteText(w io.Writer) error {
 }
 
 func writeChange(b *strings.Builder, indent string, c Change) {
-	fmt.Fprintf(b, "%s%s: %s -> %s", indent, c.Field, show(c.Old), show(c.New))
+	if delta, ok := setDelta(c.Old, c.New); ok {
+		fmt.Fprintf(b, "%s%s: %s", indent, c.Field, delta)
+	} else {
+		fmt.Fprintf(b, "%s%s: %s -> %s", indent, c.Field, show(c.Old), show(c.New))
+	}
 	if c.Informational {
 		b.WriteString(" (informational)")
 	}
@@ -232,4 +237,51 @@ func show(v any) string {
 		return "<none>"
 	}
 	return s
+}
+
+// setDelta shows a change of a list or a map as what it lost and gained,
+// -item and +item (a map's entries as key=value), sorted: a strategy's
+// new hook in a list of fifteen is one word. False when nothing was lost
+// or gained (the order changed) or the values are not lists or maps.
+func setDelta(old, new any) (string, bool) {
+	o, ok1 := items(old)
+	n, ok2 := items(new)
+	if !ok1 || !ok2 {
+		return "", false
+	}
+	var out []string
+	for _, x := range o {
+		if !slices.Contains(n, x) {
+			out = append(out, "-"+x)
+		}
+	}
+	for _, x := range n {
+		if !slices.Contains(o, x) {
+			out = append(out, "+"+x)
+		}
+	}
+	if len(out) == 0 {
+		return "", false
+	}
+	return strings.Join(out, " "), true
+}
+
+// items are a list's elements or a map's key=value entries, sorted.
+func items(v any) ([]string, bool) {
+	rv := reflect.ValueOf(v)
+	var out []string
+	switch rv.Kind() {
+	case reflect.Slice:
+		for i := range rv.Len() {
+			out = append(out, fmt.Sprint(rv.Index(i).Interface()))
+		}
+	case reflect.Map:
+		for it := rv.MapRange(); it.Next(); {
+			out = append(out, fmt.Sprintf("%v=%v", it.Key(), it.Value()))
+		}
+	default:
+		return nil, false
+	}
+	sort.Strings(out)
+	return out, true
 }

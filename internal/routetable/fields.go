@@ -11,7 +11,7 @@ import (
 // is in the Go struct.
 type field struct {
 	name  string
-	index int
+	index []int
 }
 
 // Fields are read from the json tags, so a field added to Route or
@@ -31,14 +31,23 @@ var (
 	httpRouteFields = jsonFields(reflect.TypeFor[HTTPRoute](), "method", "path")
 )
 
+// jsonFields are t's fields as encoding/json writes them: an embedded
+// struct's fields are the outer one's.
 func jsonFields(t reflect.Type, skip ...string) []field {
 	var out []field
 	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			for _, inner := range jsonFields(f.Type, skip...) {
+				out = append(out, field{name: inner.name, index: append([]int{i}, inner.index...)})
+			}
+			continue
+		}
 		if name == "-" || name == "" || slices.Contains(skip, name) {
 			continue
 		}
-		out = append(out, field{name: name, index: i})
+		out = append(out, field{name: name, index: []int{i}})
 	}
 	return out
 }

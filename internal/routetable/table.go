@@ -12,7 +12,11 @@ import "strings"
 // instead of misreading it. Version 2: group and version are those the path
 // is served under, and a subresource served in another group's kind
 // (pods/eviction, policy/v1 Eviction) says so in kindGroupVersion.
-const FormatVersion = 2
+//
+// Version 3: a route says how its store is wired (Wiring): provider,
+// constructor, strategies, the store's functions, selectable fields,
+// triggers and indexers.
+const FormatVersion = 3
 
 // Store kinds: how a path reaches etcd.
 const (
@@ -61,6 +65,36 @@ type Route struct {
 	// the path to: an APIService backed by a service, whose objects are not
 	// in this etcd.
 	ProxiedTo string `json:"proxiedTo,omitempty"`
+	Wiring
+}
+
+// Wiring is how a path's store is wired, as far as names go (`regctl
+// routes describe` adds where the code is): what a change to a registry
+// changes. Function and type names carry their package path.
+type Wiring struct {
+	// Provider is the group's storage provider (a RESTStorageProvider's
+	// type), or the function of the server's chain that made the store.
+	Provider string `json:"provider,omitempty"`
+	// Constructor is the function that made the store (NewStorage,
+	// NewREST).
+	Constructor string `json:"constructor,omitempty"`
+	// Strategies are the store's strategies' types by role: create,
+	// update, delete, resetFields.
+	Strategies map[string]string `json:"strategies,omitempty"`
+	// StrategyMethods are the methods the strategies' own types declare
+	// (podStrategy.PrepareForCreate), not those they embed.
+	StrategyMethods []string `json:"strategyMethods,omitempty"`
+	// Funcs are the store's function fields the registry set (NewFunc,
+	// PredicateFunc, BeginCreate, TTLFunc, ...), by field: those it left
+	// to CompleteWithOptions' defaults are not listed. A closure is named
+	// by the function it is declared in.
+	Funcs map[string]string `json:"funcs,omitempty"`
+	// SelectableFields are the fields a field selector can use.
+	SelectableFields []string `json:"selectableFields,omitempty"`
+	// Triggers and Indexers are what a watch cache of the store indexes
+	// by: its StoreOptions' TriggerFunc fields and Indexers names.
+	Triggers []string `json:"triggers,omitempty"`
+	Indexers []string `json:"indexers,omitempty"`
 }
 
 // Decorator names as printed in the route table.

@@ -45,6 +45,7 @@ import (
 	"github.com/regctl/regctl/internal/storagemap/restoptions"
 	"github.com/regctl/regctl/internal/storagemap/served"
 	"github.com/regctl/regctl/internal/storagemap/serverflags"
+	"github.com/regctl/regctl/internal/storagemap/wiring"
 )
 
 // Config says which etcd to build against and how patiently.
@@ -333,6 +334,10 @@ func (s *Session) build(ctx context.Context, cfg Config, etcd serveroptions.Etcd
 	// the stores they watch through.
 	s.onClose(s.clusterIPs.Stop)
 	s.getter = st.getter
+	s.Map.getter = st.getter
+	s.Map.watchCache = watchCacheReason(etcd, cfg.Options.Server.Etcd.WatchCacheSizes)
+	flags := cfg.Options.Server.Etcd.StorageConfig
+	s.Map.loops = wiring.Loops{CountMetricPollPeriod: flags.CountMetricPollPeriod, CompactionInterval: flags.CompactionInterval, DBMetricPollInterval: flags.DBMetricPollInterval}
 	s.Map.container = in.Container
 	s.Map.owners = map[string]owners.Owner{}
 	for _, v := range versions {
@@ -492,7 +497,7 @@ func groupVersions(providers []controlplaneapiserver.RESTStorageProvider, resour
 		if err := expiration.RemoveUnavailableKinds(group, info.Scheme, info.VersionedResourcesStorageMap, resourceConfig); err != nil {
 			return nil, err
 		}
-		versions, err := served.VersionsOf(&info)
+		versions, err := served.VersionsOf(&info, wiring.Provider{Value: p, Method: "NewRESTStorage"})
 		if err != nil {
 			return nil, err
 		}

@@ -15,7 +15,9 @@ import (
 	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/internal/storagemap/extensions"
 	"github.com/regctl/regctl/internal/storagemap/owners"
+	"github.com/regctl/regctl/internal/storagemap/restoptions"
 	"github.com/regctl/regctl/internal/storagemap/served"
+	"github.com/regctl/regctl/internal/storagemap/wiring"
 )
 
 // Map is the storage map as a command uses it, read-only once built: the
@@ -39,6 +41,11 @@ type Map struct {
 	notEstablished map[schema.GroupVersionKind]string
 	// proxied are the routes the aggregator proxies to a service.
 	proxied []routetable.Route
+	// getter holds the server's storage decisions, watchCache why each
+	// resource is decorated as it is (Describe).
+	getter     *restoptions.Getter
+	watchCache func(schema.GroupResource) string
+	loops      wiring.Loops
 
 	// crs builds the custom resources' serving storage; crds names the CRD of
 	// each custom resource path, and served the handles built for serving

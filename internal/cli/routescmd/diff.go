@@ -10,6 +10,7 @@ import (
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/routes"
 	"github.com/regctl/regctl/internal/storagemap"
+	"github.com/regctl/regctl/internal/storagemap/wiring"
 )
 
 // DiffOptions are the options of `regctl routes diff`.
@@ -94,7 +95,11 @@ func openRoutes(g *cli.Globals) func(context.Context) (*routes.Live, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &routes.Live{Table: session.Map.Table, HTTPRoutes: session.Map.HTTPRoutes, Close: session.Close}, nil
+		describe := func(path string) (render.Sectioned, error) {
+			p, err := session.Map.Describe(path)
+			return describedPath{p}, err
+		}
+		return &routes.Live{Table: session.Map.Table, HTTPRoutes: session.Map.HTTPRoutes, Describe: describe, Close: session.Close}, nil
 	}
 }
 
@@ -104,4 +109,16 @@ func addGroupFlag(fs *pflag.FlagSet, groups *[]string) {
 	fs.StringSliceVar(groups, "api-group", nil, "Only the routes of these API groups (comma-separated; \"core\" or \"\" for the core group)")
 	fs.StringSliceVar(groups, "group", nil, "Another name for --api-group")
 	_ = fs.MarkHidden("group")
+}
+
+// describedPath prints a path's wiring: its parts as sections, and in
+// yaml or json the wiring's own fields.
+type describedPath struct{ wiring.Path }
+
+func (d describedPath) Sections(bool) []render.Section {
+	var out []render.Section
+	for _, p := range d.Parts() {
+		out = append(out, render.Section{Title: p.Title, Rows: p.Rows})
+	}
+	return out
 }

@@ -89,7 +89,7 @@ the routes to some paths of the map (a resource names its subresources too),
 	cmd.Flags().BoolVar(&opts.HTTP, "http", false, "Print the HTTP routes the server's installer registers for the map")
 	cmd.Flags().StringSliceVar(&opts.Resources, "resource", nil, "With --http, only the routes to these paths of the map, a resource's subresources included (comma-separated)")
 	cmd.Flags().StringSliceVar(&opts.Verbs, "verb", nil, "With --http, only the routes of these installer actions (comma-separated)")
-	cmd.AddCommand(NewDiff(g, nil))
+	cmd.AddCommand(NewDiff(g, nil), NewDescribe(g, nil))
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(routes.Formats...))
 	_ = cmd.RegisterFlagCompletionFunc("resource", completion.HTTPRoutes(g.CompletionFlags, routetable.HTTPRouteTable.Resources))
 	_ = cmd.RegisterFlagCompletionFunc("verb", completion.HTTPRoutes(g.CompletionFlags, routetable.HTTPRouteTable.Actions))

@@ -33,6 +33,7 @@ import (
 	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/internal/storagemap/restoptions"
 	"github.com/regctl/regctl/internal/storagemap/served"
+	"github.com/regctl/regctl/internal/storagemap/wiring"
 )
 
 // The other two servers of kube-apiserver's chain store in the same etcd:
@@ -146,12 +147,18 @@ func (c Chain) aggregatorGroup() (*genericapiserver.APIGroupInfo, error) {
 // discovery is the servers'.
 func (c Chain) versions() ([]served.Version, error) {
 	var out []served.Version
-	for _, group := range []func() (*genericapiserver.APIGroupInfo, error){c.extensionsGroup, c.aggregatorGroup} {
-		info, err := group()
+	for _, group := range []struct {
+		build    func() (*genericapiserver.APIGroupInfo, error)
+		provider wiring.Provider
+	}{
+		{c.extensionsGroup, wiring.Provider{Value: apiextensionsapiserver.CompletedConfig{}, Method: "New"}},
+		{c.aggregatorGroup, wiring.Provider{Value: aggregatorapiserver.CompletedConfig{}, Method: "NewWithDelegate"}},
+	} {
+		info, err := group.build()
 		if err != nil {
 			return nil, err
 		}
-		versions, err := served.VersionsOf(info)
+		versions, err := served.VersionsOf(info, group.provider)
 		if err != nil {
 			return nil, err
 		}

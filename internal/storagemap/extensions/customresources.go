@@ -43,6 +43,7 @@ import (
 	"github.com/regctl/regctl/internal/storagemap/owners"
 	"github.com/regctl/regctl/internal/storagemap/restoptions"
 	"github.com/regctl/regctl/internal/storagemap/served"
+	"github.com/regctl/regctl/internal/storagemap/wiring"
 )
 
 // customResources are the served versions of every established CRD stored
@@ -211,6 +212,7 @@ func (b *Serving) Build(name string) (map[string]served.Version, error) {
 			Codecs:        map[string]handle.Codec{},
 			FieldManagers: map[string]*handle.FieldManager{},
 			Warnings:      map[string][]string{},
+			Provider:      crdHandlerProvider,
 		}
 		if err := servedPaths(crd, v.Name, storages[v.Name], scopes, warnings[v.Name], &version); err != nil {
 			return nil, err
@@ -365,14 +367,19 @@ func crVersion(crd *apiextensionsv1.CustomResourceDefinition, name string, gette
 		Names:     resources,
 		Resources: resources,
 		CRDs:      crds,
+		Provider:  crdHandlerProvider,
 	}, nil
 }
+
+// crdHandlerProvider is what makes a custom resource's storage: the apiextensions
+// server's CRD handler, in getOrCreateServingInfoFor.
+var crdHandlerProvider = wiring.Provider{Value: apiextensionsapiserver.NewCustomResourceDefinitionHandler}
 
 // routeStorage is the storage of version name of crd as the CRD handler's
 // getOrCreateServingInfoFor makes it (customresource.NewStorage, behind the
 // server's custom resource RESTOptionsGetter), less what only serving a
 // request takes: no schema, validators, CEL programs, printer columns or
-// conversion. Its paths, store, key functions and storage decisions are
+// conversion, but its selectable fields. Its paths, store, key functions and storage decisions are
 // the served storage's; what it decodes is not, and nothing reads or
 // writes through it.
 func routeStorage(crd *apiextensionsv1.CustomResourceDefinition, name string, getter *restoptions.Getter) (customresource.CustomResourceStorage, error) {
@@ -393,7 +400,15 @@ func routeStorage(crd *apiextensionsv1.CustomResourceDefinition, name string, ge
 	}
 	names := crd.Status.AcceptedNames
 	kind := schema.GroupVersionKind{Group: crd.Spec.Group, Version: name, Kind: names.Kind}
-	strategy := customresource.NewStrategy(unstructuredscheme.NewUnstructuredObjectTyper(), crd.Spec.Scope == apiextensionsv1.NamespaceScoped, kind, nil, nil, nil, status, scale, nil)
+	// The version's selectable fields are what its store's attribute
+	// function gives a field selector, as the CRD handler's strategy has them.
+	var selectable []apiextensionsv1.SelectableField
+	for _, v := range crd.Spec.Versions {
+		if v.Name == name {
+			selectable = v.SelectableFields
+		}
+	}
+	strategy := customresource.NewStrategy(unstructuredscheme.NewUnstructuredObjectTyper(), crd.Spec.Scope == apiextensionsv1.NamespaceScoped, kind, nil, nil, nil, status, scale, selectable)
 	resource := schema.GroupResource{Group: crd.Spec.Group, Resource: names.Plural}
 	return customresource.NewStorage(resource, schema.GroupResource{Group: crd.Spec.Group, Resource: names.Singular},
 		kind, kind.GroupVersion().WithKind(names.ListKind), strategy, withoutExample{getter}, names.Categories, rest.NewDefaultTableConvertor(resource), nil)
@@ -525,7 +540,7 @@ func mergeCRVersions(in []served.Version) []served.Version {
 	for _, v := range in {
 		m, ok := byGV[v.GV]
 		if !ok {
-			m = &served.Version{GV: v.GV, Stores: map[string]rest.Storage{}, CRDs: map[string]string{}}
+			m = &served.Version{GV: v.GV, Stores: map[string]rest.Storage{}, CRDs: map[string]string{}, Provider: crdHandlerProvider}
 			byGV[v.GV] = m
 			gvs = append(gvs, v.GV)
 		}

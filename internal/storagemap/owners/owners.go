@@ -158,3 +158,18 @@ func children(v reflect.Value, visit func(reflect.Value) bool) []reflect.Value {
 	collect(e)
 	return out
 }
+
+// Reached is the store storage holds that writes through store's etcd
+// storage: a subresource's own copy of its resource's store (pods/status'
+// has the status strategy), store itself when storage holds none.
+func Reached(storage rest.Storage, store *genericregistry.Store) *genericregistry.Store {
+	if store == nil {
+		return nil
+	}
+	for _, s := range reachableStores(storage) {
+		if identity(s) == identity(store) {
+			return s
+		}
+	}
+	return store
+}

@@ -19,8 +19,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/apiserver/pkg/storage/value"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
 	"github.com/regctl/regctl/internal/etcdview"
@@ -39,6 +41,25 @@ type Decision struct {
 
 	Transformer value.Transformer
 	Transport   storagebackend.TransportConfig
+
+	// Server is what the server's getter returned, before regctl turned
+	// its loops off and swapped its decorator: what `routes describe`
+	// shows.
+	Server generic.RESTOptions
+	// Call is what the store's CompleteWithOptions handed the decorator,
+	// nil until a store of the resource was completed.
+	Call *DecoratorCall
+}
+
+// DecoratorCall is what a store's CompleteWithOptions passes its storage
+// decorator: the key and attribute functions, and the triggers and
+// indexers a watch cache would index by (its StoreOptions').
+type DecoratorCall struct {
+	ResourcePrefix string
+	KeyFunc        func(obj apiruntime.Object) (string, error)
+	AttrFunc       storage.AttrFunc
+	Triggers       storage.IndexerFuncs
+	Indexers       *cache.Indexers
 }
 
 // Getter wraps the server's RESTOptionsGetter. It records what the
@@ -112,7 +133,10 @@ func (g *Getter) GetRESTOptions(resource schema.GroupResource, example apiruntim
 		Encryption:     g.Encryption(resource),
 		Transformer:    opts.StorageConfig.Transformer,
 		Transport:      transport,
+		Server:         opts,
 	}
+	server := *opts.StorageConfig
+	d.Server.StorageConfig = &server
 	var preflight func(context.Context) error
 	if !slices.Equal(transport.ServerList, g.MainServers) {
 		d.EtcdServers = transport.ServerList
@@ -139,7 +163,13 @@ func (g *Getter) GetRESTOptions(resource schema.GroupResource, example apiruntim
 	r.decisions[resource] = d
 	r.mu.Unlock()
 
-	opts.Decorator = lazyUndecorated(g.Timeout, preflight)
+	opts.Decorator = lazyUndecorated(g.Timeout, preflight, func(c DecoratorCall) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		d := r.decisions[resource]
+		d.Call = &c
+		r.decisions[resource] = d
+	})
 	opts.CountMetricPollPeriod = 0
 	opts.StorageConfig.CompactionInterval = 0
 	opts.StorageConfig.DBMetricPollInterval = 0

@@ -24,7 +24,8 @@ import (
 // bounded by the request timeout on its own (0: no bound). preflight, when
 // set, checks the resource's etcd before the storage first dials it: the
 // server's client would wait 20s for an endpoint that is down.
-func lazyUndecorated(timeout time.Duration, preflight func(context.Context) error) generic.StorageDecorator {
+// record is told what the store passed (DecoratorCall).
+func lazyUndecorated(timeout time.Duration, preflight func(context.Context) error, record func(DecoratorCall)) generic.StorageDecorator {
 	return func(
 		config *storagebackend.ConfigForResource,
 		resourcePrefix string,
@@ -34,6 +35,7 @@ func lazyUndecorated(timeout time.Duration, preflight func(context.Context) erro
 		getAttrsFunc storage.AttrFunc,
 		trigger storage.IndexerFuncs,
 		indexers *cache.Indexers) (storage.Interface, factory.DestroyFunc, error) {
+		record(DecoratorCall{ResourcePrefix: resourcePrefix, KeyFunc: keyFunc, AttrFunc: getAttrsFunc, Triggers: trigger, Indexers: indexers})
 		l := &lazyStorage{timeout: timeout, create: func(ctx context.Context) (storage.Interface, factory.DestroyFunc, error) {
 			if preflight != nil {
 				if err := preflight(ctx); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/internal/storagemap/owners"
 	"github.com/regctl/regctl/internal/storagemap/restoptions"
+	"github.com/regctl/regctl/internal/storagemap/wiring"
 )
 
 // RoutePath names a path of the map as kubectl names resources:
@@ -68,9 +69,11 @@ func Routes(versions []Version, owned map[string]owners.Owner, getter *restoptio
 			}
 			o := owned[r.Path]
 			r.Store, r.SharesWith = o.Kind, o.SharesWith
+			var dec restoptions.Decision
+			found := false
 			if o.Store != nil {
 				qr := o.Store.DefaultQualifiedResource
-				if dec, ok := getter.Decision(qr); ok {
+				if dec, found = getter.Decision(qr); found {
 					root := o.Store.KeyRootFunc(genericapirequest.NewContext())
 					r.KeyPrefix = path.Join("/", dec.EtcdPrefix, root) + "/"
 					r.Decorator = dec.Decorator
@@ -80,6 +83,7 @@ func Routes(versions []Version, owned map[string]owners.Owner, getter *restoptio
 					r.Encryption = dec.Encryption
 				}
 			}
+			r.Wiring = wiring.Stable(wiring.Of{Route: r, Provider: v.Provider, Storage: storage, Store: owners.Reached(storage, o.Store), Decision: dec, Found: found})
 			group = append(group, r)
 		}
 		sort.Slice(group, func(i, j int) bool { return group[i].Path < group[j].Path })

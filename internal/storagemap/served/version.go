@@ -28,6 +28,7 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 
 	"github.com/regctl/regctl/internal/handle"
+	"github.com/regctl/regctl/internal/storagemap/wiring"
 )
 
 // Version is one group version of the map as the server installs it.
@@ -73,6 +74,8 @@ type Version struct {
 	// Root is where the version is served: /api for the core group,
 	// /apis for the others.
 	Root string
+	// Provider is what made the version's storage (routes describe).
+	Provider wiring.Provider
 }
 
 // Installer installs storage maps into one go-restful container with the
@@ -118,7 +121,7 @@ func NewInstaller(models *Models, admit admission.Interface, authz authorizer.Au
 // through them, with their names but not installed. The preferred version
 // is the first priority, as the server's group discovery says, whether or
 // not it has storage.
-func VersionsOf(info *genericapiserver.APIGroupInfo) ([]Version, error) {
+func VersionsOf(info *genericapiserver.APIGroupInfo, provider wiring.Provider) ([]Version, error) {
 	root := genericapiserver.APIGroupPrefix
 	if len(info.PrioritizedVersions) > 0 && info.PrioritizedVersions[0].Group == "" {
 		root = genericapiserver.DefaultLegacyAPIPrefix
@@ -133,7 +136,7 @@ func VersionsOf(info *genericapiserver.APIGroupInfo) ([]Version, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Version{GV: gv, Preferred: i == 0, Stores: stores, Names: names, Codec: GroupCodec(info, gv.Group), Info: info, Root: root})
+		out = append(out, Version{GV: gv, Preferred: i == 0, Stores: stores, Names: names, Codec: GroupCodec(info, gv.Group), Info: info, Root: root, Provider: provider})
 	}
 	return out, nil
 }
