@@ -113,8 +113,12 @@ spec:
 	pods.want(t, "pods", "decorator", "watch cache", "", gocode.Func(cacher.NewCacherFromConfig).Name)
 	pods.want(t, "pods", "decorator", "trigger spec.nodeName", "", gocode.Func(pod.NodeNameTriggerFunc).Name)
 	pods.want(t, "pods", "decorator", "indexer f:spec.nodeName", "", gocode.Func(pod.NodeNameIndexFunc).Name)
-	pods.want(t, "pods", "RESTOptionsGetter and CompleteWithOptions", "media type", "application/vnd.kubernetes.protobuf", "")
-	pods.want(t, "pods", "RESTOptionsGetter and CompleteWithOptions", "storage version", "v1", "")
+	pods.want(t, "pods", "CompleteWithOptions and RESTOptionsGetter", "media type", "application/vnd.kubernetes.protobuf", "")
+	pods.want(t, "pods", "CompleteWithOptions and RESTOptionsGetter", "CompleteWithOptions", "", "k8s.io/apiserver/pkg/registry/generic/registry.(*Store).CompleteWithOptions")
+	if g := pods["CompleteWithOptions and RESTOptionsGetter"]["RESTOptionsGetter"]; !strings.HasSuffix(g.Code, ".GetRESTOptions") || g.At == "" {
+		t.Errorf("pods: the getter %+v, want the server's GetRESTOptions and where it is", g)
+	}
+	pods.want(t, "pods", "CompleteWithOptions and RESTOptionsGetter", "storage version", "v1", "")
 	pods.want(t, "pods", "subresources", "pods/status", "", "")
 	pods.want(t, "pods", "HTTP routes (InstallREST)", "GET /api/v1/namespaces/{namespace}/pods/{name}", "get", "")
 

@@ -40,8 +40,9 @@ file:line in the Kubernetes source this regctl was built from:
                        use, TTLFunc, hooks, TableConvertor, StorageVersioner
   strategy             the create, update, delete and reset-fields
                        strategies, and where each method is
-  RESTOptionsGetter and CompleteWithOptions
-                       prefixes, codec, media type, storage version,
+  CompleteWithOptions and RESTOptionsGetter
+                       the getter CompleteWithOptions asks, and what it
+                       gave: prefixes, codec, media type, storage version,
                        transformer, garbage collection, workers
   decorator            the watch cache or none and why, triggers, indexers
   etcd3 store          the functions that make it, and the key pattern

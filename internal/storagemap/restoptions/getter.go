@@ -42,6 +42,8 @@ type Decision struct {
 	Transformer value.Transformer
 	Transport   storagebackend.TransportConfig
 
+	// Getter is the server's getter that decided.
+	Getter generic.RESTOptionsGetter
 	// Server is what the server's getter returned, before regctl turned
 	// its loops off and swapped its decorator: what `routes describe`
 	// shows.
@@ -133,6 +135,7 @@ func (g *Getter) GetRESTOptions(resource schema.GroupResource, example apiruntim
 		Encryption:     g.Encryption(resource),
 		Transformer:    opts.StorageConfig.Transformer,
 		Transport:      transport,
+		Getter:         g.Delegate,
 		Server:         opts,
 	}
 	server := *opts.StorageConfig

@@ -196,13 +196,18 @@ func strategySteps(st *genericregistry.Store) []Step {
 // optionsStep is what the RESTOptionsGetter returned and
 // CompleteWithOptions took from it.
 func optionsStep(w Of) Step {
-	s := Step{Step: "RESTOptionsGetter and CompleteWithOptions"}
+	s := Step{Step: "CompleteWithOptions and RESTOptionsGetter"}
 	if !w.Found {
 		return s
 	}
 	d, opts := w.Decision, w.Decision.Server
 	cfg := opts.StorageConfig
+	getter, _ := gocode.Method(d.Getter, "GetRESTOptions")
+	complete, _ := gocode.Method(w.Store, "CompleteWithOptions")
 	s.Decisions = []Decision{
+		// CompleteWithOptions asks the getter.
+		code("CompleteWithOptions", "", complete),
+		code("RESTOptionsGetter", gocode.TypeName(d.Getter), getter),
 		value("ResourcePrefix", opts.ResourcePrefix),
 		value("StorageConfig.Prefix", cfg.Prefix),
 		value("StorageConfig.Codec", gocode.TypeName(cfg.Codec)),
