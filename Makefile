@@ -9,12 +9,18 @@ LDFLAGS   := -s -w -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(C
 # the Go regctl is built with.
 GORELEASER := github.com/goreleaser/goreleaser/v2@v2.15.1
 
-# K8S picks the Kubernetes release regctl carries (see releases/go): empty
-# is the newest, the root go.mod's, built as bin/regctl.
+# K8S picks the Kubernetes regctl carries: empty is the newest release, the
+# root go.mod's, built as bin/regctl; a minor (1.36) an older release (see
+# releases/go); a path a Kubernetes source tree, built as bin/regctl-src
+# (see releases/source and docs/source.md).
 K8S ?=
 ifeq ($(K8S),)
 BIN := bin/regctl
 GO  := go
+else ifneq ($(findstring /,$(K8S)),)
+BIN := bin/regctl-src
+GO  := releases/source $(K8S)
+LDFLAGS += $(shell releases/source $(K8S) ldflags)
 else
 BIN := bin/regctl-$(K8S)
 GO  := releases/go $(K8S)
@@ -22,7 +28,7 @@ endif
 
 .PHONY: build test test-releases docs golden release-check snapshot
 
-## build: bin/regctl, stripped, as a release builds it; K8S=1.35 writes bin/regctl-1.35
+## build: bin/regctl, stripped, as a release builds it; K8S=1.35 writes bin/regctl-1.35, K8S=/path/to/kubernetes bin/regctl-src
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/regctl
 

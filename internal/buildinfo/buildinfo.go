@@ -20,6 +20,37 @@ var (
 	commit  string
 )
 
+// Set by builds from a Kubernetes source tree (releases/source, `make
+// build K8S=/path/to/kubernetes`).
+var (
+	sourceTree, sourceCommit, sourceDirty, sourceVersion, sourceDescribe, sourceBase string
+)
+
+// Source is the Kubernetes source tree a binary was built from.
+type Source struct {
+	// Tree is the checkout's directory, Commit its HEAD and Dirty whether
+	// it had changes; Describe is `git describe --tags --dirty`.
+	Tree     string `json:"tree"`
+	Commit   string `json:"commit,omitempty"`
+	Dirty    bool   `json:"dirty"`
+	Describe string `json:"describe,omitempty"`
+	// Version is what the build says its Kubernetes is (route tables,
+	// the release guard): the newest tag of the tree's minor, v1.MINOR
+	// without git. Release names the release whose pins and drift files it
+	// was built with.
+	Version string `json:"version"`
+	Release string `json:"release"`
+}
+
+// FromSource is the source tree the binary was built from; nil for a
+// build of a Kubernetes release.
+func FromSource() *Source {
+	if sourceTree == "" {
+		return nil
+	}
+	return &Source{Tree: sourceTree, Commit: sourceCommit, Dirty: sourceDirty == "true", Describe: sourceDescribe, Version: sourceVersion, Release: sourceBase}
+}
+
 // EtcdModule is the module of the etcd server regctl embeds.
 const EtcdModule = "go.etcd.io/etcd/server/v3"
 
@@ -31,6 +62,8 @@ type Info struct {
 	Platform          string `json:"platform"`
 	KubernetesVersion string `json:"kubernetesVersion"`
 	EtcdVersion       string `json:"etcdVersion"`
+	// KubernetesSource is the Kubernetes tree of a build from source.
+	KubernetesSource *Source `json:"kubernetesSource,omitempty"`
 }
 
 // Read returns the build information of the running binary. The Kubernetes
@@ -44,6 +77,7 @@ func Read(kubernetesVersion string) Info {
 		Platform:          runtime.GOOS + "/" + runtime.GOARCH,
 		KubernetesVersion: kubernetesVersion,
 		EtcdVersion:       EtcdVersion(),
+		KubernetesSource:  FromSource(),
 	}
 	// Without ldflags, fall back to what the go command recorded: the
 	// module version for `go install ...@v1.2.3`, and the VCS revision
@@ -70,7 +104,7 @@ func Read(kubernetesVersion string) Info {
 // Fields are the info's keys and values in a fixed order, the keys as in
 // JSON, for aligned text output.
 func (i Info) Fields() [][2]string {
-	return [][2]string{
+	fields := [][2]string{
 		{"version", i.Version},
 		{"commit", i.Commit},
 		{"goVersion", i.GoVersion},
@@ -78,6 +112,20 @@ func (i Info) Fields() [][2]string {
 		{"kubernetesVersion", i.KubernetesVersion},
 		{"etcdVersion", i.EtcdVersion},
 	}
+	if s := i.KubernetesSource; s != nil {
+		commit := s.Commit
+		if commit == "" {
+			commit = "(no git)"
+		} else if s.Dirty {
+			commit += " (with changes)"
+		}
+		fields = append(fields,
+			[2]string{"kubernetesSource", s.Tree},
+			[2]string{"kubernetesCommit", commit},
+			[2]string{"kubernetesDescribe", s.Describe},
+			[2]string{"builtAs", "Kubernetes " + s.Release + " (pins and drift files)"})
+	}
+	return fields
 }
 
 // EtcdVersion is the version of the etcd server module regctl was built

@@ -69,3 +69,28 @@ func TestFieldsFollowJSON(t *testing.T) {
 		t.Errorf("json %s, fields %s: text and json output must show the same keys in the same order", data, want)
 	}
 }
+
+// TestASourceTreeBuildSaysItsTree: a build from a Kubernetes tree
+// (releases/source sets these at link time) names the tree, its commit
+// and changes, in data and in text; a release build says nothing of it.
+func TestASourceTreeBuildSaysItsTree(t *testing.T) {
+	if FromSource() != nil || Read("v1.37.2").KubernetesSource != nil {
+		t.Fatal("a release build says it is from a source tree")
+	}
+	defer func(a, b, c, d, e, f string) {
+		sourceTree, sourceCommit, sourceDirty, sourceVersion, sourceDescribe, sourceBase = a, b, c, d, e, f
+	}(sourceTree, sourceCommit, sourceDirty, sourceVersion, sourceDescribe, sourceBase)
+	sourceTree, sourceCommit, sourceDirty, sourceVersion, sourceDescribe, sourceBase = "/src/kubernetes", "4f1c2e0", "true", "v1.37.2", "v1.37.2-3-g4f1c2e0-dirty", "1.37"
+
+	want := Source{Tree: "/src/kubernetes", Commit: "4f1c2e0", Dirty: true, Describe: "v1.37.2-3-g4f1c2e0-dirty", Version: "v1.37.2", Release: "1.37"}
+	if got := Read("v1.37.2").KubernetesSource; got == nil || *got != want {
+		t.Errorf("KubernetesSource = %+v, want %+v", got, want)
+	}
+	var text []string
+	for _, f := range Read("v1.37.2").Fields() {
+		text = append(text, f[0]+"="+f[1])
+	}
+	if got := strings.Join(text[6:], " "); got != "kubernetesSource=/src/kubernetes kubernetesCommit=4f1c2e0 (with changes) kubernetesDescribe=v1.37.2-3-g4f1c2e0-dirty builtAs=Kubernetes 1.37 (pins and drift files)" {
+		t.Errorf("text fields after the release's: %s", got)
+	}
+}

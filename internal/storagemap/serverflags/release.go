@@ -11,7 +11,11 @@ import (
 // KubernetesVersion is the version of k8s.io/kubernetes regctl was built
 // against, from the binary's build information or, in test binaries, from
 // the module directory the server's code was compiled from.
+// A build from a Kubernetes source tree says the tree's (buildinfo.Source).
 func KubernetesVersion() string {
+	if s := buildinfo.FromSource(); s != nil {
+		return s.Version
+	}
 	return buildinfo.ModuleVersion("k8s.io/kubernetes", corerest.New)
 }
 
