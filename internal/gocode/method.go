@@ -41,13 +41,13 @@ func Defines(v any, name string) bool {
 	if !ok {
 		return false
 	}
-	if at(m.Func.Pointer()).File != "" {
+	if compiled(m.Func.Pointer()) {
 		return true
 	}
 	// A pointer's wrapper of a method declared on the value type.
 	if rv.Kind() == reflect.Pointer {
 		if m, ok := rv.Type().Elem().MethodByName(name); ok {
-			return at(m.Func.Pointer()).File != ""
+			return compiled(m.Func.Pointer())
 		}
 	}
 	return false
@@ -63,7 +63,7 @@ func definer(rv reflect.Value, name string) (reflect.Value, bool) {
 		if !rv.IsNil() {
 			elem = rv.Elem()
 		}
-		if m, ok := elem.Type().MethodByName(name); ok && at(m.Func.Pointer()).File != "" {
+		if m, ok := elem.Type().MethodByName(name); ok && compiled(m.Func.Pointer()) {
 			return elem, true
 		}
 		rv = elem

@@ -110,8 +110,8 @@ func providerStep(w Of) Step {
 func restStorageStep(w Of) Step {
 	s := Step{Step: "REST storage", Decisions: []Decision{value("type", w.Route.Storage)}}
 	if w.Store != nil {
-		if c := constructor(w.Store); c.Name != "" {
-			s.Decisions = append(s.Decisions, code("constructor", "", gocode.Named(c.Name)))
+		if c := constructor(w.Store); c != "" {
+			s.Decisions = append(s.Decisions, code("constructor", "", gocode.Named(c)))
 		}
 	}
 	return s
@@ -145,7 +145,7 @@ func storeStep(w Of) Step {
 				}
 			}
 		}
-		s.Decisions = append(s.Decisions, code(f.name, v, f.loc))
+		s.Decisions = append(s.Decisions, code(f.name, v, gocode.Func(f.fn)))
 	}
 	if w.Found && w.Decision.Call != nil && w.Decision.Call.AttrFunc != nil {
 		s.Decisions = append(s.Decisions, code("AttrFunc (StoreOptions)", "", gocode.Func(w.Decision.Call.AttrFunc)))

@@ -96,7 +96,7 @@ func Stable(w Of) routetable.Wiring {
 		return out
 	}
 	s := w.Store
-	out.Constructor = constructor(s).Name
+	out.Constructor = constructor(s)
 	out.Strategies = map[string]string{}
 	for _, r := range roles {
 		if v := r.get(s); v != nil {
@@ -115,10 +115,11 @@ func Stable(w Of) routetable.Wiring {
 	for _, f := range storeFuncs(s) {
 		// CompleteWithOptions' defaults (KeyFunc, ObjectNameFunc, ...)
 		// are the same for every store: a table names what the registry set.
-		if strings.HasPrefix(f.loc.Name, genericRegistry+".") {
+		name := gocode.Name(f.fn)
+		if strings.HasPrefix(name, genericRegistry+".") {
 			continue
 		}
-		out.Funcs[f.name] = stableName(f.loc.Name)
+		out.Funcs[f.name] = stableName(name)
 	}
 	if w.Found && w.Decision.Call != nil {
 		c := w.Decision.Call
@@ -150,7 +151,7 @@ func providerName(p Provider) string {
 		return ""
 	}
 	if reflect.TypeOf(p.Value).Kind() == reflect.Func {
-		return gocode.Func(p.Value).Name
+		return gocode.Name(p.Value)
 	}
 	return gocode.TypeName(p.Value)
 }
@@ -158,17 +159,13 @@ func providerName(p Provider) string {
 // constructor is the function that made the store: the one its NewFunc
 // closure is declared in (NewStorage, NewREST), where the registry fills
 // in the store's fields.
-func constructor(s *genericregistry.Store) gocode.Location {
-	newFunc := gocode.Func(s.NewFunc)
-	if newFunc.Name == "" {
-		return gocode.Location{}
+func constructor(s *genericregistry.Store) string {
+	newFunc := gocode.Name(s.NewFunc)
+	if name := gocode.Enclosing(newFunc); name != newFunc {
+		return name
 	}
-	name := gocode.Enclosing(newFunc.Name)
-	if name == newFunc.Name {
-		// NewFunc is a named function, not a closure of the constructor.
-		return gocode.Location{}
-	}
-	return gocode.Location{Name: name}
+	// NewFunc is a named function, not a closure of the constructor.
+	return ""
 }
 
 // strategies are the store's distinct strategy objects, in role order.
@@ -225,7 +222,7 @@ func shortType(v any) string {
 // storeFunc is one function field of the store that is set.
 type storeFunc struct {
 	name string
-	loc  gocode.Location
+	fn   any
 }
 
 // storeFuncs are the store's function fields that are set, in the
@@ -241,7 +238,7 @@ func storeFuncs(s *genericregistry.Store) []storeFunc {
 		if !f.IsExported() || f.Type.Kind() != reflect.Func || v.Field(i).IsNil() || f.Name == "DestroyFunc" || f.Name == "ReadinessCheckFunc" {
 			continue
 		}
-		out = append(out, storeFunc{name: f.Name, loc: gocode.Func(v.Field(i).Interface())})
+		out = append(out, storeFunc{name: f.Name, fn: v.Field(i).Interface()})
 	}
 	return out
 }
