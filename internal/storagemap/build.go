@@ -336,6 +336,7 @@ func (s *Session) build(ctx context.Context, cfg Config, etcd serveroptions.Etcd
 	s.getter = st.getter
 	s.Map.getter = st.getter
 	s.Map.watchCache = watchCacheReason(etcd, cfg.Options.Server.Etcd.WatchCacheSizes)
+	s.Map.readers = st.enc.ReadersOf
 	flags := cfg.Options.Server.Etcd.StorageConfig
 	s.Map.loops = wiring.Loops{CountMetricPollPeriod: flags.CountMetricPollPeriod, CompactionInterval: flags.CompactionInterval, DBMetricPollInterval: flags.DBMetricPollInterval}
 	s.Map.container = in.Container

@@ -43,6 +43,7 @@ func (m *Map) Describe(path string) (wiring.Path, error) {
 		gr := store.DefaultQualifiedResource
 		w.Decision, w.Found = m.getter.Decision(gr)
 		w.WatchCache = m.watchCache(gr)
+		w.Readers = m.readers(gr)
 	}
 	var subresources []string
 	for _, r := range m.Table.Routes {

@@ -119,6 +119,7 @@ spec:
 		t.Errorf("pods: the getter %+v, want the server's GetRESTOptions and where it is", g)
 	}
 	pods.want(t, "pods", "CompleteWithOptions and RESTOptionsGetter", "storage version", "v1", "")
+	pods.want(t, "pods", "CompleteWithOptions and RESTOptionsGetter", "transformer reads with", "identity", "")
 	pods.want(t, "pods", "subresources", "pods/status", "", "")
 	pods.want(t, "pods", "HTTP routes (InstallREST)", "GET /api/v1/namespaces/{namespace}/pods/{name}", "get", "")
 

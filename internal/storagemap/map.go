@@ -45,6 +45,7 @@ type Map struct {
 	// resource is decorated as it is (Describe).
 	getter     *restoptions.Getter
 	watchCache func(schema.GroupResource) string
+	readers    func(schema.GroupResource) string
 	loops      wiring.Loops
 
 	// crs builds the custom resources' serving storage; crds names the CRD of

@@ -32,6 +32,9 @@ import (
 type Config struct {
 	Transformers value.ResourceTransformers
 	writers      encryptionconfig.StaticTransformers
+	// readers name, for each resource, every provider and key its
+	// values are read with, in the order the server tries them.
+	readers encryptionconfig.StaticTransformers
 	// Stop ends what loading started for KMS plugins: their connections and
 	// the server's probes that keep their key IDs current.
 	Stop context.CancelFunc
@@ -88,6 +91,7 @@ func load(ctx context.Context, path string, timeout time.Duration) (*Config, err
 	return &Config{
 		Transformers: encryptionconfig.StaticTransformers(loaded.Transformers),
 		writers:      writeProviders(config),
+		readers:      readProviders(config),
 		Stop:         stop,
 	}, nil
 }
@@ -209,6 +213,62 @@ func (e *Config) WriterOf(gr schema.GroupResource) string {
 		return "identity"
 	}
 	return string(name)
+}
+
+// ReadersOf names every provider and key the server reads a resource's
+// values with, in the order it tries them ("aescbc:v1:key2,
+// aescbc:v1:key1, identity"): key names, never key material. The lookup
+// is the server's own, as WriterOf's.
+func (e *Config) ReadersOf(gr schema.GroupResource) string {
+	if e == nil || e.readers == nil {
+		return "identity"
+	}
+	names, err := e.readers.TransformerForResource(gr).TransformToStorage(context.Background(), nil, value.DefaultContext(gr.String()))
+	if err != nil || len(names) == 0 {
+		return "identity"
+	}
+	return string(names)
+}
+
+// readProviders reads the config's resources in order, as writeProviders,
+// naming each resource's providers and keys.
+func readProviders(config *apiserverconfig.EncryptionConfiguration) encryptionconfig.StaticTransformers {
+	out := encryptionconfig.StaticTransformers{}
+	for _, rc := range config.Resources {
+		var names []string
+		for _, p := range rc.Providers {
+			names = append(names, providerKeys(p)...)
+		}
+		for _, resource := range rc.Resources {
+			gr := schema.ParseGroupResource(resource)
+			if _, seen := out[gr]; !seen && len(names) > 0 {
+				out[gr] = providerName(strings.Join(names, ", "))
+			}
+		}
+	}
+	return out
+}
+
+// providerKeys are a provider's keys as its values' envelopes name them,
+// in the order it tries them.
+func providerKeys(p apiserverconfig.ProviderConfiguration) []string {
+	var keys []apiserverconfig.Key
+	var name string
+	switch {
+	case p.AESCBC != nil:
+		name, keys = "aescbc", p.AESCBC.Keys
+	case p.AESGCM != nil:
+		name, keys = "aesgcm", p.AESGCM.Keys
+	case p.Secretbox != nil:
+		name, keys = "secretbox", p.Secretbox.Keys
+	default:
+		return []string{providerOf(p)}
+	}
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, name+":v1:"+k.Name)
+	}
+	return out
 }
 
 // readEncryptionConfig decodes the config file into the server's internal

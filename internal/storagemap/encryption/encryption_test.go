@@ -61,6 +61,18 @@ resources:
 			t.Errorf("%s is written by %q, want %q", gr, got, want)
 		}
 	}
+	// What each is read with, in the order the server tries: every key
+	// of every provider of the entry that names it.
+	for gr, want := range map[schema.GroupResource]string{
+		{Resource: "secrets"}:                    "aescbc:v1:key2, aescbc:v1:key1, identity",
+		{Resource: "configmaps"}:                 "aesgcm:v1:later",
+		{Group: "apps", Resource: "deployments"}: "secretbox:v1:box",
+		{Resource: "pods"}:                       "identity, aesgcm:v1:gcm",
+	} {
+		if got := c.ReadersOf(gr); got != want {
+			t.Errorf("%s is read with %q, want %q", gr, got, want)
+		}
+	}
 	if c.Transformers == nil {
 		t.Error("no transformers for the stores")
 	}

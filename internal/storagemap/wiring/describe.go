@@ -215,6 +215,7 @@ func optionsStep(w Of) Step {
 		value("storage version", d.StorageVersion),
 		value("StorageConfig.EncodeVersioner", versioner(cfg.EncodeVersioner)),
 		value("StorageConfig.Transformer", transformer(d.Encryption, cfg.Transformer)),
+		value("transformer reads with", orNone(w.Readers)),
 		value("etcd servers", orNone(strings.Join(d.EtcdServers, ","))),
 		value("EnableGarbageCollection", fmtBool(opts.EnableGarbageCollection)),
 		value("DeleteCollectionWorkers", fmt.Sprint(opts.DeleteCollectionWorkers)),

@@ -40,6 +40,9 @@ type Of struct {
 	// resource (Found false when no store was completed through it).
 	Decision restoptions.Decision
 	Found    bool
+	// Readers names the providers and keys the resource's values are
+	// read with (encryption.Config.ReadersOf).
+	Readers string
 	// WatchCache says why the server's getter decorated the store as it
 	// did: the flags and kube-apiserver's default watch cache sizes.
 	WatchCache string
