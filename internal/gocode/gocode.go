@@ -48,7 +48,15 @@ func Func(fn any) Location {
 	if v.Kind() != reflect.Func || v.IsNil() {
 		return Location{}
 	}
-	return at(v.Pointer())
+	loc := at(v.Pointer())
+	if method, ok := strings.CutSuffix(loc.Name, "-fm"); ok && loc.File == "" {
+		// A method value (s.GetAttrs): the compiler's wrapper has no
+		// file; the method it calls does.
+		if m := Named(method); m.File != "" {
+			return m
+		}
+	}
+	return loc
 }
 
 // Name is the Go name of the function value fn (what Func's Name is,

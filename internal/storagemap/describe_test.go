@@ -154,6 +154,14 @@ spec:
 		t.Errorf("widgets: selectable fields %q, want the CRD's spec.color", fields)
 	}
 	widgets.want(t, "widgets.example.com", "genericregistry.Store", "KeyFunc", "/registry/example.com/widgets/{namespace}/{name}", "")
+	// The CRD handler's strategy is a struct value, one for every role;
+	// its matcher a method value, located at the method.
+	if _, ok := widgets["strategy (create, update, delete, resetFields)"]; !ok {
+		t.Errorf("widgets: the strategy's roles are not one step: %v", widgets)
+	}
+	if p := widgets["genericregistry.Store"]["PredicateFunc"]; !strings.HasSuffix(p.Code, ".MatchCustomResourceDefinitionStorage") || p.At == "" {
+		t.Errorf("widgets: PredicateFunc %+v, want the strategy's method and where it is", p)
+	}
 	if _, ok := widgets["HTTP routes (InstallREST)"]; ok {
 		t.Error("widgets: the CRD handler serves custom resources, the installer gives them no routes")
 	}

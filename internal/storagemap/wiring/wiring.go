@@ -185,16 +185,57 @@ func strategies(s *genericregistry.Store) []any {
 }
 
 // same tells whether two strategies are one object (most stores use one
-// for every role).
+// for every role): the same pointer, or values alike field by field (a
+// custom resource's strategy is a struct value, copied for each role).
 func same(a, b any) bool {
 	if reflect.TypeOf(a) != reflect.TypeOf(b) {
 		return false
 	}
-	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
-	if va.Kind() == reflect.Pointer {
-		return va.Pointer() == vb.Pointer()
+	return alike(reflect.ValueOf(a), reflect.ValueOf(b), 0)
+}
+
+// alike compares what two values hold, references by identity: funcs,
+// maps, pointers and slices are alike when they are the same ones.
+func alike(a, b reflect.Value, depth int) bool {
+	if depth > 8 {
+		return false
 	}
-	return va.Type().Comparable() && a == b
+	switch a.Kind() {
+	case reflect.Func, reflect.Map, reflect.Pointer, reflect.Slice, reflect.Chan, reflect.UnsafePointer:
+		return a.Pointer() == b.Pointer() && (a.Kind() != reflect.Slice || a.Len() == b.Len())
+	case reflect.Interface:
+		if a.IsNil() || b.IsNil() {
+			return a.IsNil() == b.IsNil()
+		}
+		return a.Elem().Type() == b.Elem().Type() && alike(a.Elem(), b.Elem(), depth+1)
+	case reflect.Struct:
+		for i := range a.NumField() {
+			if !alike(a.Field(i), b.Field(i), depth+1) {
+				return false
+			}
+		}
+		return true
+	case reflect.Array:
+		for i := range a.Len() {
+			if !alike(a.Index(i), b.Index(i), depth+1) {
+				return false
+			}
+		}
+		return true
+	case reflect.Bool:
+		return a.Bool() == b.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return a.Int() == b.Int()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return a.Uint() == b.Uint()
+	case reflect.Float32, reflect.Float64:
+		return a.Float() == b.Float()
+	case reflect.Complex64, reflect.Complex128:
+		return a.Complex() == b.Complex()
+	case reflect.String:
+		return a.String() == b.String()
+	}
+	return false
 }
 
 // methods are v's methods of the strategy interfaces, sorted.
