@@ -9,6 +9,7 @@ import (
 	"k8s.io/kubernetes/pkg/kubeapiserver"
 
 	"github.com/regctl/regctl/internal/routetable"
+	"github.com/regctl/regctl/internal/storagemap/extensions"
 	"github.com/regctl/regctl/internal/storagemap/owners"
 	"github.com/regctl/regctl/internal/storagemap/served"
 	"github.com/regctl/regctl/internal/storagemap/wiring"
@@ -21,8 +22,9 @@ import (
 func (m *Map) Describe(path string) (wiring.Path, error) {
 	for _, r := range m.proxied {
 		if r.Path == path {
-			// The aggregator proxies it: nothing of it is in etcd.
-			return wiring.Describe(wiring.Of{Route: r}, nil, nil), nil
+			// The aggregator proxies it: nothing of it is in etcd. The
+			// aggregator server installs its proxy for each APIService.
+			return wiring.Describe(wiring.Of{Route: r, Provider: extensions.AggregatorProvider}, nil, nil), nil
 		}
 	}
 	h, err := m.Handle(path)

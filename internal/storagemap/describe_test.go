@@ -2,6 +2,7 @@ package storagemap
 
 import (
 	"bufio"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +14,10 @@ import (
 	"testing"
 
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage/cacher"
+	"k8s.io/kube-aggregator/pkg/apis/apiregistration"
 	aggregatorapiserver "k8s.io/kube-aggregator/pkg/apiserver"
 	apiserviceetcd "k8s.io/kube-aggregator/pkg/registry/apiservice/etcd"
 	"k8s.io/kubernetes/pkg/registry/core/event"
@@ -23,9 +27,11 @@ import (
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/gocode"
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/internal/storagemap/serverflags"
 	"github.com/regctl/regctl/internal/storagemap/wiring"
+	"github.com/regctl/regctl/internal/stores"
 )
 
 // described is a path's wiring by step and decision name.
@@ -88,8 +94,23 @@ spec:
     schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {color: {type: string}}}}}}
     selectableFields: [{jsonPath: .spec.color}]
 `}, true)
+	// metrics-server's APIService: the aggregator proxies its group.
+	apiservice := &apiregistration.APIService{ObjectMeta: metav1.ObjectMeta{Name: "v1beta1.metrics.k8s.io"}, Spec: apiregistration.APIServiceSpec{
+		Group: "metrics.k8s.io", Version: "v1beta1", GroupPriorityMinimum: 100, VersionPriority: 100, InsecureSkipTLSVerify: true,
+		Service: &apiregistration.ServiceReference{Namespace: "kube-system", Name: "metrics-server", Port: 443},
+	}}
+	target := handle.Target{Handle: w.Map.Handles["apiservices.apiregistration.k8s.io"]}
+	if _, err := target.Storage.(rest.Creater).Create(stores.RequestContext(context.Background(), target), apiservice, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	w.Close()
 	w = build(t, "--etcd-servers="+e.ClientURL)
+
+	metrics, err := w.Map.Describe("v1beta1.metrics.k8s.io")
+	if err != nil || len(metrics.Steps) != 2 || metrics.Steps[0].Decisions[len(metrics.Steps[0].Decisions)-1].Value != "kube-system/metrics-server:443" ||
+		metrics.Steps[1].Decisions[0].Code != "k8s.io/kube-aggregator/pkg/apiserver.completedConfig.NewWithDelegate" {
+		t.Errorf("a proxied APIService: %v, %+v, want its route, where it is proxied to, and the aggregator", err, metrics)
+	}
 
 	pods := describe(t, w, "pods")
 	pods.want(t, "pods", "storage provider", "provider", "", "k8s.io/kubernetes/pkg/registry/core/rest.(*legacyProvider).NewRESTStorage")

@@ -141,6 +141,10 @@ func (c Chain) aggregatorGroup() (*genericapiserver.APIGroupInfo, error) {
 	return &info, nil
 }
 
+// AggregatorProvider is what makes the aggregator's storage and installs
+// its proxy for each APIService backed by a service.
+var AggregatorProvider = wiring.Provider{Value: aggregatorapiserver.CompletedConfig{}, Method: "NewWithDelegate"}
+
 // versions are the apiextensions and aggregator groups' versions, after
 // kube-apiserver's own, as the delegation chain puts their servers; they
 // are installed with the same installer as kube-apiserver's, so their
@@ -152,7 +156,7 @@ func (c Chain) versions() ([]served.Version, error) {
 		provider wiring.Provider
 	}{
 		{c.extensionsGroup, wiring.Provider{Value: apiextensionsapiserver.CompletedConfig{}, Method: "New"}},
-		{c.aggregatorGroup, wiring.Provider{Value: aggregatorapiserver.CompletedConfig{}, Method: "NewWithDelegate"}},
+		{c.aggregatorGroup, AggregatorProvider},
 	} {
 		info, err := group.build()
 		if err != nil {

@@ -51,13 +51,16 @@ func Describe(w Of, subresources []string, http []routetable.HTTPRoute) Path {
 	r := w.Route
 	out := Path{Path: r.Path}
 	path := Step{Step: "path", Decisions: []Decision{
-		value("apiVersion", r.APIVersion()), value("kind", r.Kind), value("scope", orNone(r.Scope)),
+		value("apiVersion", r.APIVersion()), value("kind", orNone(r.Kind)), value("scope", orNone(r.Scope)),
 		value("verbs", orNone(strings.Join(r.Verbs, ","))), value("store", storeKind(r)),
 	}}
 	if r.ProxiedTo != "" {
 		path.Decisions = append(path.Decisions, value("proxied to", r.ProxiedTo))
 	}
-	out.Steps = append(out.Steps, path, providerStep(w), restStorageStep(w))
+	out.Steps = append(out.Steps, path, providerStep(w))
+	if w.Storage != nil {
+		out.Steps = append(out.Steps, restStorageStep(w))
+	}
 	if w.Store == nil {
 		return out.withRoutes(subresources, http)
 	}
