@@ -358,6 +358,7 @@ func (s *Session) build(ctx context.Context, cfg Config, etcd serveroptions.Etcd
 		EtcdPrefix:        etcd.StorageConfig.Prefix,
 		Routes:            append(served.Routes(versions, s.Map.owners, st.getter), s.Map.proxied...),
 	}
+	s.Map.installed = versions
 	s.Map.Handles = s.handles(versions)
 	return nil
 }

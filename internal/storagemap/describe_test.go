@@ -186,7 +186,8 @@ spec:
 	if _, ok := widgets["HTTP routes (InstallREST)"]; ok {
 		t.Error("widgets: the CRD handler serves custom resources, the installer gives them no routes")
 	}
-	if !slices.Contains(w.Map.Table.Routes[slices.IndexFunc(w.Map.Table.Routes, func(r routetable.Route) bool { return r.Path == "widgets.example.com" })].SelectableFields, "spec.color") {
+	wired := w.Map.Wired().Routes
+	if !slices.Contains(wired[slices.IndexFunc(wired, func(r routetable.Route) bool { return r.Path == "widgets.example.com" })].SelectableFields, "spec.color") {
 		t.Error("widgets: the route table's selectable fields lack the CRD's spec.color")
 	}
 

@@ -3,6 +3,7 @@ package storagemap
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 
 	restful "github.com/emicklei/go-restful/v3"
@@ -48,6 +49,12 @@ type Map struct {
 	readers    func(schema.GroupResource) string
 	loops      wiring.Loops
 
+	// installed are the versions the map installed; wired is the table
+	// with its routes' wiring, read once when first asked (Wired).
+	installed []served.Version
+	wireOnce  sync.Once
+	wired     routetable.RouteTable
+
 	// crs builds the custom resources' serving storage; crds names the CRD of
 	// each custom resource path, and served the handles built for serving
 	// so far (Map.serving), by path.
@@ -55,6 +62,19 @@ type Map struct {
 	crds   map[string]string
 	mu     sync.Mutex
 	served map[string]*handle.Handle
+}
+
+// Wired is the route table with each route's wiring: constructors,
+// strategies, store functions, selectable fields, triggers, indexers.
+// Table leaves them out: reading them is reflection over every store,
+// which only a command that prints or compares route tables needs.
+func (m *Map) Wired() routetable.RouteTable {
+	m.wireOnce.Do(func() {
+		m.wired = m.Table
+		m.wired.Routes = slices.Clone(m.Table.Routes)
+		served.Wire(m.wired.Routes, m.installed, m.owners, m.getter)
+	})
+	return m.wired
 }
 
 // Handle is the handle of path, ready to read and write its objects, an

@@ -99,7 +99,7 @@ func openRoutes(g *cli.Globals) func(context.Context) (*routes.Live, error) {
 			p, err := session.Map.Describe(path)
 			return describedPath{p}, err
 		}
-		return &routes.Live{Table: session.Map.Table, HTTPRoutes: session.Map.HTTPRoutes, Describe: describe, Close: session.Close}, nil
+		return &routes.Live{Table: session.Map.Wired(), HTTPRoutes: session.Map.HTTPRoutes, Describe: describe, Close: session.Close}, nil
 	}
 }
 

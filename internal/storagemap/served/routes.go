@@ -69,11 +69,9 @@ func Routes(versions []Version, owned map[string]owners.Owner, getter *restoptio
 			}
 			o := owned[r.Path]
 			r.Store, r.SharesWith = o.Kind, o.SharesWith
-			var dec restoptions.Decision
-			found := false
 			if o.Store != nil {
 				qr := o.Store.DefaultQualifiedResource
-				if dec, found = getter.Decision(qr); found {
+				if dec, ok := getter.Decision(qr); ok {
 					root := o.Store.KeyRootFunc(genericapirequest.NewContext())
 					r.KeyPrefix = path.Join("/", dec.EtcdPrefix, root) + "/"
 					r.Decorator = dec.Decorator
@@ -83,13 +81,36 @@ func Routes(versions []Version, owned map[string]owners.Owner, getter *restoptio
 					r.Encryption = dec.Encryption
 				}
 			}
-			r.Wiring = wiring.Stable(wiring.Of{Route: r, Provider: v.Provider, Storage: storage, Store: owners.Reached(storage, o.Store), Decision: dec, Found: found})
 			group = append(group, r)
 		}
 		sort.Slice(group, func(i, j int) bool { return group[i].Path < group[j].Path })
 		out = append(out, group...)
 	}
 	return out
+}
+
+// Wire fills in each route's wiring (routetable.Wiring) from the stores
+// of versions: what reading it costs (reflection over every store) is
+// paid by the commands that print or compare route tables only.
+func Wire(routes []routetable.Route, versions []Version, owned map[string]owners.Owner, getter *restoptions.Getter) {
+	index := make(map[string]int, len(routes))
+	for i, r := range routes {
+		index[r.Path] = i
+	}
+	for _, v := range versions {
+		for p, storage := range v.Installed() {
+			i, ok := index[RoutePath(v, p)]
+			if !ok {
+				continue
+			}
+			o := owned[routes[i].Path]
+			w := wiring.Of{Route: routes[i], Provider: v.Provider, Storage: storage, Store: owners.Reached(storage, o.Store)}
+			if o.Store != nil {
+				w.Decision, w.Found = getter.Decision(o.Store.DefaultQualifiedResource)
+			}
+			routes[i].Wiring = wiring.Stable(w)
+		}
+	}
 }
 
 func scope(namespaced bool) string {
