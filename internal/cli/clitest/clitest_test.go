@@ -1,0 +1,50 @@
+package clitest
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/regctl/regctl/internal/cli"
+)
+
+type options struct {
+	*cli.Globals
+	name string
+	ran  bool
+}
+
+func (o *options) Complete(_ *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		o.name = args[0]
+	}
+	return nil
+}
+
+func (o *options) Validate() error {
+	if o.name == "bad" {
+		return errors.New("the name bad is refused")
+	}
+	return nil
+}
+
+func (o *options) Run(context.Context) error { o.ran = true; return nil }
+
+func newCmd(g *cli.Globals, runF func(context.Context, *options) error) *cobra.Command {
+	return cli.WithOptions(&cobra.Command{Use: "x"}, &options{Globals: g}, runF)
+}
+
+// TestParseKeepsTheOptionsAndRunsNothing: the options come back
+// completed, with the globals' revision; a refusal returns none.
+func TestParseKeepsTheOptionsAndRunsNothing(t *testing.T) {
+	o, err := Parse(t, newCmd, 7, "pods")
+	if err != nil || o == nil || o.name != "pods" || o.Revision != 7 || o.ran {
+		t.Fatalf("options %+v, %v: want pods at revision 7, not run", o, err)
+	}
+	if o, err := Parse(t, newCmd, 0, "bad"); o != nil || err == nil {
+		t.Errorf("a refused name: %+v, %v", o, err)
+	}
+	Refused(t, newCmd, 0, "is refused", "bad")
+}

@@ -1,0 +1,55 @@
+package owners
+
+import (
+	"testing"
+
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage"
+
+	"github.com/regctl/regctl/internal/routetable"
+)
+
+type etcdStorage struct{ storage.Interface }
+
+// statusREST holds its own copy of its resource's store, as
+// pods/status does.
+type statusREST struct {
+	rest.Storage
+	store *genericregistry.Store
+}
+
+// TestSubresourcesShareTheirResourcesStore: a resource owns the store it
+// is; a subresource holding a copy shares it, and Reached is its copy;
+// a path that reaches no store stores nothing.
+func TestSubresourcesShareTheirResourcesStore(t *testing.T) {
+	pods := &genericregistry.Store{}
+	pods.DefaultQualifiedResource.Resource = "pods"
+	pods.Storage.Storage = &etcdStorage{}
+	status := *pods
+	other := &genericregistry.Store{}
+	other.DefaultQualifiedResource.Resource = "other"
+	other.Storage.Storage = &etcdStorage{}
+
+	stores := map[string]rest.Storage{
+		"pods":        pods,
+		"pods/status": &statusREST{store: &status},
+		"pods/log":    &statusREST{},
+	}
+	got := Of(stores)
+	if o := got["pods"]; o.Kind != routetable.StoreOwn || o.Store != pods {
+		t.Errorf("pods: %+v", o)
+	}
+	if o := got["pods/status"]; o.Kind != routetable.StoreShared || o.SharesWith != "pods" || o.Store != pods {
+		t.Errorf("pods/status: %+v", o)
+	}
+	if o := got["pods/log"]; o.Kind != routetable.StoreNone {
+		t.Errorf("pods/log: %+v", o)
+	}
+	if r := Reached(stores["pods/status"], pods); r != &status {
+		t.Errorf("Reached(pods/status) = %p, want its own copy %p", r, &status)
+	}
+	if Reached(stores["pods/log"], pods) != pods || Reached(stores["pods/status"], other) != other || Reached(pods, nil) != nil {
+		t.Error("Reached: want the store itself when the storage holds no copy of it, nil for none")
+	}
+}
