@@ -97,6 +97,8 @@ func Print(w io.Writer, f Format, v any) error {
 			return PrintTable(w, t.Header(f == Wide), t.Rows(f == Wide))
 		case Sectioned:
 			return printSections(w, t.Sections(f == Wide))
+		case Treed:
+			return printTree(w, t.Tree())
 		case Described:
 			rows := make([][]string, 0, len(t.Fields()))
 			for _, field := range t.Fields() {
