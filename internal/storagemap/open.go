@@ -50,10 +50,20 @@ func OpenAll(ctx context.Context, cfg Config) (*Session, handle.Keyspace, error)
 	if err != nil {
 		return nil, handle.Keyspace{}, err
 	}
-	main, err := s.Client(ctx)
+	ks, err := s.Keyspace(ctx)
 	if err != nil {
 		s.Close()
 		return nil, handle.Keyspace{}, err
 	}
-	return s, handle.Keyspace{Client: main, EtcdPrefix: s.Map.Table.EtcdPrefix, Handles: s.Map.Ordered()}, nil
+	return s, ks, nil
+}
+
+// Keyspace is what a command on every stored resource works through: the
+// client of `--etcd-servers`, the etcd prefix and every handle of the map.
+func (s *Session) Keyspace(ctx context.Context) (handle.Keyspace, error) {
+	main, err := s.Client(ctx)
+	if err != nil {
+		return handle.Keyspace{}, err
+	}
+	return handle.Keyspace{Client: main, EtcdPrefix: s.Map.Table.EtcdPrefix, Handles: s.Map.Ordered()}, nil
 }

@@ -145,6 +145,7 @@ func Namespace(ctx context.Context, ks handle.Keyspace, name string, o Options) 
 		return nil, err
 	}
 	ns, err := readOne(ctx, handle.Target{Handle: namespaces}, name, rev)
+	notFound := err
 	switch {
 	case apierrors.IsNotFound(err):
 		r.Gone = true
@@ -159,6 +160,9 @@ func Namespace(ctx context.Context, ks handle.Keyspace, name string, o Options) 
 		return nil, err
 	}
 	objs := append(in.objects, in.leftovers...)
+	if r.Gone && len(objs) == 0 {
+		return nil, notFound // never there, or gone with nothing left
+	}
 	sortObjects(objs)
 	holds(objs)
 	for _, obj := range objs {
