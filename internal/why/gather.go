@@ -34,7 +34,14 @@ type contents struct {
 	// leftovers are keys in the namespace under no stored resource's
 	// prefix: objects of a CRD that is gone.
 	leftovers []*stored
+	// unread are the resources whose values could not be read at all
+	// (encrypted with a key the flags do not give), and why.
+	unread []Unread
 }
+
+// valueUnread marks the objects of a resource none of whose values could
+// be read: the resource's own step says why, once.
+const valueUnread = "its value could not be read"
 
 // withFields are the paths whose objects' own fields say what holds them.
 var withFields = map[string]bool{"pods": true, "persistentvolumeclaims": true}
@@ -65,6 +72,9 @@ func gather(ctx context.Context, ks handle.Keyspace, ns string, rev int64) (*con
 		}
 	}
 	hit := map[*handle.Handle]bool{}
+	// keys are the keys of each resource in ns, to name the objects of
+	// one whose values cannot be read (none are kept for every namespace).
+	keys := map[*handle.Handle][]string{}
 	for _, h := range other {
 		hit[h] = h.Resource.Namespaced || ns == ""
 	}
@@ -76,8 +86,11 @@ func gather(ctx context.Context, ks handle.Keyspace, ns string, rev int64) (*con
 			switch {
 			case h != nil && !h.Resource.Namespaced:
 				hit[h] = hit[h] || ns == ""
-			case h != nil:
-				hit[h] = hit[h] || ns == "" || strings.HasPrefix(rest, ns+"/")
+			case h != nil && ns == "":
+				hit[h] = true
+			case h != nil && strings.HasPrefix(rest, ns+"/"):
+				hit[h] = true
+				keys[h] = append(keys[h], key)
 			case ns != "" && inNamespace(strings.TrimPrefix(key, root), ns):
 				leftoverKeys = append(leftoverKeys, key)
 			}
@@ -92,8 +105,18 @@ func gather(ctx context.Context, ks handle.Keyspace, ns string, rev int64) (*con
 		if !hit[h] {
 			continue
 		}
-		if err := out.list(ctx, handle.Target{Handle: h, Namespace: ns}, rev); err != nil {
+		err := out.list(ctx, handle.Target{Handle: h, Namespace: ns}, rev)
+		if err != nil && !stores.Unreadable(ctx, err) {
 			return nil, err
+		}
+		if err != nil {
+			// The flags lack what reads this resource: its objects are
+			// still here, named by their keys.
+			out.unread = append(out.unread, Unread{Resource: h.Path, Reason: err.Error()})
+			for _, key := range keys[h] {
+				n, name := namespaceAndName(handle.Target{Handle: h}, key)
+				out.objects = append(out.objects, &stored{Object: Object{Resource: h.Path, Namespace: n, Name: name, Key: key, Unreadable: valueUnread}})
+			}
 		}
 	}
 	for _, key := range leftoverKeys {

@@ -55,6 +55,9 @@ func (r *Report) Tree() []render.Node {
 		}
 		top.Children = append(top.Children, n)
 	}
+	for _, u := range r.Unread {
+		top.Children = append(top.Children, render.Node{Text: fmt.Sprintf("not read: %s: %s", u.Resource, u.Reason)})
+	}
 	if len(r.TerminatingCRDs) > 0 {
 		top.Children = append(top.Children, render.Node{Text: "CRDs being deleted, with objects here: " + joinCounts(r.TerminatingCRDs)})
 	}

@@ -35,6 +35,7 @@ func wayOutOfNamespace(r *Report) []Step {
 			Commands: []string{"kubectl delete apiservice " + a.Name},
 		})
 	}
+	steps = append(steps, unreadSteps(r.Unread)...)
 	for _, c := range r.GoneCRDs {
 		steps = append(steps, Step{
 			Do: fmt.Sprintf("customresourcedefinition %s is gone and %s of it %s here, which no server serves or deletes: create the CRD again (from where it was installed), and the namespace controller deletes them", c.Name, objects(c.Objects), remain(c.Objects)),
@@ -49,7 +50,7 @@ func wayOutOfNamespace(r *Report) []Step {
 		},
 	}
 	if n := len(r.Objects); n > 0 {
-		finalize.Warning = fmt.Sprintf("the %s still stored in namespace %s stay in etcd, orphaned: once the namespace is gone nothing serves or deletes them (regctl scan reports them as namespace-gone); take the steps above first", objects(n), ns)
+		finalize.Warning = fmt.Sprintf("%s still stored in namespace %s would stay in etcd, orphaned: once the namespace is gone nothing serves or deletes %s (regctl scan reports %s as namespace-gone); take the steps above first", objects(n), ns, them(n), them(n))
 	}
 	if r.Namespace != nil && has(r.Namespace.SpecFinalizers, string(corev1.FinalizerKubernetes)) {
 		steps = append(steps, finalize)
@@ -63,7 +64,17 @@ func wayOutOfObject(r *Report) []Step {
 	if o.DeletionTimestamp == nil && len(o.Finalizers) == 0 {
 		return []Step{{Do: fmt.Sprintf("%s/%s is not being deleted and has no finalizers: nothing holds it", o.Resource, o.Name)}}
 	}
-	return objectSteps(append([]Object{o}, r.Objects...))
+	return append(unreadSteps(r.Unread), objectSteps(append([]Object{o}, r.Objects...))...)
+}
+
+// unreadSteps say, once per resource, that what could not be read may
+// hold the deletion too.
+func unreadSteps(unread []Unread) []Step {
+	var steps []Step
+	for _, u := range unread {
+		steps = append(steps, Step{Do: fmt.Sprintf("%s could not be read, so what holds them is not known: %s", u.Resource, u.Reason)})
+	}
+	return steps
 }
 
 // objectSteps are the steps for what holds each object: a pod waiting for
@@ -85,7 +96,7 @@ func objectSteps(objs []Object) []Step {
 				})
 			}
 		}
-		if o.Unreadable != "" {
+		if o.Unreadable != "" && o.Unreadable != valueUnread && !o.Leftover {
 			steps = append(steps, Step{Do: fmt.Sprintf("%s/%s could not be read (%s): read it with the server's flags (`--encryption-provider-config`) to see what holds it", o.Resource, o.Name, o.Unreadable)})
 		}
 		for i, f := range o.Finalizers {
@@ -111,6 +122,13 @@ func objectSteps(objs []Object) []Step {
 		}
 	}
 	return steps
+}
+
+func them(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }
 
 func objects(n int) string {

@@ -71,6 +71,9 @@ type Report struct {
 	// GoneCRDs are the resources of CRDs that are gone whose objects
 	// remain here: nothing serves, deletes or finalizes them.
 	GoneCRDs []Count `json:"goneCRDs,omitempty"`
+	// Unread are the resources whose values could not be read with the
+	// flags given: what holds their objects is unknown.
+	Unread []Unread `json:"unread,omitempty"`
 	// WayOut are the steps that would let the deletion finish, in order;
 	// why takes none of them.
 	WayOut []Step `json:"wayOut,omitempty"`
@@ -116,6 +119,12 @@ type APIService struct {
 	Service string `json:"service"`
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
+}
+
+// Unread is a resource whose values could not be read, and why.
+type Unread struct {
+	Resource string `json:"resource"`
+	Reason   string `json:"reason"`
 }
 
 // Count is a name (a resource, a finalizer, a CRD) and how many objects.
@@ -176,6 +185,7 @@ func Namespace(ctx context.Context, ks handle.Keyspace, name string, o Options) 
 		return nil, err
 	}
 	r.GoneCRDs = goneCRDs(in.leftovers)
+	r.Unread = in.unread
 	r.WayOut = wayOutOfNamespace(r)
 	return r, nil
 }
@@ -203,7 +213,7 @@ func ObjectOf(ctx context.Context, ks handle.Keyspace, t handle.Target, name str
 		}
 	}
 	holds(objs)
-	r := &Report{Revision: rev, Object: self.Object}
+	r := &Report{Revision: rev, Object: self.Object, Unread: in.unread}
 	var deps []*stored
 	for _, obj := range objs {
 		if obj.Key != self.Key && ownedBy(obj, self.UID) {

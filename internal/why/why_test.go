@@ -135,7 +135,7 @@ func TestANamespaceHeldEveryWay(t *testing.T) {
 		"kubectl delete pod web -n shop --grace-period=0 --force",
 		`kubectl patch configmaps held -n shop --type=json -p '[{"op":"test","path":"/metadata/finalizers/0","value":"example.com/hold"},{"op":"remove","path":"/metadata/finalizers/0"}]'`,
 		"customresourcedefinition widgets.example.com is gone",
-		"warning: the 7 objects still stored in namespace shop stay in etcd, orphaned",
+		"warning: 7 objects still stored in namespace shop would stay in etcd, orphaned: once the namespace is gone nothing serves or deletes them",
 		"regctl replace --subresource finalize -f -",
 	} {
 		if !strings.Contains(text, want) {
@@ -195,5 +195,36 @@ func TestANamespaceThatIsGone(t *testing.T) {
 	}
 	if !r.Gone || len(r.Objects) != 1 || len(r.WayOut) != 1 || !strings.Contains(r.WayOut[0].Do, "orphaned") {
 		t.Errorf("a gone namespace: %+v", r)
+	}
+}
+
+// TestValuesThatCannotBeReadAreStillListed: a resource encrypted with a
+// key the flags do not give is said once, and its objects in the
+// namespace are still listed by their keys.
+func TestValuesThatCannotBeReadAreStillListed(t *testing.T) {
+	ctx := context.Background()
+	ks, _ := keyspace(t)
+	if _, err := ks.Client.Put(ctx, "/registry/secrets/shop/db", "k8s:enc:aescbc:v1:key1:not-really-encrypted"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Namespace(ctx, ks, "shop", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Unread) != 1 || r.Unread[0].Resource != "secrets" || !strings.Contains(r.Unread[0].Reason, "aescbc:v1:key1") {
+		t.Errorf("unread %+v", r.Unread)
+	}
+	found := false
+	for _, o := range r.Objects {
+		found = found || o.Key == "/registry/secrets/shop/db" && o.Unreadable == valueUnread
+	}
+	steps := 0
+	for _, s := range r.WayOut {
+		if strings.Contains(s.Do, "secrets") {
+			steps++
+		}
+	}
+	if !found || steps != 1 {
+		t.Errorf("the secret listed: %v; steps about secrets: %d, want 1", found, steps)
 	}
 }

@@ -37,11 +37,12 @@ func New(g *cli.Globals, runF func(context.Context, *Options) error) *cobra.Comm
   # object, and the way out
   regctl why namespace/shop
 
-  # One object being deleted: its finalizers, who removes them, its dependents
-  regctl why persistentvolumeclaims/data -n shop
+  # One object: its deletion, its finalizers and who removes them, its dependents
+  regctl why configmaps/app-config -n shop
 
-  # The same as data, from a backup
-  regctl why namespace/shop -o json --snapshot backup.db`,
+  # The same as data (from a backup with --snapshot FILE), with the server's
+  # encryption config to read its secrets
+  regctl why namespace/shop -o json --encryption-provider-config=encryption.yaml`,
 		Long: `Say what holds a deletion, from what etcd holds.
 
 For a namespace: its spec.finalizers and the conditions the namespace controller wrote;
