@@ -44,7 +44,7 @@ type contents struct {
 const valueUnread = "its value could not be read"
 
 // withFields are the paths whose objects' own fields say what holds them.
-var withFields = map[string]bool{"pods": true, "persistentvolumeclaims": true}
+var withFields = map[string]bool{"pods": true, "persistentvolumeclaims": true, "persistentvolumes": true}
 
 // gather reads what etcd holds in namespace ns at rev: one keys-only pass
 // over the etcd prefix finds which resources hold keys there (and the keys

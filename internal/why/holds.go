@@ -26,6 +26,12 @@ func holds(objs []*stored) {
 			if node := podNode(o); node != "" && o.DeletionTimestamp != nil {
 				o.HeldBy = append(o.HeldBy, fmt.Sprintf("graceful deletion: waits for the kubelet of node %s to confirm the pod has stopped", node))
 			}
+		case "persistentvolumes":
+			for _, c := range objs {
+				if c.Resource == "persistentvolumeclaims" && claimedVolume(c) == o.Name {
+					o.HeldBy = append(o.HeldBy, fmt.Sprintf("bound to persistentvolumeclaims/%s -n %s", c.Name, c.Namespace))
+				}
+			}
 		case "persistentvolumeclaims":
 			for _, p := range objs {
 				if p.Resource == "pods" && p.Namespace == o.Namespace && usesClaim(p, o.Name) {
@@ -50,6 +56,11 @@ func holds(objs []*stored) {
 func podNode(p *stored) string {
 	node, _, _ := unstructured.NestedString(p.ext, "spec", "nodeName")
 	return node
+}
+
+func claimedVolume(c *stored) string {
+	name, _, _ := unstructured.NestedString(c.ext, "spec", "volumeName")
+	return name
 }
 
 func usesClaim(p *stored, claim string) bool {

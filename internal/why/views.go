@@ -14,6 +14,9 @@ import (
 func (r *Report) Tree() []render.Node {
 	top := render.Node{Text: r.headline()}
 	if ns := r.Namespace; ns != nil {
+		if len(r.Object.Finalizers) > 0 {
+			top.Children = append(top.Children, render.Node{Text: "metadata.finalizers", Children: finalizerNodes(r.Object.Finalizers)})
+		}
 		if len(ns.SpecFinalizers) > 0 {
 			top.Children = append(top.Children, render.Node{Text: "spec.finalizers", Children: finalizerNodes(ns.SpecFinalizers)})
 		}

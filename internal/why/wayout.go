@@ -41,7 +41,7 @@ func wayOutOfNamespace(r *Report) []Step {
 			Do: fmt.Sprintf("customresourcedefinition %s is gone and %s of it %s here, which no server serves or deletes: create the CRD again (from where it was installed), and the namespace controller deletes them", c.Name, objects(c.Objects), remain(c.Objects)),
 		})
 	}
-	steps = append(steps, objectSteps(r.Objects)...)
+	steps = append(steps, objectSteps(append([]Object{r.Object}, r.Objects...))...)
 	finalize := Step{
 		Do: fmt.Sprintf("last resort, once nothing above can be done: finalize namespace %s by hand, emptying its spec.finalizers (with kube-apiserver down, through regctl)", ns),
 		Commands: []string{

@@ -32,7 +32,9 @@ var stuck = map[string]string{
 	"/registry/pods/shop/web": `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","namespace":"shop","uid":"pod-1",` + deleted + `,"deletionGracePeriodSeconds":30},
 		"spec":{"nodeName":"node-1","containers":[{"name":"c","image":"nginx"}],"volumes":[{"name":"data","persistentVolumeClaim":{"claimName":"data"}}]}}`,
 	"/registry/persistentvolumeclaims/shop/data": `{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"data","namespace":"shop","uid":"pvc-1","finalizers":["kubernetes.io/pvc-protection"]},
-		"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}`,
+		"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}},"volumeName":"pv-1"}}`,
+	"/registry/persistentvolumes/pv-1": `{"apiVersion":"v1","kind":"PersistentVolume","metadata":{"name":"pv-1","uid":"pv-1",` + deleted + `,"finalizers":["kubernetes.io/pv-protection"]},
+		"spec":{"capacity":{"storage":"1Gi"},"accessModes":["ReadWriteOnce"],"hostPath":{"path":"/data"}}}`,
 	"/registry/deployments/shop/app": `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"app","namespace":"shop","uid":"dep-1",` + deleted + `,"finalizers":["foregroundDeletion"]},
 		"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}}}`,
 	"/registry/replicasets/shop/app-1": `{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"app-1","namespace":"shop","uid":"rs-1",
@@ -171,6 +173,18 @@ func TestAnObjectAndItsDependents(t *testing.T) {
 	}
 	if r.Object.Finalizers[0].RemovedBy != "garbage-collector-controller" {
 		t.Errorf("foregroundDeletion removed by %q", r.Object.Finalizers[0].RemovedBy)
+	}
+	// A cluster-scoped object: its holders are looked for everywhere.
+	pvs, err := target.One(m, target.Ref{Resource: "persistentvolumes"}, target.Scope{Namespace: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = ObjectOf(ctx, ks, pvs, "pv-1", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Object.HeldBy) != 1 || r.Object.HeldBy[0] != "bound to persistentvolumeclaims/data -n shop" {
+		t.Errorf("a volume held by its claim: %q", r.Object.HeldBy)
 	}
 	plain, err := target.One(m, target.Ref{Resource: "configmaps"}, target.Scope{Namespace: "shop"})
 	if err != nil {
