@@ -30,7 +30,7 @@ type Options struct {
 func New(g *cli.Globals, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{Globals: g}
 	cmd := &cobra.Command{
-		Use:   "inspect TYPE/NAME [-n NAMESPACE] [--revision N | --history] [-o table|yaml|json]",
+		Use:   "inspect TYPE/NAME [-n NAMESPACE] [--revision N|TIME | --history] [-o table|yaml|json]",
 		Short: "Show how one object is stored: key, revisions, lease, encoding, storage version, encryption",
 		Long: `Show the storage view of one object: its etcd key (from the store's key function), create
 and mod revisions, version, lease and the TTL left on it, the value's size, its encoding
@@ -38,7 +38,8 @@ and mod revisions, version, lease and the TTL left on it, the value's size, its 
 version), and whether it is encrypted (provider and key name from the value's envelope,
 and for KMS v2 the plugin's key ID, read without calling the plugin).
 Encrypted values are decoded when --encryption-provider-config holds their key.
-With --revision N, the object is shown as etcd held it at revision N.
+With --revision N, the object is shown as etcd held it at revision N (or at a time, as get
+takes it).
 
 With --history, every revision of the object etcd still holds (since its last
 compaction), oldest first: the revision, whether the object was created, updated or
@@ -73,7 +74,7 @@ what told it) or time.after and time.before.`,
 	fs.BoolVar(&opts.Inspect.History, "history", false, "List every revision of the object etcd still holds, deletions included, and what changed in each")
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(inspect.Formats...))
-	return cli.WithOptions(cmd, opts, runF)
+	return cli.WithOptions(cli.ReadsAtRevision(cmd), opts, runF)
 }
 
 func (o *Options) Complete(cmd *cobra.Command, args []string) error {
