@@ -18,11 +18,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/kubernetes/pkg/apis/coordination"
 	api "k8s.io/kubernetes/pkg/apis/core"
 	"k8s.io/utils/ptr"
 
 	"github.com/regctl/regctl/internal/cli"
+	"github.com/regctl/regctl/internal/clock"
 	"github.com/regctl/regctl/internal/handle"
+	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/stores"
 )
 
@@ -381,6 +384,7 @@ func newSandbox(t *testing.T) *sandbox {
 			}
 		}
 	}
+	seedClocks(t, w)
 	// A secret whose value no store can read, for delete's example of
 	// removing one unread; no other example reads secrets in kube-system.
 	if _, err := e.client.Put(context.Background(), "/registry/secrets/kube-system/legacy-token", "\x00\xffnot a stored object"); err != nil {
@@ -391,6 +395,41 @@ func newSandbox(t *testing.T) *sandbox {
 		t.Fatal(err)
 	}
 	return &sandbox{etcdURL: e.url, backup: backup}
+}
+
+// seedClocks gives the sandbox the clocks a time is told by, after its
+// objects: a Lease created at 13:59:58 UTC on 2026-11-28 and renewed two
+// hours ago, then a config map created in shop, then the Lease renewed a
+// minute ago. Examples read shop at 2026-11-28T14:00:00Z, 90m or 1h,
+// before the config map, and a diff from then finds it.
+func seedClocks(t *testing.T, w *storagemap.Session) {
+	t.Helper()
+	leases := w.Map.Handles[clock.LeasesPath]
+	ctx := stores.RequestContext(context.Background(), handle.Target{Handle: leases, Namespace: "kube-system"})
+	holder := "kube-controller-manager"
+	renewed := func(at time.Time) *coordination.Lease {
+		return &coordination.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: holder},
+			Spec: coordination.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: ptr.To[int32](15), RenewTime: &metav1.MicroTime{Time: at}}}
+	}
+	obj, err := leases.Storage.(rest.Creater).Create(ctx, renewed(time.Date(2026, 11, 28, 13, 59, 58, 0, time.UTC)), rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("seeding the sandbox with a lease: %v", err)
+	}
+	renew := func(at time.Time) {
+		t.Helper()
+		l := renewed(at)
+		l.ResourceVersion = obj.(*coordination.Lease).ResourceVersion
+		if obj, _, err = leases.Storage.(rest.Updater).Update(ctx, holder, rest.DefaultUpdatedObjectInfo(l), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{}); err != nil {
+			t.Fatalf("renewing the sandbox's lease: %v", err)
+		}
+	}
+	renew(time.Now().Add(-2 * time.Hour))
+	configMaps := w.Map.Handles["configmaps"]
+	recent := &api.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "recent"}, Data: map[string]string{"mode": "new"}}
+	if _, err := configMaps.Storage.(rest.Creater).Create(stores.RequestContext(context.Background(), handle.Target{Handle: configMaps, Namespace: "shop"}), recent, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+		t.Fatalf("seeding the sandbox with configmaps/recent: %v", err)
+	}
+	renew(time.Now().Add(-time.Minute))
 }
 
 func TestParseExamples(t *testing.T) {

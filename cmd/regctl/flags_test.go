@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -113,4 +115,43 @@ func TestFlagsAreReadAndCheckedWithoutEtcd(t *testing.T) {
 		clitest.Refused(t, migratecmd.New, 0, "Invalid dry-run value", "--dry-run=later")
 		clitest.Refused(t, migratecmd.New, 0, "`--chunk-size` must be 0 (no paging) or more, not -3", "--chunk-size", "-3")
 	})
+}
+
+// TestTimesAreToldForTheCommandsThatReadAtARevision: a time given to
+// --revision is told as a revision for get, keys, inspect and scan alone;
+// the commands that refuse --revision refuse a time too, before anything
+// is dialed.
+func TestTimesAreToldForTheCommandsThatReadAtARevision(t *testing.T) {
+	t.Parallel()
+	root, _ := newRootCmd(cli.IOStreams{In: &bytes.Buffer{}, Out: io.Discard, ErrOut: io.Discard})
+	var reads []string
+	for _, c := range root.Commands() {
+		if cli.ReadsAt(c) {
+			reads = append(reads, c.Name())
+		}
+	}
+	if got := strings.Join(reads, " "); got != "get inspect keys scan" {
+		t.Errorf("the commands a time is told for: %s, want get inspect keys scan", got)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"create", "-f", "a.yaml"}, "`--revision` is for reads"},
+		{[]string{"replace", "-f", "a.yaml"}, "`--revision` is for reads"},
+		{[]string{"delete", "pods/web"}, "`--revision` is for reads"},
+		{[]string{"migrate"}, "`--revision` is for reads"},
+		{[]string{"routes"}, "`--revision` is for get, keys, inspect and scan"},
+		{[]string{"diff", "--from", "rev:3"}, "`--revision` and `--from`: name the revisions with rev:N or rev:TIME"},
+		{[]string{"restore", "--from", "rev:3", "-A"}, "`--revision` and restore: name the revision to restore from with `--from rev:N` or `--from rev:TIME`"},
+	} {
+		_, stderr, code := run(t, append(tc.args, "--revision", "90m", "--etcd-servers", "http://127.0.0.1:1")...)
+		if code == 0 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v --revision 90m: exit %d, %q; want %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	_, stderr, code := run(t, "get", "pods", "--revision", "yesterday")
+	if want := "error: invalid argument \"yesterday\" for \"--revision\" flag: give a revision number, an RFC 3339 time (2026-11-29T14:00:00Z) or an age (90m)\n"; code != 1 || stderr != want {
+		t.Errorf("--revision yesterday: exit %d, %q; want %q", code, stderr, want)
+	}
 }

@@ -75,13 +75,13 @@ func TestRestoreRefusesWhatItCannotDo(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-n", "shop"}, "error: `--from` names no source: give an etcd snapshot file or rev:N\n"},
-		{[]string{"--from", "live", "-n", "shop"}, "error: `--from live` is what is stored now: restore from a snapshot file or rev:N\n"},
+		{[]string{"-n", "shop"}, "error: `--from` names no source: give an etcd snapshot file, rev:TIME or rev:N\n"},
+		{[]string{"--from", "live", "-n", "shop"}, "error: `--from live` is what is stored now: restore from a snapshot file, rev:TIME or rev:N\n"},
 		{[]string{"--from", "rev:3"}, "error: name what to restore: TYPE[/NAME], `-n NAMESPACE` (the namespace and everything in it) or `-A` (everything)\n"},
 		{[]string{"--from", "rev:3", "-n", "shop", "-A"}, "error: `-n` and `-A` both given: name one namespace, or all\n"},
-		{[]string{"--from", "rev:0", "-A"}, "error: \"rev:0\" names no revision: rev:N takes a revision above 0\n"},
+		{[]string{"--from", "rev:0", "-A"}, "error: \"rev:0\" names no revision: rev:N takes a revision above 0, rev:TIME an RFC 3339 time (rev:2026-11-29T14:00:00Z) or an age (rev:90m)\n"},
 		{[]string{"--from", "rev:3", "-A", "--snapshot", "backup.db"}, "error: backup.db is an etcd snapshot, which regctl only reads: write to a live etcd (`--etcd-servers`)\n"},
-		{[]string{"--from", "rev:3", "-A", "--revision", "3"}, "error: `--revision` and restore: name the revision to restore from with `--from rev:N`\n"},
+		{[]string{"--from", "rev:3", "-A", "--revision", "3"}, "error: `--revision` and restore: name the revision to restore from with `--from rev:N` or `--from rev:TIME`\n"},
 		{[]string{"--from", "rev:3", "-A", "-o", "wide"}, "error: unknown output format \"wide\": valid values are table|json|yaml\n"},
 	} {
 		stdout, stderr, code := run(t, append([]string{"restore"}, tc.args...)...)

@@ -163,10 +163,18 @@ etcd, regctl builds the map on an ephemeral in-process etcd.`,
 			// A snapshot or a sandbox is the etcd the command line names:
 			// etcdctl's environment stands for flags not given, not for
 			// another etcd.
-			if g.Snapshot != "" || g.DataDir != "" {
-				return nil
+			if g.Snapshot == "" && g.DataDir == "" {
+				if err := serverflags.FromEnvironment(cmd.Flags(), os.Getenv); err != nil {
+					return err
+				}
 			}
-			return serverflags.FromEnvironment(cmd.Flags(), os.Getenv)
+			// Once, before the command reads its options: a time is the
+			// revision it reads at. The commands that refuse --revision
+			// refuse a time before anything is dialed.
+			if cli.ReadsAt(cmd) {
+				return g.TellRevision(cmd.Context())
+			}
+			return nil
 		},
 	}
 	cmd.SetIn(streams.In)
@@ -180,7 +188,7 @@ etcd, regctl builds the map on an ephemeral in-process etcd.`,
 	fs.StringVar(&g.Manifest, "apiserver-manifest", "", "A kube-apiserver static Pod manifest (kubeadm's /etc/kubernetes/manifests/kube-apiserver.yaml): take the server's flags from it; flags given here win")
 	fs.StringVar(&g.Snapshot, "snapshot", "", "Read an etcd snapshot file (etcdctl snapshot save, or a stopped member's member/snap/db) instead of a live etcd; it is opened read-only")
 	fs.StringVar(&g.ManifestRoot, "manifest-root", "", "Read the files the manifest names under this directory (a copy of the node's filesystem, e.g. its /etc/kubernetes as DIR/etc/kubernetes)")
-	fs.Int64Var(&g.Revision, "revision", 0, "Read (get, keys, inspect, scan) the keyspace as it was at this etcd revision, if etcd has not compacted it; writes refuse it")
+	g.AddRevisionFlag(fs)
 	fs.StringVar(&g.ReleaseMismatch, storagemap.MismatchFlag, storagemap.MismatchRefuse, "What writes do when the cluster runs another Kubernetes release than this regctl carries (told by the manifest's image, kubeadm-config, the kubelets): refuse, or ignore and write")
 	g.Server.AddFlags(fs)
 

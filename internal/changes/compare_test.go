@@ -137,12 +137,20 @@ func TestSources(t *testing.T) {
 		"live":      {Name: "live"},
 		"rev:42":    {Name: "rev:42", Revision: 42},
 		"backup.db": {Name: "backup.db", Snapshot: "backup.db"},
+		// A file whose name holds a colon is a file.
+		"backups/rev:3.db": {Name: "backups/rev:3.db", Snapshot: "backups/rev:3.db"},
 	} {
 		if got, err := ParseSource(in); err != nil || got != want {
 			t.Errorf("ParseSource(%q) = %+v, %v; want %+v", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "rev:0", "rev:-1", "rev:x"} {
+	// A time is told when the side is opened.
+	for in, text := range map[string]string{"rev:2026-11-29T14:00:00Z": "2026-11-29T14:00:00Z", "rev:90m": "90m"} {
+		if got, err := ParseSource(in); err != nil || got.Name != in || got.Revision != 0 || got.Time.Text != text || got.Snapshot != "" {
+			t.Errorf("ParseSource(%q) = %+v, %v; want the time %s", in, got, err, text)
+		}
+	}
+	for _, in := range []string{"", "rev:0", "rev:-1", "rev:x", "rev:-5m", "rev:2026-11-29"} {
 		if _, err := ParseSource(in); err == nil {
 			t.Errorf("ParseSource(%q) took it", in)
 		}

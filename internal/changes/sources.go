@@ -2,18 +2,21 @@ package changes
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
+	"github.com/regctl/regctl/internal/clock"
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/routetable"
 )
 
 // Source is one side as the command line names it: live (the etcd the
-// flags name, now), rev:N (that etcd at revision N) or a snapshot file.
+// flags name, now), rev:N (that etcd at revision N), rev:TIME (at the
+// revision of a time, told when the side is opened) or a snapshot file.
 type Source struct {
 	Name     string
 	Revision int64
+	// Time is the time rev:TIME names; Revision is 0 until it is told.
+	Time     clock.Time
 	Snapshot string
 }
 
@@ -23,13 +26,13 @@ func ParseSource(s string) (Source, error) {
 	case s == "live":
 		return Source{Name: s}, nil
 	case strings.HasPrefix(s, "rev:"):
-		rev, err := strconv.ParseInt(strings.TrimPrefix(s, "rev:"), 10, 64)
-		if err != nil || rev <= 0 {
-			return Source{}, fmt.Errorf("%q names no revision: rev:N takes a revision above 0", s)
+		rev, at, err := clock.ParseRevision(strings.TrimPrefix(s, "rev:"))
+		if err != nil || at.IsZero() && rev <= 0 {
+			return Source{}, fmt.Errorf("%q names no revision: rev:N takes a revision above 0, rev:TIME an RFC 3339 time (rev:2026-11-29T14:00:00Z) or an age (rev:90m)", s)
 		}
-		return Source{Name: s, Revision: rev}, nil
+		return Source{Name: s, Revision: rev, Time: at}, nil
 	case s == "":
-		return Source{}, fmt.Errorf("an empty source: give live, rev:N or a snapshot file")
+		return Source{}, fmt.Errorf("an empty source: give live, rev:N, rev:TIME or a snapshot file")
 	}
 	return Source{Name: s, Snapshot: s}, nil
 }

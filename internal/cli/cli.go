@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/regctl/regctl/internal/clock"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/storagemap/serverflags"
@@ -40,7 +41,10 @@ type Globals struct {
 	// Snapshot is an etcd snapshot file read instead of a live etcd.
 	Snapshot string
 	// Revision is the etcd revision reads see the keyspace at; 0 is now.
-	Revision int64
+	// RevisionTime is the time `--revision` gave instead of a number,
+	// which TellRevision makes Revision.
+	Revision     int64
+	RevisionTime clock.Time
 	// DataDir is the sandbox's data directory: an etcd of regctl's own.
 	DataDir string
 	// ReleaseMismatch is what writes do on a cluster of another

@@ -14,7 +14,8 @@ import (
 type Resolve func(target.Resolver, []target.Ref, target.Scope) ([]target.Named, error)
 
 // OpenTargets opens a session on the data cfg names, with a map of only
-// what refs name (cfg.Only), and resolves refs in it with resolve. When
+// what refs name and what cfg.Only names besides (the Leases whose clocks
+// a history reads), and resolves refs in it with resolve. When
 // verb is set, each path must serve it. With cfg.MapOnly the map may be
 // built on an ephemeral etcd when cfg names none. The caller closes the
 // session.
@@ -25,6 +26,9 @@ func OpenTargets(ctx context.Context, cfg storagemap.Config, refs []target.Ref, 
 	only := make([]string, len(refs))
 	for i, r := range refs {
 		only[i] = r.Resource
+	}
+	if cfg.Only != "" {
+		only = append(only, cfg.Only)
 	}
 	cfg.Only = strings.Join(only, ",")
 	open := storagemap.OpenData

@@ -97,7 +97,7 @@ func (o *WriteOptions) Complete(cmd *cobra.Command, _ []string) (err error) {
 
 // Validate checks what every write is given beside its own flags.
 func (o *WriteOptions) Validate() error {
-	if o.Revision != 0 {
+	if o.RevisionGiven() {
 		return stores.ErrWriteAtRevision
 	}
 	// As the server checks the fieldManager a request names.

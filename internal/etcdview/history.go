@@ -12,6 +12,7 @@ import (
 // KeyEvent is one change of a key that etcd still holds: a value written
 // at Revision, or the key's deletion at Revision.
 type KeyEvent struct {
+	Key      string
 	Revision int64
 	Deleted  bool
 	// CreateRevision is when the key was created, for a value: equal to
@@ -23,6 +24,10 @@ type KeyEvent struct {
 	// a value written before the last compaction, the compaction
 	// revision, where it was still the key's value.
 	ReadAt int64
+	// Held marks a value read at the oldest revision etcd holds, rather
+	// than a change watched after it: written then or before, by a write
+	// whose previous value may be compacted away.
+	Held bool
 }
 
 // progressEvery is how often a history asks etcd whether its watch has
@@ -49,25 +54,69 @@ func KeyHistory(ctx context.Context, c *clientv3.Client, key string) ([]KeyEvent
 		return nil, err
 	}
 	if kv != nil {
-		events = append(events, KeyEvent{Revision: kv.ModRevision, CreateRevision: kv.CreateRevision, Value: kv.Value, ReadAt: max(kv.ModRevision, oldest)})
+		events = append(events, heldAt(kv, oldest))
 	}
 	if oldest == current {
 		return events, nil
 	}
-	later, err := watchUntil(ctx, c, key, oldest+1, current)
+	err = watchUntil(ctx, c, key, oldest+1, current, func(ev KeyEvent) error {
+		events = append(events, ev)
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("reading the history of %s: %w", key, err)
 	}
-	return append(events, later...), nil
+	return events, nil
 }
 
-// watchUntil collects the changes of key from revision from to until. A
-// progress notification that reaches until says every change up to it has
-// been sent: etcd sends one only to a watch that has caught up.
-func watchUntil(ctx context.Context, c *clientv3.Client, key string, from, until int64) ([]KeyEvent, error) {
+// PrefixHistory is KeyHistory for every key under prefix, handed to fn one
+// at a time rather than collected: the values at the oldest revision etcd
+// holds, in key order, read a page of pageSize at a time, then each write
+// and deletion after it up to the current revision, in revision order. It
+// returns those two revisions. A history of many keys (every renewal of
+// every Lease) is so read with memory for a page or a watch response, and
+// with one watch of the whole prefix, not one per key. Nothing is written.
+func PrefixHistory(ctx context.Context, c *clientv3.Client, prefix string, pageSize int64, fn func(KeyEvent) error) (oldest, current int64, err error) {
+	if current, err = Revision(ctx, c); err != nil {
+		return 0, 0, err
+	}
+	if oldest, err = OldestRevision(ctx, c); err != nil {
+		return 0, 0, err
+	}
+	err = PagesAt(ctx, c, prefix, prefix, oldest, pageSize, false, func(kvs []*mvccpb.KeyValue) error {
+		for _, kv := range kvs {
+			if err := fn(heldAt(kv, oldest)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("reading the values under %s at revision %d: %w", prefix, oldest, err)
+	}
+	if oldest == current {
+		return oldest, current, nil
+	}
+	if err := watchUntil(ctx, c, prefix, oldest+1, current, fn, clientv3.WithPrefix()); err != nil {
+		return 0, 0, fmt.Errorf("reading the history of the keys under %s: %w", prefix, err)
+	}
+	return oldest, current, nil
+}
+
+// heldAt is the event of a value read at revision oldest, the oldest etcd
+// holds: it was written then or before.
+func heldAt(kv *mvccpb.KeyValue, oldest int64) KeyEvent {
+	return KeyEvent{Key: string(kv.Key), Revision: kv.ModRevision, CreateRevision: kv.CreateRevision, Value: kv.Value, ReadAt: max(kv.ModRevision, oldest), Held: true}
+}
+
+// watchUntil hands fn the changes of key (with opts, of the keys opts
+// name) from revision from to until. A progress notification that
+// reaches until says every change up to it has been sent: etcd sends one
+// only to a watch that has caught up.
+func watchUntil(ctx context.Context, c *clientv3.Client, key string, from, until int64, fn func(KeyEvent) error, opts ...clientv3.OpOption) error {
 	ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
-	ch := c.Watch(ctx, key, clientv3.WithRev(from), clientv3.WithCreatedNotify())
+	ch := c.Watch(ctx, key, append([]clientv3.OpOption{clientv3.WithRev(from), clientv3.WithCreatedNotify()}, opts...)...)
 	tick := time.NewTicker(progressEvery)
 	defer tick.Stop()
 	// A watch is no request of its own: --request-timeout bounds the
@@ -75,34 +124,35 @@ func watchUntil(ctx context.Context, c *clientv3.Client, key string, from, until
 	timeout := requestTimeout(c)
 	silence := newSilence(timeout)
 	defer silence.Stop()
-	var events []KeyEvent
 	for {
 		select {
 		case <-silence.C:
-			return nil, fmt.Errorf("etcd did not answer the watch within %s (`--request-timeout`)", timeout)
+			return fmt.Errorf("etcd did not answer the watch within %s (`--request-timeout`)", timeout)
 		case <-tick.C:
 			if err := c.RequestProgress(ctx); err != nil {
-				return nil, err
+				return err
 			}
 			continue
 		case resp, open := <-ch:
 			if !open && ctx.Err() != nil {
-				return nil, context.Cause(ctx)
+				return context.Cause(ctx)
 			}
 			if !open {
-				return nil, fmt.Errorf("etcd ended the watch before revision %d", until)
+				return fmt.Errorf("etcd ended the watch before revision %d", until)
 			}
 			if err := resp.Err(); err != nil {
-				return nil, err
+				return err
 			}
 			for _, ev := range resp.Events {
 				if ev.Kv.ModRevision > until {
-					return events, nil
+					return nil
 				}
-				events = append(events, keyEvent(ev))
+				if err := fn(keyEvent(ev)); err != nil {
+					return err
+				}
 			}
 			if resp.IsProgressNotify() && resp.Header.Revision >= until {
-				return events, nil
+				return nil
 			}
 			if timeout > 0 {
 				silence.Reset(timeout)
@@ -124,7 +174,7 @@ func newSilence(timeout time.Duration) *time.Timer {
 
 func keyEvent(ev *clientv3.Event) KeyEvent {
 	if ev.Type == mvccpb.DELETE {
-		return KeyEvent{Revision: ev.Kv.ModRevision, Deleted: true, ReadAt: ev.Kv.ModRevision}
+		return KeyEvent{Key: string(ev.Kv.Key), Revision: ev.Kv.ModRevision, Deleted: true, ReadAt: ev.Kv.ModRevision}
 	}
-	return KeyEvent{Revision: ev.Kv.ModRevision, CreateRevision: ev.Kv.CreateRevision, Value: ev.Kv.Value, ReadAt: ev.Kv.ModRevision}
+	return KeyEvent{Key: string(ev.Kv.Key), Revision: ev.Kv.ModRevision, CreateRevision: ev.Kv.CreateRevision, Value: ev.Kv.Value, ReadAt: ev.Kv.ModRevision}
 }

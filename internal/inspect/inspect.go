@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/warning"
 
+	"github.com/regctl/regctl/internal/clock"
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
@@ -34,6 +35,9 @@ type Options struct {
 	History bool
 	// Revision is the etcd revision to read at; 0 is now.
 	Revision int64
+	// Clocks, with History, is the handle of the Leases that tell when
+	// each revision was written (clock.Read); nil when the map has none.
+	Clocks *handle.Handle
 }
 
 // Parse reads inspect's arguments, which name exactly one object, and
@@ -87,10 +91,28 @@ func history(ctx context.Context, out io.Writer, t handle.Target, name string, o
 	if len(h.Revisions) == 0 {
 		return fmt.Errorf("%s (etcd holds no revision of key %s since its last compaction)", notFound(t, name), h.Key)
 	}
+	if err := tellTimes(ctx, h, o.Clocks); err != nil {
+		return err
+	}
 	if o.Output == render.Table {
 		return render.Print(out, o.Output, historyTable(h.Revisions))
 	}
 	return render.Print(out, o.Output, h)
+}
+
+// tellTimes tells when each revision was written, by the object's own
+// times and the Leases' clocks. Leases kept on another etcd keep other
+// revisions: the object's own times are then all there is.
+func tellTimes(ctx context.Context, h *stores.History, leases *handle.Handle) error {
+	clocks := &clock.Clocks{}
+	if leases != nil && len(leases.Route.EtcdServers) == 0 {
+		var err error
+		if clocks, err = clock.Read(ctx, leases); err != nil {
+			return err
+		}
+	}
+	clocks.Annotate(h)
+	return nil
 }
 
 // notFound is the server's NotFound line for the object.
@@ -102,7 +124,7 @@ func notFound(t handle.Target, name string) string {
 type historyTable []stores.HistoryEntry
 
 func (historyTable) Header(bool) []string {
-	return []string{"ORDER", "REVISION", "EVENT", "VALUE SIZE", "CHANGED"}
+	return []string{"ORDER", "REVISION", "EVENT", "TIME", "VALUE SIZE", "CHANGED"}
 }
 
 func (t historyTable) Rows(bool) [][]string {
@@ -119,7 +141,7 @@ func (t historyTable) Rows(bool) [][]string {
 		case changed == "":
 			changed = "<none>"
 		}
-		rows = append(rows, []string{strconv.Itoa(e.Order), strconv.FormatInt(e.Revision, 10), e.Event, strconv.Itoa(e.ValueSize), changed})
+		rows = append(rows, []string{strconv.Itoa(e.Order), strconv.FormatInt(e.Revision, 10), e.Event, clock.When(e.Time), strconv.Itoa(e.ValueSize), changed})
 	}
 	return rows
 }

@@ -2,7 +2,8 @@
 // (the sides of a diff over time, a restore's source and target) and the
 // targets each side's map has of what the command names: live (the data
 // the flags name, as it is now), rev:N (that etcd at N, its custom
-// resources through the CRDs as they were then), a snapshot file.
+// resources through the CRDs as they were then), rev:TIME (at the revision
+// the Leases' clocks tell for the time, TellTime), a snapshot file.
 package points
 
 import (
@@ -45,18 +46,20 @@ type Sessions struct {
 	// from are the targets of the side Pair compares from, which a
 	// reopened side is paired with again (PairAgain).
 	from []handle.Target
+	// opens are the sources opened, by name, their times told.
+	opens map[string]changes.Source
 }
 
 // New opens sessions on the data base names, for the types args name in
 // scope.
 func New(base storagemap.Config, args []string, scope target.Scope) *Sessions {
-	return &Sessions{base: base, args: args, scope: scope, sessions: map[changes.Source]*storagemap.Session{}, Names: map[string][]string{}}
+	return &Sessions{base: base, args: args, scope: scope, sessions: map[changes.Source]*storagemap.Session{}, Names: map[string][]string{}, opens: map[string]changes.Source{}}
 }
 
 // Open is a source's side, read at the revision it names (live: the
 // revision now), and its targets.
 func (d *Sessions) Open(ctx context.Context, name string) (changes.Side, []handle.Target, error) {
-	src, err := changes.ParseSource(name)
+	src, err := d.source(ctx, name)
 	if err != nil {
 		return changes.Side{}, nil, err
 	}
@@ -125,7 +128,7 @@ func (d *Sessions) Pair(ctx context.Context, from, to string) (changes.Request, 
 // PairAgain opens the side to names again (Reopen), after a command changed
 // what its map serves, and pairs the side Pair compared from with it.
 func (d *Sessions) PairAgain(ctx context.Context, to string) ([]changes.Pair, *storagemap.Session, error) {
-	src, err := changes.ParseSource(to)
+	src, err := d.source(ctx, to)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -134,6 +137,32 @@ func (d *Sessions) PairAgain(ctx context.Context, to string) ([]changes.Pair, *s
 		return nil, nil, err
 	}
 	return changes.PairTargets(d.from, targets, d.Names), s, nil
+}
+
+// source is the source name names, a time told as its revision: once,
+// the first time it is opened.
+func (d *Sessions) source(ctx context.Context, name string) (changes.Source, error) {
+	if src, ok := d.opens[name]; ok {
+		return src, nil
+	}
+	src, err := changes.ParseSource(name)
+	if err != nil || src.Time.IsZero() {
+		return src, err
+	}
+	cfg := d.base
+	if d.Configure != nil {
+		// The source's own encryption config reads its Leases too.
+		d.Configure(src, &cfg)
+	}
+	open := Open(storagemap.OpenData)
+	if base := d.onData(); base != nil {
+		open = base.Beside
+	}
+	if src.Revision, err = TellTime(ctx, cfg, src.Time, open); err != nil {
+		return src, err
+	}
+	d.opens[name] = src
+	return src, nil
 }
 
 // session is the session src is read through: its custom resources are

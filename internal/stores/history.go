@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -43,6 +44,21 @@ type HistoryEntry struct {
 	Changed []string `json:"changed,omitempty"`
 	// Problem says why this revision's value could not be read.
 	Problem string `json:"problem,omitempty"`
+	// Time is what is known of when the revision was written.
+	Time *When `json:"time,omitempty"`
+}
+
+// When is what is known of when a revision was written: the time At, as
+// the clock Clock that the revision itself wrote reads it, or, when it
+// wrote none, the times of the clocks of the revisions nearest before and
+// after it, After and Before, either of which may be unknown. ObjectHistory
+// fills in At from the object's own clocks; the Leases' clocks (package
+// clock) check it and fill in the rest.
+type When struct {
+	At     *time.Time `json:"at,omitempty"`
+	Clock  string     `json:"clock,omitempty"`
+	After  *time.Time `json:"after,omitempty"`
+	Before *time.Time `json:"before,omitempty"`
 }
 
 // Event names.
@@ -101,10 +117,91 @@ func ObjectHistory(ctx context.Context, t handle.Target, name string) (*History,
 		if entry.Event == EventUpdated && previous != nil && current != nil {
 			entry.Changed = ChangedPaths(previous, current)
 		}
+		entry.Time = ownClock(entry.Event, previous, current)
 		previous = current
 		h.Revisions = append(h.Revisions, entry)
 	}
 	return h, nil
+}
+
+// ownClock is the time an object's revision wrote in the object itself,
+// nil when it wrote none or it cannot be told: at its creation, its
+// creationTimestamp; at an update, the latest time of a managedFields
+// entry that is newer than the same manager's before it (the field
+// manager sets an entry's time when its manager changed a field). Both
+// are whole seconds, set by the server's clock. A restored object
+// carries its old creationTimestamp and entries, which the Leases' clocks
+// around the revision then disown.
+func ownClock(event string, previous, current map[string]any) *When {
+	switch {
+	case current == nil:
+		return nil
+	case event == EventCreated:
+		at, ok := timeField(current, "metadata", "creationTimestamp")
+		if !ok {
+			return nil
+		}
+		return &When{At: &at, Clock: "metadata.creationTimestamp"}
+	case event != EventUpdated || previous == nil:
+		return nil
+	}
+	before := map[string]time.Time{}
+	for _, e := range managedFields(previous) {
+		before[e.id] = e.time
+	}
+	var latest *managedEntry
+	for _, e := range managedFields(current) {
+		if was, ok := before[e.id]; (!ok || e.time.After(was)) && (latest == nil || e.time.After(latest.time)) {
+			latest = &e
+		}
+	}
+	if latest == nil {
+		return nil
+	}
+	return &When{At: &latest.time, Clock: "metadata.managedFields (" + latest.id + ")"}
+}
+
+// managedEntry is a managedFields entry's time, by what names the entry:
+// its manager, operation and subresource.
+type managedEntry struct {
+	id   string
+	time time.Time
+}
+
+// managedFields are the timed entries of an object's managedFields.
+func managedFields(obj map[string]any) []managedEntry {
+	meta, _ := obj["metadata"].(map[string]any)
+	entries, _ := meta["managedFields"].([]any)
+	var out []managedEntry
+	for _, e := range entries {
+		e, _ := e.(map[string]any)
+		at, ok := timeField(e, "time")
+		if !ok {
+			continue
+		}
+		id := strings.Join(slices.DeleteFunc([]string{str(e["manager"]), str(e["operation"]), str(e["subresource"])}, func(s string) bool { return s == "" }), ", ")
+		out = append(out, managedEntry{id: id, time: at})
+	}
+	return out
+}
+
+// timeField is the RFC 3339 time at path in obj.
+func timeField(obj map[string]any, path ...string) (time.Time, bool) {
+	var v any = obj
+	for _, p := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return time.Time{}, false
+		}
+		v = m[p]
+	}
+	t, err := time.Parse(time.RFC3339, str(v))
+	return t, err == nil
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
 }
 
 // servedAt is the object as the apiserver would have served it at rev,

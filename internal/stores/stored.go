@@ -34,13 +34,23 @@ func NewValueReader(t handle.Target) (*ValueReader, error) {
 // (nil: nothing). A value it cannot read is explained as a store's read
 // explains it: a key the flags lack is a *storedvalue.KeyError.
 func (r *ValueReader) Read(ctx context.Context, kv *mvccpb.KeyValue) (runtime.Object, *storedvalue.Loss, error) {
+	obj, err := r.Decode(ctx, kv)
+	if err != nil {
+		return nil, nil, err
+	}
+	loss, err := storedvalue.Check(ctx, r.t.Handle, string(kv.Key), kv.Value)
+	return obj, loss, err
+}
+
+// Decode is Read without asking what a write would lose: for a reader
+// that looks at values and never writes them back.
+func (r *ValueReader) Decode(ctx context.Context, kv *mvccpb.KeyValue) (runtime.Object, error) {
 	obj, err := r.d.decode(ctx, kv)
 	if err != nil {
-		return nil, nil, explainValue(ctx, r.t.Handle, string(kv.Key), kv.Value, valueFault(err))
+		return nil, explainValue(ctx, r.t.Handle, string(kv.Key), kv.Value, valueFault(err))
 	}
 	if r.t.Store.Decorator != nil {
 		r.t.Store.Decorator(obj)
 	}
-	loss, err := storedvalue.Check(ctx, r.t.Handle, string(kv.Key), kv.Value)
-	return obj, loss, err
+	return obj, nil
 }

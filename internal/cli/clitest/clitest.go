@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/regctl/regctl/internal/cli"
+	"github.com/regctl/regctl/internal/clock"
 	"github.com/regctl/regctl/internal/storagemap/serverflags"
 )
 
@@ -28,8 +29,27 @@ func Globals(revision int64) *cli.Globals {
 // flags are refused.
 func Parse[O any](t testing.TB, newCmd func(*cli.Globals, func(context.Context, *O) error) *cobra.Command, revision int64, args ...string) (*O, error) {
 	t.Helper()
+	return parse(t, newCmd, Globals(revision), args...)
+}
+
+// ParseAt is Parse with `--revision` given as a time (an RFC 3339 time or
+// an age), not yet told as a revision: what the command's Complete and
+// Validate see of it when the command is not one that reads at it.
+func ParseAt[O any](t testing.TB, newCmd func(*cli.Globals, func(context.Context, *O) error) *cobra.Command, at string, args ...string) (*O, error) {
+	t.Helper()
+	g := Globals(0)
+	rev, when, err := clock.ParseRevision(at)
+	if err != nil || rev != 0 || when.IsZero() {
+		t.Fatalf("%q is no time: %v", at, err)
+	}
+	g.RevisionTime = when
+	return parse(t, newCmd, g, args...)
+}
+
+func parse[O any](t testing.TB, newCmd func(*cli.Globals, func(context.Context, *O) error) *cobra.Command, g *cli.Globals, args ...string) (*O, error) {
+	t.Helper()
 	var got *O
-	cmd := newCmd(Globals(revision), func(_ context.Context, o *O) error { got = o; return nil })
+	cmd := newCmd(g, func(_ context.Context, o *O) error { got = o; return nil })
 	cmd.SetArgs(args)
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
@@ -39,6 +59,15 @@ func Parse[O any](t testing.TB, newCmd func(*cli.Globals, func(context.Context, 
 		t.Fatalf("%v: runF ran though the flags were refused: %v", args, err)
 	}
 	return got, err
+}
+
+// RefusedAt checks that args, with `--revision` the time at, are refused
+// with a message holding want.
+func RefusedAt[O any](t testing.TB, newCmd func(*cli.Globals, func(context.Context, *O) error) *cobra.Command, at, want string, args ...string) {
+	t.Helper()
+	if _, err := ParseAt(t, newCmd, at, args...); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%v at %s: %v, want an error saying %q", args, at, err, want)
+	}
 }
 
 // Refused checks that args are refused with a message holding want.

@@ -48,3 +48,13 @@ func TestParseKeepsTheOptionsAndRunsNothing(t *testing.T) {
 	}
 	Refused(t, newCmd, 0, "is refused", "bad")
 }
+
+// TestParseAtGivesATimeNotTold: the options see the time as given, and no
+// revision: nothing tells it without an etcd.
+func TestParseAtGivesATimeNotTold(t *testing.T) {
+	o, err := ParseAt(t, newCmd, "90m", "pods")
+	if err != nil || o.Revision != 0 || o.RevisionTime.Text != "90m" || !o.RevisionGiven() {
+		t.Fatalf("options %+v, %v: want the time 90m, no revision", o, err)
+	}
+	RefusedAt(t, newCmd, "2026-11-29T14:00:00Z", "is refused", "bad")
+}

@@ -61,8 +61,9 @@ and a Secret's data is masked unless --show-secrets. Nothing is written.
 With --from, compare what etcd held at two points in time: every object added, removed,
 recreated (deleted and created again, another uid) or changed, each read through its store
 at its own point, as the server would have served it there. A source is live (the etcd the
-flags name, as it is now; the default for --to), rev:N (that etcd at revision N, until it
-is compacted) or an etcd snapshot file. For each changed object the report names the fields
+flags name, as it is now; the default for --to), rev:TIME (rev:2026-11-29T14:00:00Z, or an
+age, rev:90m: that etcd at the last revision written by then, as get --revision tells a
+time), rev:N (that etcd at revision N, until it is compacted) or an etcd snapshot file. For each changed object the report names the fields
 that changed (as inspect --history names them) and, from metadata.managedFields on the --to
 side, the manager that owns each and when it last wrote. A resource stored only on one side
 (its CRD added or removed) or at another storage version is said so: each side's custom
@@ -86,8 +87,12 @@ nothing is then diffed; with --from, an object one side cannot read, listed in t
   # With another diff program, as kubectl diff takes it
   KUBECTL_EXTERNAL_DIFF="diff -u -i" regctl diff -f pods.yaml
 
-  # What changed in the shop namespace since revision 2, and who changed it
-  regctl diff --from rev:2 -n shop   # exits 1 when anything did
+  # What changed in the shop namespace in the last hour, and who changed it
+  regctl diff --from rev:1h -n shop   # exits 1 when anything did
+
+  # Since 14:00 UTC on 28 November, or since revision 2
+  regctl diff --from rev:2026-11-28T14:00:00Z -n shop   # exits 1 when anything changed
+  regctl diff --from rev:2 -n shop   # exits 1 when anything changed
 
   # Config maps only, as a patch (--from backup.db compares a snapshot file)
   regctl diff --from rev:2 configmaps -n shop --patch   # exits 1 when anything changed`,
@@ -101,7 +106,7 @@ nothing is then diffed; with --from, an object one side cannot read, listed in t
 	fs.BoolVar(&opts.Diff.ServerSide, "server-side", false, "With -f: merge as server-side apply does, as kubectl diff --server-side")
 	fs.BoolVar(&opts.Diff.ForceConflicts, "force-conflicts", false, "With --server-side: take the fields other managers own")
 	fs.StringVar(&opts.Diff.FieldManager, "field-manager", "", "With -f: the manager the merge is made as; kubectl's default (kubectl-client-side-apply, or kubectl with --server-side) when empty")
-	fs.StringVar(&opts.From, "from", "", "Compare what etcd held at this point (live, rev:N or a snapshot file) ...")
+	fs.StringVar(&opts.From, "from", "", "Compare what etcd held at this point (live, rev:TIME as rev:2026-11-29T14:00:00Z or rev:90m, rev:N, or a snapshot file) ...")
 	fs.StringVar(&opts.To, "to", "live", "... with what it held at this one")
 	fs.StringVarP(&opts.Selector, "selector", "l", "", "With --from: compare only the objects with these labels")
 	fs.BoolVarP(&opts.AllNamespaces, "all-namespaces", "A", false, "With --from: compare every namespace (the default unless -n)")
@@ -129,8 +134,8 @@ func (o *Options) validate() error {
 		return errors.New("`-f` and `--from` both given: diff a manifest, or two points in time")
 	case o.From == "" && len(o.Args) > 0:
 		return errors.New("TYPE arguments go with `--from`; a manifest names its own objects")
-	case o.From != "" && o.Revision != 0:
-		return errors.New("`--revision` and `--from`: name the revisions with rev:N")
+	case o.From != "" && o.RevisionGiven():
+		return errors.New("`--revision` and `--from`: name the revisions with rev:N or rev:TIME")
 	case o.AllNamespaces && o.NamespaceSet:
 		return errors.New("`-n` and `-A` both given: name one namespace, or all")
 	case o.Diff.ForceConflicts && !o.Diff.ServerSide:

@@ -72,10 +72,13 @@ the changes since. A watch writes nothing to etcd.
 
 With --revision N, objects are read as they were at etcd revision N, with the store's List
 at exactly that resourceVersion (the apiserver's resourceVersionMatch=Exact; one object is a
-list of its name), as long as etcd has not compacted it. With -w, the objects at N are
-printed, then every change after N, as a kubectl watch from resourceVersion N replays
-them; with --watch-only, the changes after N alone. ` + "`regctl inspect TYPE/NAME --history`" + `
-lists the revisions of an object.`,
+list of its name), as long as etcd has not compacted it. A time (RFC 3339, or an age: 90m
+ago) is the last revision written at or before it by the clocks of the Leases that
+kube-apiserver and the controllers renew every few seconds; stderr names that revision and
+the clocks around it. With -w, the objects at N are printed, then every change after N, as a
+kubectl watch from resourceVersion N replays them; with --watch-only, the changes after N
+alone. ` + "`regctl inspect TYPE/NAME --history`" + ` lists the revisions of an object, with
+their times.`,
 		Example: `  # One pod, as the apiserver's GET returns it
   regctl get pods/web -n shop -o yaml
 
@@ -90,6 +93,11 @@ lists the revisions of an object.`,
 
   # Names of the pods on one node, with kubectl's JSONPath
   regctl get pods -A --field-selector spec.nodeName=node-1 -o jsonpath='{.items[*].metadata.name}'
+
+  # A config map as it was at 14:00 UTC on 28 November (the last revision written by then),
+  # or 90 minutes ago
+  regctl get configmaps/app-config -n shop --revision 2026-11-28T14:00:00Z -o yaml
+  regctl get configmaps/app-config -n shop --revision 90m -o yaml
 
   # A config map as it was at etcd revision 12
   regctl get configmaps/app-config -n shop --revision 12 -o yaml
@@ -123,7 +131,7 @@ lists the revisions of an object.`,
 	fs.StringVar(&opts.Get.ResourceVersion, "resource-version", "", "With --watch-only, print the changes made after this resourceVersion (an etcd revision) rather than from now")
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(append(formats, opts.Get.Print.KubectlFormats()...)...))
-	return cli.WithOptions(cmd, opts, runF)
+	return cli.WithOptions(cli.ReadsAtRevision(cmd), opts, runF)
 }
 
 // Complete takes what the flags leave to the command: its arguments, the

@@ -44,8 +44,9 @@ With a resource, stream its keys (paged, keys only). With an object, print the e
 store uses (the store's own key function); this needs no etcd, unless --check asks whether
 the key exists, with its revisions, version, lease and value size.
 
-With --revision N, a resource's keys, or --check's answer, are as they were at etcd
-revision N, as long as etcd has not compacted it.`,
+With --revision N (or a time, 2026-11-29T14:00:00Z or 90m, as get takes it), a
+resource's keys, or --check's answer, are as they were at etcd revision N, as long as etcd
+has not compacted it.`,
 		Example: `  # Keys and bytes per resource
   regctl keys
 
@@ -67,7 +68,7 @@ revision N, as long as etcd has not compacted it.`,
 	fs.Int64Var(&opts.Keys.ChunkSize, "chunk-size", 10000, "Keys per etcd range request (keys only: etcd sends no values)")
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(keys.Formats...))
-	return cli.WithOptions(cmd, opts, runF)
+	return cli.WithOptions(cli.ReadsAtRevision(cmd), opts, runF)
 }
 
 func (o *Options) Complete(cmd *cobra.Command, args []string) error {

@@ -119,7 +119,7 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) (err error) {
 }
 
 func (o *Options) Validate() error {
-	if o.Revision != 0 {
+	if o.RevisionGiven() {
 		return stores.ErrWriteAtRevision
 	}
 	if o.Migrate.QPS < 0 {

@@ -49,15 +49,17 @@ func New(g *cli.Globals, runF func(context.Context, *Options) error) *cobra.Comm
 		Use:   "restore --from SOURCE [TYPE[,TYPE...] | TYPE/NAME ...] [-n NAMESPACE | -A] [-l SELECTOR] [--dry-run] [--overwrite] [-o json|yaml]",
 		Short: "Bring objects back from a snapshot or an earlier revision, exactly as they were stored",
 		Long: `Bring back a namespace, a type or single objects from an etcd snapshot file or an
-earlier revision of the etcd (rev:N), exactly as they were stored: each object keeps its
-uid, creationTimestamp, generation, labels, annotations, finalizers, ownerReferences,
+earlier revision of the etcd (rev:TIME or rev:N), exactly as they were stored: each object
+keeps its uid, creationTimestamp, generation, labels, annotations, finalizers, ownerReferences,
 metadata.managedFields and status, so that what names it (an ownerReference, a controller
 that remembers it) finds it again. It gets a new resourceVersion, and is written through
 today's store of its resource: at today's storage version, encrypted with today's first
 key (--encryption-provider-config), under its key only where that key is free (etcd checks
 it in the transaction that writes it: a concurrent create wins, and is reported).
 
-The source is read as ` + "`regctl diff --from`" + ` reads it, with its own CRDs; its values are
+The source is read as ` + "`regctl diff --from`" + ` reads it, with its own CRDs: rev:TIME
+(rev:2026-11-29T14:00:00Z, or an age, rev:90m) is the last revision written by then, told
+by the Leases' clocks as get --revision tells a time, and named on stderr. Its values are
 decrypted with --from-encryption-provider-config when the backup's keys are not today's.
 -n NAMESPACE with no TYPE restores the namespace object and every namespaced resource in it,
 custom resources included; TYPE (as get takes it) restores those types in -n NAMESPACE (the
@@ -91,12 +93,14 @@ Exit status: 0 when every object was restored or was unchanged, 1 when one was l
   # Bring it back: the namespace, and everything in it
   regctl restore --from backup.db -n shop --encryption-provider-config=encryption.yaml
 
-  # One config map as it was at revision 12 (regctl inspect configmaps/app-config -n shop --history),
-  # written over what it holds now
+  # One config map as it was at 14:00 UTC on 28 November, written over what it holds now
+  regctl restore --from rev:2026-11-28T14:00:00Z configmaps/app-config -n shop --overwrite
+
+  # As it was at revision 12 (regctl inspect configmaps/app-config -n shop --history)
   regctl restore --from rev:12 configmaps/app-config -n shop --overwrite`,
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&opts.From, "from", "", "Where to restore from: an etcd snapshot file, or rev:N (the etcd at revision N, until it is compacted)")
+	fs.StringVar(&opts.From, "from", "", "Where to restore from: an etcd snapshot file, rev:TIME (rev:2026-11-29T14:00:00Z, rev:90m: the last revision written by then) or rev:N (the etcd at revision N, until it is compacted)")
 	fs.StringVar(&opts.FromEncryption, "from-encryption-provider-config", "", "The --encryption-provider-config the source's values were encrypted with, when its keys are not today's")
 	cli.AddScopeFlags(fs, &opts.Scope)
 	fs.StringVarP(&opts.Selector, "selector", "l", "", "Restore only the objects with these labels")
@@ -121,11 +125,11 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) (err error) {
 func (o *Options) Validate() error {
 	switch {
 	case o.From == "":
-		return errors.New("`--from` names no source: give an etcd snapshot file or rev:N")
+		return errors.New("`--from` names no source: give an etcd snapshot file, rev:TIME or rev:N")
 	case o.From == "live":
-		return errors.New("`--from live` is what is stored now: restore from a snapshot file or rev:N")
-	case o.Revision != 0:
-		return errors.New("`--revision` and restore: name the revision to restore from with `--from rev:N`")
+		return errors.New("`--from live` is what is stored now: restore from a snapshot file, rev:TIME or rev:N")
+	case o.RevisionGiven():
+		return errors.New("`--revision` and restore: name the revision to restore from with `--from rev:N` or `--from rev:TIME`")
 	case o.AllNamespaces && o.NamespaceSet:
 		return errors.New("`-n` and `-A` both given: name one namespace, or all")
 	case len(o.Args) == 0 && !o.NamespaceSet && !o.AllNamespaces:

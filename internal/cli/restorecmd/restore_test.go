@@ -23,8 +23,16 @@ func TestFlags(t *testing.T) {
 	if o, err := clitest.Parse(t, New, 0, "--from", "rev:3", "-n", "shop"); err != nil || o.Output != render.Table || o.DryRun {
 		t.Errorf("the defaults: %+v, %v", o, err)
 	}
+	// A time is told once the source is opened.
+	for _, from := range []string{"rev:90m", "rev:2026-11-29T14:00:00Z"} {
+		if o, err := clitest.Parse(t, New, 0, "--from", from, "-n", "shop"); err != nil || o.From != from {
+			t.Errorf("--from %s: %+v, %v", from, o, err)
+		}
+	}
+	clitest.RefusedAt(t, New, "90m", "`--revision` and restore: name the revision to restore from with `--from rev:N` or `--from rev:TIME`", "--from", "rev:3", "-A")
 	for want, args := range map[string][]string{
 		"`--from` names no source":                       {"-n", "shop"},
+		`"rev:yesterday" names no revision`:              {"--from", "rev:yesterday", "-A"},
 		"`--from live` is what is stored now":            {"--from", "live", "-n", "shop"},
 		"name what to restore":                           {"--from", "rev:3"},
 		"`-n` and `-A` both given":                       {"--from", "rev:3", "-n", "shop", "-A"},

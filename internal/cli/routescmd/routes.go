@@ -104,7 +104,7 @@ func (o *Options) Complete(*cobra.Command, []string) (err error) {
 // Validate refuses flags that do not go together before the map is built.
 // --check's refusals exit 2, as its other troubles do.
 func (o *Options) Validate() error {
-	if o.Revision != 0 {
+	if o.RevisionGiven() {
 		return errors.New("`--revision` is for get, keys, inspect and scan: routes shows the map the server builds now")
 	}
 	if !o.HTTP && (len(o.Resources) > 0 || len(o.Verbs) > 0) {

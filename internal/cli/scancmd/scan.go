@@ -81,7 +81,7 @@ runs, progress goes to stderr when that is a terminal.`,
 	fs.StringVar(&opts.Scan.By, "by", "", "Split each resource's figures by: namespace")
 	fs.Int64Var(&opts.Scan.ChunkSize, "chunk-size", scan.DefaultPageSize, "Keys read per etcd range request; 0 reads them all at once")
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(scan.Formats...))
-	return cli.WithOptions(cmd, opts, runF)
+	return cli.WithOptions(cli.ReadsAtRevision(cmd), opts, runF)
 }
 
 func (o *Options) Complete(cmd *cobra.Command, args []string) error {
