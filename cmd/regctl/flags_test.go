@@ -118,7 +118,7 @@ func TestFlagsAreReadAndCheckedWithoutEtcd(t *testing.T) {
 }
 
 // TestTimesAreToldForTheCommandsThatReadAtARevision: a time given to
-// --revision is told as a revision for get, keys, inspect and scan alone;
+// --revision is told as a revision for get, keys, inspect, scan and why alone;
 // the commands that refuse --revision refuse a time too, before anything
 // is dialed.
 func TestTimesAreToldForTheCommandsThatReadAtARevision(t *testing.T) {
@@ -130,8 +130,8 @@ func TestTimesAreToldForTheCommandsThatReadAtARevision(t *testing.T) {
 			reads = append(reads, c.Name())
 		}
 	}
-	if got := strings.Join(reads, " "); got != "get inspect keys scan" {
-		t.Errorf("the commands a time is told for: %s, want get inspect keys scan", got)
+	if got := strings.Join(reads, " "); got != "get inspect keys scan why" {
+		t.Errorf("the commands a time is told for: %s, want get inspect keys scan why", got)
 	}
 	for _, tc := range []struct {
 		args []string
@@ -141,7 +141,7 @@ func TestTimesAreToldForTheCommandsThatReadAtARevision(t *testing.T) {
 		{[]string{"replace", "-f", "a.yaml"}, "`--revision` is for reads"},
 		{[]string{"delete", "pods/web"}, "`--revision` is for reads"},
 		{[]string{"migrate"}, "`--revision` is for reads"},
-		{[]string{"routes"}, "`--revision` is for get, keys, inspect and scan"},
+		{[]string{"routes"}, "`--revision` is for get, keys, inspect, scan and why"},
 		{[]string{"diff", "--from", "rev:3"}, "`--revision` and `--from`: name the revisions with rev:N or rev:TIME"},
 		{[]string{"restore", "--from", "rev:3", "-A"}, "`--revision` and restore: name the revision to restore from with `--from rev:N` or `--from rev:TIME`"},
 	} {

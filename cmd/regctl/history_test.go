@@ -157,7 +157,7 @@ func TestRevisionBounds(t *testing.T) {
 	} {
 		oneLine(append(args, "--revision", "3"), "`--revision` is for reads")
 	}
-	oneLine([]string{"routes", "--revision", "3"}, "`--revision` is for get, keys, inspect and scan")
+	oneLine([]string{"routes", "--revision", "3"}, "`--revision` is for get, keys, inspect, scan and why")
 
 	// At the compaction, the pods of "other" were not all created yet.
 	at := strconv.FormatInt(compacted, 10)

@@ -140,7 +140,7 @@ func TestRoutesValidate(t *testing.T) {
 		{[]string{"--check", "t.yaml", "--http", "--verb", "get"}, 0, 2, "`--check` compares whole tables, or groups of them: `--resource` and `--verb` are for printing"},
 		{[]string{"--check", "t.yaml", "--resource", "pods"}, 0, 1, "`--resource` and `--verb` filter HTTP routes: add `--http`"},
 		{[]string{"--check", "t.yaml", "-o", "xml"}, 0, 1, `unknown output format "xml": valid values are table|wide|yaml|json`},
-		{[]string{"--check", "t.yaml"}, 3, 1, "`--revision` is for get, keys, inspect and scan: routes shows the map the server builds now"},
+		{[]string{"--check", "t.yaml"}, 3, 1, "`--revision` is for get, keys, inspect, scan and why: routes shows the map the server builds now"},
 	} {
 		cmd := routescmd.New(&cli.Globals{Revision: tc.revision}, func(context.Context, *routescmd.Options) error {
 			t.Errorf("%v: ran", tc.args)

@@ -37,7 +37,7 @@ func (revisionFlag) Type() string { return "revision" }
 
 // AddRevisionFlag binds `--revision` to g.
 func (g *Globals) AddRevisionFlag(fs *pflag.FlagSet) {
-	fs.Var(revisionFlag{g}, "revision", "Read (get, keys, inspect, scan) the keyspace as it was at etcd revision or time `N|TIME`, until etcd compacts it: "+
+	fs.Var(revisionFlag{g}, "revision", "Read (get, keys, inspect, scan, why) the keyspace as it was at etcd revision or time `N|TIME`, until etcd compacts it: "+
 		"2026-11-29T14:00:00Z (RFC 3339) or 90m (ago) is the last revision the Leases' clocks show written by then, 1234 is that revision; writes refuse it")
 }
 

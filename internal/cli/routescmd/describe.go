@@ -75,7 +75,7 @@ func (o *DescribeOptions) Complete(_ *cobra.Command, args []string) (err error) 
 
 func (o *DescribeOptions) Validate() error {
 	if o.RevisionGiven() {
-		return errors.New("`--revision` is for get, keys, inspect and scan: routes describe shows the map the server builds now")
+		return errors.New("`--revision` is for get, keys, inspect, scan and why: routes describe shows the map the server builds now")
 	}
 	return nil
 }

@@ -105,7 +105,7 @@ func (o *Options) Complete(*cobra.Command, []string) (err error) {
 // --check's refusals exit 2, as its other troubles do.
 func (o *Options) Validate() error {
 	if o.RevisionGiven() {
-		return errors.New("`--revision` is for get, keys, inspect and scan: routes shows the map the server builds now")
+		return errors.New("`--revision` is for get, keys, inspect, scan and why: routes shows the map the server builds now")
 	}
 	if !o.HTTP && (len(o.Resources) > 0 || len(o.Verbs) > 0) {
 		return errors.New("`--resource` and `--verb` filter HTTP routes: add `--http`")

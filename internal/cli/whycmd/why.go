@@ -59,7 +59,7 @@ For any other object: its deletionTimestamp and finalizers, and its dependents
 
 regctl takes none of the steps it prints. Finalizing a namespace by hand while it still
 holds objects leaves them in etcd, orphaned; why says so before it says how.
-Everything is read at one etcd revision (--revision for an earlier one), through the
+Everything is read at one etcd revision (--revision N or a time for an earlier one), through the
 server's own stores; it works on a live etcd, a snapshot (--snapshot) and a sandbox.`,
 		Args: cobra.RangeArgs(1, 2),
 	}
@@ -68,7 +68,7 @@ server's own stores; it works on a live etcd, a snapshot (--snapshot) and a sand
 	cli.AddNamespaceFlag(fs, &opts.Scope)
 	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(why.Formats...))
-	return cli.WithOptions(cmd, opts, runF)
+	return cli.WithOptions(cli.ReadsAtRevision(cmd), opts, runF)
 }
 
 func (o *Options) Complete(cmd *cobra.Command, args []string) error {
