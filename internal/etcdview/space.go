@@ -29,18 +29,44 @@ func (e *SpaceError) Error() string {
 
 func (e *SpaceError) Unwrap() error { return e.Err }
 
-// Alarms are the alarms etcd's members have raised ("NOSPACE on member
-// 8e9e05c52164694d"), in etcd's order. A snapshot has none.
-func Alarms(ctx context.Context, c *clientv3.Client) ([]string, error) {
+// Alarm is an alarm a member of etcd raised.
+type Alarm struct {
+	// Member is the ID of the member that raised it, in hex.
+	Member string `json:"member"`
+	// Alarm is its kind: NOSPACE (the database reached its quota),
+	// CORRUPT (the member's data differs from the others').
+	Alarm string `json:"alarm"`
+}
+
+func (a Alarm) String() string { return fmt.Sprintf("%s on member %s", a.Alarm, a.Member) }
+
+// AlarmList is the alarms etcd's members have raised, in etcd's order,
+// as `etcdctl alarm list` prints them. Listing them changes nothing. A
+// snapshot answers none: it has no members.
+func AlarmList(ctx context.Context, c *clientv3.Client) ([]Alarm, error) {
 	ctx, cancel := WithRequestTimeout(ctx, requestTimeout(c))
 	defer cancel()
 	resp, err := c.AlarmList(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading etcd's alarms: %w", err)
 	}
-	var out []string
+	var out []Alarm
 	for _, a := range resp.Alarms {
-		out = append(out, fmt.Sprintf("%s on member %x", a.Alarm, a.MemberID))
+		out = append(out, Alarm{Member: MemberID(a.MemberID), Alarm: a.Alarm.String()})
+	}
+	return out, nil
+}
+
+// Alarms are the alarms etcd's members have raised ("NOSPACE on member
+// 8e9e05c52164694d"), in etcd's order. A snapshot has none.
+func Alarms(ctx context.Context, c *clientv3.Client) ([]string, error) {
+	alarms, err := AlarmList(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, a := range alarms {
+		out = append(out, a.String())
 	}
 	return out, nil
 }
