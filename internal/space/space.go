@@ -1,0 +1,330 @@
+package space
+
+import (
+	"cmp"
+	"container/heap"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/gctune"
+	"github.com/regctl/regctl/internal/handle"
+	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/stores"
+)
+
+// Formats are the output formats the report prints in.
+var Formats = []render.Format{render.Table, render.YAML, render.JSON}
+
+// ByNamespace is the one value of --by.
+const ByNamespace = "namespace"
+
+// DefaultTop is how many of the largest objects and hottest keys are
+// listed.
+const DefaultTop = 10
+
+// DefaultPageSize is how many keys one range request reads: values are
+// read to be measured, as a scan reads them.
+const DefaultPageSize = 2500
+
+// Request is one `regctl space`.
+type Request struct {
+	Output render.Format
+	// By splits the keys by "namespace" too, or "" for no split.
+	By string
+	// Top is how many of the largest objects and of the keys with the
+	// most revisions are listed.
+	Top int
+	// ChunkSize is how many keys one etcd range request reads; 0 reads
+	// every key in one request.
+	ChunkSize int64
+}
+
+// Validate checks the request's flags; it needs no etcd.
+func (r Request) Validate() error {
+	if r.By != "" && r.By != ByNamespace {
+		return fmt.Errorf("unknown `--by` %q: the one value is namespace", r.By)
+	}
+	if r.Top < 0 {
+		return fmt.Errorf("`--top` must be 0 or more, not %d", r.Top)
+	}
+	return stores.CheckChunkSize(r.ChunkSize)
+}
+
+// Space reports where the space of the etcd of ks went (of snap's file
+// when it is a snapshot: nil for a live etcd), and prints the report on
+// out.
+func Space(ctx context.Context, ks handle.Keyspace, snap *etcdview.Snapshot, r Request, out io.Writer) error {
+	report, err := Run(ctx, ks, snap, r)
+	if err != nil {
+		return err
+	}
+	return render.Print(out, r.Output, report)
+}
+
+// etcd is one etcd the map's resources are stored on, and the key
+// prefixes it holds.
+type etcd struct {
+	client  *clientv3.Client
+	servers []string
+	claims  *etcdview.Claims
+}
+
+// Run reads the figures of the report: each member's status and alarms
+// (the snapshot's own figures for a snapshot), each etcd's history since
+// its last compaction, and every key under the etcd prefix with its value,
+// at one revision. It writes nothing.
+func Run(ctx context.Context, ks handle.Keyspace, snap *etcdview.Snapshot, r Request) (*Report, error) {
+	// What is live is a page of values, the top objects and the history's
+	// count per key; the pages are garbage once counted.
+	gctune.BoundHeap()
+	root := stores.Root(ks.EtcdPrefix)
+	holdings, err := stores.Holdings(ctx, ks.Client, ks.Handles)
+	if err != nil {
+		return nil, err
+	}
+	etcds := etcdsOf(root, holdings)
+	report := &Report{EtcdPrefix: ks.EtcdPrefix}
+	if snap != nil {
+		st, err := snap.Status()
+		if err != nil {
+			return nil, err
+		}
+		report.Snapshot = &st
+	} else {
+		for _, e := range etcds {
+			members, err := etcdview.MemberStatuses(ctx, e.client)
+			if err != nil {
+				return nil, err
+			}
+			alarms, err := etcdview.AlarmList(ctx, e.client)
+			if err != nil {
+				return nil, err
+			}
+			report.Members = append(report.Members, members...)
+			report.Alarms = append(report.Alarms, alarms...)
+		}
+	}
+
+	// The keys are read at the main etcd's revision, and its history is
+	// read up to it.
+	revision, err := etcdview.Revision(ctx, ks.Client)
+	if err != nil {
+		return nil, err
+	}
+	report.Revision = revision
+	top := r.Top
+	largest := &objects{}
+	namespaced := map[string]bool{}
+	for _, h := range ks.Handles {
+		namespaced[h.Route.Path] = h.Resource.Namespaced
+	}
+	inNamespace := map[string]map[string]*NamespaceResource{}
+	visit := func(kv *mvccpb.KeyValue, u *etcdview.Usage) error {
+		size := int64(len(kv.Value))
+		largest.add(Object{Key: string(kv.Key), Resource: u.Resource, Bytes: size}, top)
+		if r.By == ByNamespace && namespaced[u.Resource] {
+			ns, _, _ := strings.Cut(strings.TrimPrefix(string(kv.Key), u.KeyPrefix), "/")
+			byResource := inNamespace[ns]
+			if byResource == nil {
+				byResource = map[string]*NamespaceResource{}
+				inNamespace[ns] = byResource
+			}
+			nr := byResource[u.Resource]
+			if nr == nil {
+				nr = &NamespaceResource{Resource: u.Resource}
+				byResource[u.Resource] = nr
+			}
+			nr.Keys++
+			nr.Bytes += size
+		}
+		return nil
+	}
+	usage, err := stores.UsageWalk(ctx, ks.Client, ks.EtcdPrefix, ks.Handles, etcdview.UsageWalk{Revision: revision, PageSize: r.ChunkSize, Visit: visit})
+	if err != nil {
+		return nil, err
+	}
+	rows := map[string]*Resource{}
+	for _, u := range usage {
+		if u.Keys == 0 {
+			continue
+		}
+		report.Keys += u.Keys
+		report.Bytes += u.Bytes
+		rows[rowKey(u.KeyPrefix, u.EtcdServers)] = &Resource{Resource: u.Resource, KeyPrefix: u.KeyPrefix, Keys: u.Keys, Bytes: u.Bytes, EtcdServers: u.EtcdServers}
+	}
+
+	var hot []HotKey
+	for i, e := range etcds {
+		until := revision
+		if i > 0 {
+			if until, err = etcdview.Revision(ctx, e.client); err != nil {
+				return nil, err
+			}
+		}
+		h, hist, err := historyOf(ctx, e, until)
+		if err != nil {
+			return nil, err
+		}
+		for key, k := range hist.keys {
+			revs, bytes := k.old()
+			if revs == 0 {
+				continue
+			}
+			prefix, resource := e.claims.Group(key)
+			if prefix == "" {
+				h.OutsideRevisions += revs
+				h.OutsideBytes += bytes
+				continue
+			}
+			row := rows[rowKey(prefix, e.servers)]
+			if row == nil {
+				row = &Resource{Resource: resource, KeyPrefix: prefix, EtcdServers: e.servers}
+				rows[rowKey(prefix, e.servers)] = row
+			}
+			row.OldRevisions += revs
+			row.OldBytes += bytes
+		}
+		report.History = append(report.History, h)
+		for _, k := range hist.hottest(top) {
+			_, k.Resource = e.claims.Group(k.Key)
+			hot = append(hot, k)
+		}
+	}
+	report.HotKeys = topHot(hot, top)
+	if report.HotKeys == nil {
+		report.HotKeys = []HotKey{}
+	}
+	report.Resources = make([]Resource, 0, len(rows))
+	for _, row := range rows {
+		report.Resources = append(report.Resources, *row)
+	}
+	bySize(report.Resources, func(r Resource) int64 { return r.Bytes }, func(r Resource) string { return r.Resource + " " + r.KeyPrefix })
+	report.Largest = largest.sorted()
+	if r.By == ByNamespace {
+		report.Namespaces = namespaces(inNamespace)
+	}
+	return report, nil
+}
+
+// rowKey names the row of a key prefix on an etcd: the keys of a prefix
+// that --etcd-servers-overrides moved are on their servers, and the keys
+// left behind under it on the main etcd are unclaimed there.
+func rowKey(prefix string, servers []string) string {
+	return prefix + "\x00" + strings.Join(servers, ",")
+}
+
+// etcdsOf are the etcds of holdings, one per client, the main one first,
+// with the prefixes each holds.
+func etcdsOf(root string, holdings []stores.Holding) []etcd {
+	var out []etcd
+	claimed := map[*clientv3.Client]map[string]string{}
+	for _, h := range holdings {
+		if _, ok := claimed[h.Client]; !ok {
+			claimed[h.Client] = map[string]string{}
+			out = append(out, etcd{client: h.Client, servers: h.Servers})
+		}
+		for prefix, path := range h.Claimed {
+			claimed[h.Client][prefix] = path
+		}
+	}
+	for i := range out {
+		out[i].claims = etcdview.NewClaims(root, claimed[out[i].client])
+	}
+	return out
+}
+
+// historyOf reads what e holds of its past up to revision until: every
+// change since its last compaction.
+func historyOf(ctx context.Context, e etcd, until int64) (History, *history, error) {
+	oldest, err := etcdview.OldestRevision(ctx, e.client)
+	if err != nil {
+		return History{}, nil, err
+	}
+	hist := newHistory()
+	err = etcdview.Changes(ctx, e.client, oldest+1, until, func(ev *clientv3.Event) error {
+		hist.add(ev)
+		return nil
+	})
+	if err != nil {
+		return History{}, nil, err
+	}
+	h := History{EtcdServers: e.servers, Revision: until, Compacted: oldest}
+	for _, k := range hist.keys {
+		revs, bytes := k.old()
+		h.OldRevisions += revs
+		h.OldBytes += bytes
+	}
+	return h, hist, nil
+}
+
+// namespaces are the namespaces' figures, most bytes first.
+func namespaces(in map[string]map[string]*NamespaceResource) []Namespace {
+	out := make([]Namespace, 0, len(in))
+	for name, byResource := range in {
+		ns := Namespace{Namespace: name}
+		for _, nr := range byResource {
+			ns.Keys += nr.Keys
+			ns.Bytes += nr.Bytes
+			ns.Resources = append(ns.Resources, *nr)
+		}
+		bySize(ns.Resources, func(r NamespaceResource) int64 { return r.Bytes }, func(r NamespaceResource) string { return r.Resource })
+		out = append(out, ns)
+	}
+	bySize(out, func(n Namespace) int64 { return n.Bytes }, func(n Namespace) string { return n.Namespace })
+	return out
+}
+
+// objects keeps the largest objects seen: a heap whose root is the
+// smallest kept, the first to give way.
+type objects []Object
+
+// add keeps o if it is among the n largest seen.
+func (h *objects) add(o Object, n int) {
+	if n == 0 {
+		return
+	}
+	if len(*h) < n {
+		heap.Push(h, o)
+		return
+	}
+	if smaller((*h)[0], o) {
+		(*h)[0] = o
+		heap.Fix(h, 0)
+	}
+}
+
+// sorted are the objects kept, largest first.
+func (h *objects) sorted() []Object {
+	out := slices.Clone(*h)
+	slices.SortFunc(out, func(a, b Object) int {
+		return cmp.Or(cmp.Compare(b.Bytes, a.Bytes), cmp.Compare(a.Key, b.Key))
+	})
+	if out == nil {
+		out = []Object{}
+	}
+	return out
+}
+
+// smaller tells whether a gives way to b: it is smaller, or as large and
+// after it by key.
+func smaller(a, b Object) bool {
+	return a.Bytes < b.Bytes || a.Bytes == b.Bytes && a.Key > b.Key
+}
+
+func (h objects) Len() int           { return len(h) }
+func (h objects) Less(i, j int) bool { return smaller(h[i], h[j]) }
+func (h objects) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *objects) Push(x any)        { *h = append(*h, x.(Object)) }
+func (h *objects) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
