@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -40,32 +43,47 @@ type Alarm struct {
 
 func (a Alarm) String() string { return fmt.Sprintf("%s on member %s", a.Alarm, a.Member) }
 
-// AlarmList is the alarms etcd's members have raised, in etcd's order,
-// as `etcdctl alarm list` prints them. Listing them changes nothing. A
-// snapshot answers none: it has no members.
-func AlarmList(ctx context.Context, c *clientv3.Client) ([]Alarm, error) {
-	ctx, cancel := WithRequestTimeout(ctx, requestTimeout(c))
-	defer cancel()
-	resp, err := c.AlarmList(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("reading etcd's alarms: %w", err)
-	}
+// alarmLine is an alarm as a member's status lists it among its errors:
+// the AlarmMember message in protobuf's text format
+// ("memberID:10276657743932975437 alarm:NOSPACE"), whose spacing the
+// protobuf library varies on purpose.
+var alarmLine = regexp.MustCompile(`^\s*memberID:\s*(\d+)\s+alarm:\s*([A-Z_]+)\s*$`)
+
+// AlarmsOf are the alarms the members' statuses list, each once, in the
+// order first listed. Every member keeps the cluster's alarms, and lists
+// them all in its status: reading them there asks nothing of the cluster,
+// where `etcdctl alarm list` is a request etcd orders through raft, one
+// more entry in its log.
+func AlarmsOf(statuses []MemberStatus) []Alarm {
 	var out []Alarm
-	for _, a := range resp.Alarms {
-		out = append(out, Alarm{Member: MemberID(a.MemberID), Alarm: a.Alarm.String()})
+	for _, st := range statuses {
+		for _, e := range st.Errors {
+			m := alarmLine.FindStringSubmatch(e)
+			if m == nil {
+				continue
+			}
+			id, err := strconv.ParseUint(m[1], 10, 64)
+			if err != nil {
+				continue
+			}
+			a := Alarm{Member: MemberID(id), Alarm: m[2]}
+			if !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
 	}
-	return out, nil
+	return out
 }
 
 // Alarms are the alarms etcd's members have raised ("NOSPACE on member
-// 8e9e05c52164694d"), in etcd's order. A snapshot has none.
+// 8e9e05c52164694d"), as their statuses list them. A snapshot has none.
 func Alarms(ctx context.Context, c *clientv3.Client) ([]string, error) {
-	alarms, err := AlarmList(ctx, c)
+	statuses, err := MemberStatuses(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
-	for _, a := range alarms {
+	for _, a := range AlarmsOf(statuses) {
 		out = append(out, a.String())
 	}
 	return out, nil

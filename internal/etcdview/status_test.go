@@ -3,6 +3,7 @@ package etcdview
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,6 +34,7 @@ func TestMemberStatusesAreEtcds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	settle(t, c)
 	got, err := MemberStatuses(ctx, c)
 	if err != nil {
 		t.Fatal(err)
@@ -82,8 +84,9 @@ func TestMemberStatusesAreEtcds(t *testing.T) {
 }
 
 // TestAnEtcdOverItsQuota fills an etcd with a tiny quota until it refuses
-// a write: its NOSPACE alarm is listed, with the member that raised it,
-// and its status and history are still read.
+// a write: its NOSPACE alarm is listed, with the member that raised it, as
+// etcd's own alarm list has it, without a request through raft (etcd's
+// raft index stays put); its status and history are still read.
 func TestAnEtcdOverItsQuota(t *testing.T) {
 	const quota = 1 << 20
 	e, err := StartEmbedded(nil, WithQuota(quota))
@@ -93,27 +96,41 @@ func TestAnEtcdOverItsQuota(t *testing.T) {
 	defer e.Close()
 	c := client(t, e.ClientURL)
 	ctx := context.Background()
-	alarms, err := AlarmList(ctx, c)
-	if err != nil || len(alarms) != 0 {
-		t.Fatalf("alarms of a new etcd: %v, %v", alarms, err)
+	statuses, err := MemberStatuses(ctx, c)
+	if err != nil || len(AlarmsOf(statuses)) != 0 {
+		t.Fatalf("alarms of a new etcd: %v, %v", AlarmsOf(statuses), err)
 	}
 	fillUntilNoSpace(t, c)
-	alarms, err = AlarmList(ctx, c)
+	statuses, err = MemberStatuses(ctx, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	statuses, err := MemberStatuses(ctx, c)
+	alarms := AlarmsOf(statuses)
+	s, err := Alarms(ctx, c)
+	if err != nil || !slices.Equal(s, []string{"NOSPACE on member " + statuses[0].ID}) {
+		t.Errorf("alarms as scan says them: %q, %v", s, err)
+	}
+	after, err := MemberStatuses(ctx, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []Alarm{{Member: statuses[0].ID, Alarm: "NOSPACE"}}; !slices.Equal(alarms, want) {
-		t.Errorf("alarms %v, want %v", alarms, want)
+	if after[0].RaftIndex != statuses[0].RaftIndex {
+		t.Errorf("reading the alarms moved etcd's raft index from %d to %d", statuses[0].RaftIndex, after[0].RaftIndex)
+	}
+	// etcd's own list, as `etcdctl alarm list` asks for it (through raft).
+	listed, err := c.AlarmList(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []Alarm
+	for _, a := range listed.Alarms {
+		want = append(want, Alarm{Member: fmt.Sprintf("%x", a.MemberID), Alarm: a.Alarm.String()})
+	}
+	if len(want) != 1 || want[0] != (Alarm{Member: statuses[0].ID, Alarm: "NOSPACE"}) || !slices.Equal(alarms, want) {
+		t.Errorf("alarms %v, etcd lists %v", alarms, want)
 	}
 	if st := statuses[0]; st.Quota != quota || st.DBSize == 0 {
 		t.Errorf("status %+v, want the quota %d", st, quota)
-	}
-	if s, _ := Alarms(ctx, c); !slices.Equal(s, []string{"NOSPACE on member " + statuses[0].ID}) {
-		t.Errorf("alarms as scan says them: %q", s)
 	}
 	current, err := Revision(ctx, c)
 	if err != nil {
@@ -122,6 +139,36 @@ func TestAnEtcdOverItsQuota(t *testing.T) {
 	n := 0
 	if err := Changes(ctx, c, 2, current, func(*clientv3.Event) error { n++; return nil }); err != nil || int64(n) != current-1 {
 		t.Errorf("the history of an etcd under its alarm: %d changes, %v; want %d", n, err, current-1)
+	}
+}
+
+// TestAlarmsOfStatusErrors reads alarms in the text of a status's errors,
+// however protobuf spaces it, and leaves the other errors.
+func TestAlarmsOfStatusErrors(t *testing.T) {
+	got := AlarmsOf([]MemberStatus{
+		{Errors: []string{"etcdserver: no leader", "memberID:14407739417186467167  alarm:NOSPACE"}},
+		{Errors: []string{"memberID:14407739417186467167 alarm:NOSPACE ", "memberID: 10 alarm: CORRUPT"}},
+	})
+	want := []Alarm{{Member: "c7f292aa19cafd5f", Alarm: "NOSPACE"}, {Member: "a", Alarm: "CORRUPT"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("alarms %v, want %v", got, want)
+	}
+}
+
+// settle has etcd commit what it has written to its database: it does
+// so before it sends a snapshot, which is read here and dropped. Until the
+// next write, the database's size and the part of it in use then stay
+// put; otherwise etcd commits within 100 ms of a write, whenever a reader
+// of its status looks.
+func settle(t *testing.T, c *clientv3.Client) {
+	t.Helper()
+	r, err := c.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		t.Fatal(err)
 	}
 }
 

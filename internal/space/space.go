@@ -103,12 +103,8 @@ func Run(ctx context.Context, ks handle.Keyspace, snap *etcdview.Snapshot, r Req
 			if err != nil {
 				return nil, err
 			}
-			alarms, err := etcdview.AlarmList(ctx, e.client)
-			if err != nil {
-				return nil, err
-			}
 			report.Members = append(report.Members, members...)
-			report.Alarms = append(report.Alarms, alarms...)
+			report.Alarms = append(report.Alarms, etcdview.AlarmsOf(members)...)
 		}
 	}
 
