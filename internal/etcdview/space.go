@@ -27,7 +27,7 @@ func NoSpace(err error) bool {
 type SpaceError struct{ Err error }
 
 func (e *SpaceError) Error() string {
-	return fmt.Sprintf("etcd is out of space, its NOSPACE alarm raised (%s): free space by compacting its history and defragmenting each member, then disarm the alarm (etcdctl compact, etcdctl defrag, etcdctl alarm disarm), or delete objects with `regctl delete`, which etcd takes under the alarm", e.Err)
+	return fmt.Sprintf("etcd is out of space, its NOSPACE alarm raised (%s): free space by compacting its history and defragmenting each member, then disarm the alarm (etcdctl compact, etcdctl defrag, etcdctl alarm disarm), or delete objects with `regctl delete`, which etcd takes under the alarm; `regctl space` shows where the space went", e.Err)
 }
 
 func (e *SpaceError) Unwrap() error { return e.Err }

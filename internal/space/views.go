@@ -155,7 +155,7 @@ func (r *Report) summary() render.Section {
 	}
 	for _, a := range r.Alarms {
 		if a.Alarm == "NOSPACE" {
-			lines = append(lines, []string{fmt.Sprintf("etcd alarm: NOSPACE on member %s: etcd refuses every write but deletes until space is freed (delete, compact, defragment each member), then the alarm is disarmed (`etcdctl alarm disarm`).", a.Member)})
+			lines = append(lines, []string{fmt.Sprintf("etcd alarm: NOSPACE on member %s: etcd refuses every write but deletes until space is freed (delete, compact, defragment each member) and the alarm disarmed (`etcdctl alarm disarm`).", a.Member)})
 		} else {
 			lines = append(lines, []string{fmt.Sprintf("etcd alarm: %s on member %s.", a.Alarm, a.Member)})
 		}

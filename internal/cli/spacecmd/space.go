@@ -50,9 +50,9 @@ func New(g *cli.Globals, runF func(context.Context, *Options) error) *cobra.Comm
 Tables show sizes in binary units (KiB, MiB, GiB); -o yaml and -o json give bytes.
 Every key under --etcd-prefix is read once with its value, at one revision, and the
 history since the last compaction is read with a watch; nothing is written: the
-revision is the same after. On an etcd whose NOSPACE alarm is raised, it works as
-on any other. What to do about what it shows: the NOSPACE runbook in the docs
-(space.md).`,
+revision and etcd's raft index are the same after. On an etcd whose NOSPACE alarm
+is raised, it works as on any other. What to do about what it shows: the runbook
+"etcd out of space (NOSPACE)", docs/space.md in regctl's repository.`,
 		Example: `  # Where the space went, as a table (add --snapshot FILE for a backup)
   regctl space --etcd-servers=https://10.0.0.2:2379 --etcd-cafile=ca.crt --etcd-certfile=etcd.crt --etcd-keyfile=etcd.key
 
