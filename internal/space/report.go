@@ -56,6 +56,10 @@ type History struct {
 	// Compacted is the oldest revision etcd can be read at: its last
 	// compaction's, or 1.
 	Compacted int64 `json:"compacted"`
+	// Read says the history was read: OldRevisions, OldBytes and the hot
+	// keys come from it. It is not when it holds more revisions than
+	// --max-history.
+	Read bool `json:"read"`
 	// OldRevisions are the revisions a compaction to Revision would
 	// remove, OldBytes the bytes of the values they hold.
 	OldRevisions int64 `json:"oldRevisions"`

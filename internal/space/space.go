@@ -5,12 +5,12 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/gctune"
@@ -33,6 +33,16 @@ const DefaultTop = 10
 // read to be measured, as a scan reads them.
 const DefaultPageSize = 2500
 
+// DefaultMaxHistory is how many revisions since its last compaction a live
+// etcd's history may hold to be read. etcd sends a watch that catches up
+// 1,000 revisions every 100 ms, and reads every revision from there to
+// the current one each time (go.etcd.io/etcd/server/v3/storage/mvcc's
+// watchable store, syncWatchers): 100,000 revisions take it about 10 s
+// and a hundred reads of the history, a million 100 s and a thousand.
+// kube-apiserver compacts every 5 minutes, which keeps most clusters'
+// history well under it.
+const DefaultMaxHistory = 100000
+
 // Request is one `regctl space`.
 type Request struct {
 	Output render.Format
@@ -44,6 +54,10 @@ type Request struct {
 	// ChunkSize is how many keys one etcd range request reads; 0 reads
 	// every key in one request.
 	ChunkSize int64
+	// MaxHistory is how many revisions since its last compaction a live
+	// etcd's history may hold to be read; 0 reads it whatever its
+	// length. A snapshot's is always read: regctl serves it.
+	MaxHistory int64
 }
 
 // Validate checks the request's flags; it needs no etcd.
@@ -54,18 +68,36 @@ func (r Request) Validate() error {
 	if r.Top < 0 {
 		return fmt.Errorf("`--top` must be 0 or more, not %d", r.Top)
 	}
+	if r.MaxHistory < 0 {
+		return fmt.Errorf("`--max-history` must be 0 (no limit) or more, not %d", r.MaxHistory)
+	}
 	return stores.CheckChunkSize(r.ChunkSize)
 }
 
 // Space reports where the space of the etcd of ks went (of snap's file
 // when it is a snapshot: nil for a live etcd), and prints the report on
-// out.
-func Space(ctx context.Context, ks handle.Keyspace, snap *etcdview.Snapshot, r Request, out io.Writer) error {
+// the streams' Out. A history too long to read is said on ErrOut.
+func Space(ctx context.Context, ks handle.Keyspace, snap *etcdview.Snapshot, r Request, streams genericiooptions.IOStreams) error {
 	report, err := Run(ctx, ks, snap, r)
 	if err != nil {
 		return err
 	}
-	return render.Print(out, r.Output, report)
+	for _, h := range report.History {
+		if !h.Read {
+			fmt.Fprintf(streams.ErrOut, "warning: etcd%s holds %d revisions since its last compaction (revision %d), more than `--max-history` %d: they are not read, and neither old revisions nor the keys with the most revisions are reported; etcd sends them to a watch 1000 every 100 ms, reading the rest of them each time: `--max-history 0` reads them all anyway, and compacting removes them (docs/space.md)\n",
+				onServers(h.EtcdServers), h.Revision-h.Compacted, h.Compacted, r.MaxHistory)
+		}
+	}
+	return render.Print(streams.Out, r.Output, report)
+}
+
+// onServers names an etcd of --etcd-servers-overrides in a sentence about
+// it; the main etcd needs no name.
+func onServers(servers []string) string {
+	if len(servers) == 0 {
+		return ""
+	}
+	return " " + strings.Join(servers, ",")
 }
 
 // etcd is one etcd the map's resources are stored on, and the key
@@ -164,7 +196,11 @@ func Run(ctx context.Context, ks handle.Keyspace, snap *etcdview.Snapshot, r Req
 				return nil, err
 			}
 		}
-		h, hist, err := historyOf(ctx, e, until)
+		limit := r.MaxHistory
+		if snap != nil {
+			limit = 0
+		}
+		h, hist, err := historyOf(ctx, e, until, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -237,13 +273,17 @@ func etcdsOf(root string, holdings []stores.Holding) []etcd {
 }
 
 // historyOf reads what e holds of its past up to revision until: every
-// change since its last compaction.
-func historyOf(ctx context.Context, e etcd, until int64) (History, *history, error) {
+// change since its last compaction, unless there are more revisions than
+// limit (0: no limit).
+func historyOf(ctx context.Context, e etcd, until, limit int64) (History, *history, error) {
 	oldest, err := etcdview.OldestRevision(ctx, e.client)
 	if err != nil {
 		return History{}, nil, err
 	}
 	hist := newHistory()
+	if limit > 0 && until-oldest > limit {
+		return History{EtcdServers: e.servers, Revision: until, Compacted: oldest}, hist, nil
+	}
 	err = etcdview.Changes(ctx, e.client, oldest+1, until, func(ev *clientv3.Event) error {
 		hist.add(ev)
 		return nil
@@ -251,7 +291,7 @@ func historyOf(ctx context.Context, e etcd, until int64) (History, *history, err
 	if err != nil {
 		return History{}, nil, err
 	}
-	h := History{EtcdServers: e.servers, Revision: until, Compacted: oldest}
+	h := History{EtcdServers: e.servers, Revision: until, Compacted: oldest, Read: true}
 	for _, k := range hist.keys {
 		revs, bytes := k.old()
 		h.OldRevisions += revs

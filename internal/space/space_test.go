@@ -18,6 +18,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/storage/schema"
 	"google.golang.org/protobuf/encoding/protowire"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/handle"
@@ -450,5 +451,55 @@ func TestSpaceOfAnEtcdOverItsQuota(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the table does not say %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestALongHistoryIsNotRead: a live etcd's history of more revisions than
+// MaxHistory is left unread, which the report and a warning say; a
+// snapshot's is read all the same.
+func TestALongHistoryIsNotRead(t *testing.T) {
+	ctx := context.Background()
+	e, c := startEtcd(t)
+	write(t, c)
+	_, ks := open(t, e.ClientURL, "")
+	var out, errOut bytes.Buffer
+	streams := genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}
+	if err := Space(ctx, ks, nil, Request{Output: render.Table, Top: 3, MaxHistory: 5}, streams); err != nil {
+		t.Fatal(err)
+	}
+	h := status(t, c, e.ClientURL).GetHeader().GetRevision()
+	oldest, err := etcdview.OldestRevision(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("warning: etcd holds %d revisions since its last compaction (revision %d), more than `--max-history` 5: they are not read", h-oldest, oldest)
+	if !strings.HasPrefix(errOut.String(), want) || strings.Count(errOut.String(), "\n") != 1 {
+		t.Errorf("stderr %q, want one line starting %q", errOut.String(), want)
+	}
+	for _, want := range []string{"   not read        not read\n", "   -               -\n", "they were not read (`--max-history`)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the table does not say %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "Keys with the most revisions held:") {
+		t.Errorf("hot keys listed from a history not read:\n%s", out.String())
+	}
+	report, err := Run(ctx, ks, nil, Request{Top: 3, MaxHistory: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := report.History[0]; r.Read || r.OldRevisions != 0 || len(report.HotKeys) != 0 {
+		t.Errorf("history %+v, hot keys %v", r, report.HotKeys)
+	}
+
+	path := filepath.Join(t.TempDir(), "snapshot.db")
+	saveSnapshot(t, c, path)
+	s, snapKS := open(t, "", path)
+	fromSnap, err := Run(ctx, snapKS, s.Snapshot, Request{Top: 3, MaxHistory: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := fromSnap.History[0]; !r.Read || r.OldRevisions == 0 || len(fromSnap.HotKeys) != 3 {
+		t.Errorf("the snapshot's history %+v, hot keys %v: want it read", r, fromSnap.HotKeys)
 	}
 }

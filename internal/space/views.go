@@ -64,12 +64,16 @@ func (r *Report) overridden() bool { return len(r.History) > 1 }
 
 func (r *Report) history() render.Section {
 	s := render.Section{Title: "History (compacting to the current revision removes the old revisions):"}
-	s.Header = []string{"REVISION", "COMPACTED", "OLD REVISIONS", "OLD BYTES"}
+	s.Header = []string{"REVISION", "COMPACTED", "REVISIONS SINCE", "OLD REVISIONS", "OLD BYTES"}
 	if r.overridden() {
 		s.Header = append([]string{"ETCD"}, s.Header...)
 	}
 	for _, h := range r.History {
-		row := []string{itoa(h.Revision), itoa(h.Compacted), itoa(h.OldRevisions), render.Bytes(h.OldBytes)}
+		old, oldBytes := "not read", "not read"
+		if h.Read {
+			old, oldBytes = itoa(h.OldRevisions), render.Bytes(h.OldBytes)
+		}
+		row := []string{itoa(h.Revision), itoa(h.Compacted), itoa(h.Revision - h.Compacted), old, oldBytes}
 		if r.overridden() {
 			row = append([]string{etcdName(h.EtcdServers)}, row...)
 		}
@@ -78,13 +82,29 @@ func (r *Report) history() render.Section {
 	return s
 }
 
+// unread are the etcds, by name, whose history was not read.
+func (r *Report) unread() map[string]bool {
+	out := map[string]bool{}
+	for _, h := range r.History {
+		if !h.Read {
+			out[etcdName(h.EtcdServers)] = true
+		}
+	}
+	return out
+}
+
 func (r *Report) resources() render.Section {
 	s := render.Section{Title: "Resources:", Header: []string{"RESOURCE", "KEY PREFIX", "KEYS", "BYTES", "OLD REVISIONS", "OLD BYTES"}}
 	if r.overridden() {
 		s.Header = append(s.Header, "ETCD")
 	}
+	unread := r.unread()
 	for _, res := range r.Resources {
-		row := []string{orNone(res.Resource), res.KeyPrefix, itoa(res.Keys), render.Bytes(res.Bytes), itoa(res.OldRevisions), render.Bytes(res.OldBytes)}
+		old, oldBytes := itoa(res.OldRevisions), render.Bytes(res.OldBytes)
+		if unread[etcdName(res.EtcdServers)] {
+			old, oldBytes = "-", "-"
+		}
+		row := []string{orNone(res.Resource), res.KeyPrefix, itoa(res.Keys), render.Bytes(res.Bytes), old, oldBytes}
 		if r.overridden() {
 			row = append(row, etcdName(res.EtcdServers))
 		}
@@ -131,12 +151,17 @@ func (r *Report) summary() render.Section {
 	root := strings.TrimSuffix(r.EtcdPrefix, "/") + "/"
 	lines := [][]string{{fmt.Sprintf("%d keys under %s hold %s of values at revision %d.", r.Keys, root, render.Bytes(r.Bytes), r.Revision)}}
 	for _, h := range r.History {
-		if h.OldRevisions == 0 {
-			continue
-		}
 		on := ""
 		if r.overridden() {
 			on = " on " + etcdName(h.EtcdServers)
+		}
+		if !h.Read {
+			lines = append(lines, []string{fmt.Sprintf("Compacting%s to revision %d removes every revision of the %d since revision %d but each key's last value; they were not read (`--max-history`).",
+				on, h.Revision, h.Revision-h.Compacted, h.Compacted)})
+			continue
+		}
+		if h.OldRevisions == 0 {
+			continue
 		}
 		outside := ""
 		if h.OutsideRevisions > 0 {

@@ -15,7 +15,7 @@ func TestASnapshotsTable(t *testing.T) {
 	r := &Report{
 		EtcdPrefix: "/registry",
 		Snapshot:   &etcdview.SnapshotStatus{Path: "backup.db", FileSize: 3<<20 + 32, DBSize: 3 << 20, DBSizeInUse: 1 << 20, Revision: 900, Compacted: 800},
-		History:    []History{{Revision: 900, Compacted: 800, OldRevisions: 70, OldBytes: 1536, OutsideRevisions: 10, OutsideBytes: 512}},
+		History:    []History{{Revision: 900, Compacted: 800, Read: true, OldRevisions: 70, OldBytes: 1536, OutsideRevisions: 10, OutsideBytes: 512}},
 		Revision:   900,
 		Keys:       2,
 		Bytes:      3000,
@@ -32,8 +32,8 @@ FILE        FILE SIZE   DB SIZE   IN USE    FREE      REVISION   COMPACTED
 backup.db   3.0 MiB     3.0 MiB   1.0 MiB   2.0 MiB   900        800
 
 History (compacting to the current revision removes the old revisions):
-REVISION   COMPACTED   OLD REVISIONS   OLD BYTES
-900        800         70              1.5 KiB
+REVISION   COMPACTED   REVISIONS SINCE   OLD REVISIONS   OLD BYTES
+900        800         100               70              1.5 KiB
 
 Resources:
 RESOURCE     KEY PREFIX              KEYS   BYTES     OLD REVISIONS   OLD BYTES

@@ -49,8 +49,11 @@ func New(g *cli.Globals, runF func(context.Context, *Options) error) *cobra.Comm
 
 Tables show sizes in binary units (KiB, MiB, GiB); -o yaml and -o json give bytes.
 Every key under --etcd-prefix is read once with its value, at one revision, and the
-history since the last compaction is read with a watch; nothing is written: the
-revision and etcd's raft index are the same after. On an etcd whose NOSPACE alarm
+history since the last compaction is read with a watch, which etcd feeds 1000
+revisions every 100 ms, reading the rest of the history each time: a live etcd's
+history of more than --max-history revisions is not read (a snapshot's always is,
+by regctl). Nothing is written: the revision and etcd's raft index are the same
+after. On an etcd whose NOSPACE alarm
 is raised, it works as on any other. What to do about what it shows: the runbook
 "etcd out of space (NOSPACE)", docs/space.md in regctl's repository.`,
 		Example: `  # Where the space went, as a table (add --snapshot FILE for a backup)
@@ -68,6 +71,7 @@ is raised, it works as on any other. What to do about what it shows: the runbook
 	fs.StringVar(&opts.Space.By, "by", "", "Add each namespace's totals: namespace")
 	fs.IntVar(&opts.Space.Top, "top", space.DefaultTop, "How many of the largest objects, and of the keys with the most revisions, to list")
 	fs.Int64Var(&opts.Space.ChunkSize, "chunk-size", space.DefaultPageSize, "Keys read per etcd range request; 0 reads them all at once")
+	fs.Int64Var(&opts.Space.MaxHistory, "max-history", space.DefaultMaxHistory, "Read a live etcd's history only when it holds at most this many revisions since its last compaction; 0 reads it however long (etcd sends a watch 1000 revisions every 100 ms)")
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(space.Formats...))
 	_ = cmd.RegisterFlagCompletionFunc("by", cobra.FixedCompletions([]string{space.ByNamespace}, cobra.ShellCompDirectiveNoFileComp))
 	return cli.WithOptions(cmd, opts, runF)
@@ -92,5 +96,5 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	defer session.Close()
-	return space.Space(ctx, ks, session.Snapshot, o.Space, o.IO.Out)
+	return space.Space(ctx, ks, session.Snapshot, o.Space, o.IO)
 }

@@ -12,7 +12,7 @@ import (
 // TestFlags reads space's flags into its request, and refuses bad ones,
 // with no etcd.
 func TestFlags(t *testing.T) {
-	o, err := clitest.Parse(t, New, 0, "--by", "namespace", "--top", "20", "-o", "json", "--chunk-size", "100")
+	o, err := clitest.Parse(t, New, 0, "--by", "namespace", "--top", "20", "-o", "json", "--chunk-size", "100", "--max-history", "0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (space.Request{Output: render.Table, Top: space.DefaultTop, ChunkSize: space.DefaultPageSize}); o.Space != want {
+	if want := (space.Request{Output: render.Table, Top: space.DefaultTop, ChunkSize: space.DefaultPageSize, MaxHistory: space.DefaultMaxHistory}); o.Space != want {
 		t.Errorf("defaults %+v, want %+v", o.Space, want)
 	}
 	if o, err := clitest.Parse(t, New, 0, "--top", "0", "--chunk-size", "0"); err != nil || o.Space.Top != 0 || o.Space.ChunkSize != 0 {
@@ -32,6 +32,7 @@ func TestFlags(t *testing.T) {
 	clitest.Refused(t, New, 0, "unknown `--by` \"resource\": the one value is namespace", "--by", "resource")
 	clitest.Refused(t, New, 0, "`--top` must be 0 or more, not -1", "--top", "-1")
 	clitest.Refused(t, New, 0, "`--chunk-size` must be 0 (no paging) or more, not -1", "--chunk-size", "-1")
+	clitest.Refused(t, New, 0, "`--max-history` must be 0 (no limit) or more, not -1", "--max-history", "-1")
 	clitest.Refused(t, New, 0, "valid values are table|yaml|json", "-o", "wide")
 	clitest.Refused(t, New, 7, "`--revision` does not apply to `space`", "--top", "3")
 	clitest.Refused(t, New, 0, "unknown command", "pods")
