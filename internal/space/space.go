@@ -109,140 +109,187 @@ type etcd struct {
 }
 
 // Run reads the figures of the report: each member's status and alarms
-// (the snapshot's own figures for a snapshot), each etcd's history since
-// its last compaction, and every key under the etcd prefix with its value,
-// at one revision. It writes nothing.
+// (the snapshot's own figures for a snapshot), every key under the etcd
+// prefix with its value, at one revision, and each etcd's history since
+// its last compaction. It writes nothing.
 func Run(ctx context.Context, ks handle.Keyspace, snap *etcdview.Snapshot, r Request) (*Report, error) {
 	// What is live is a page of values, the top objects and the history's
 	// count per key; the pages are garbage once counted.
 	gctune.BoundHeap()
-	root := stores.Root(ks.EtcdPrefix)
 	holdings, err := stores.Holdings(ctx, ks.Client, ks.Handles)
 	if err != nil {
 		return nil, err
 	}
-	etcds := etcdsOf(root, holdings)
+	etcds := etcdsOf(stores.Root(ks.EtcdPrefix), holdings)
 	report := &Report{EtcdPrefix: ks.EtcdPrefix}
-	if snap != nil {
-		st, err := snap.Status()
-		if err != nil {
-			return nil, err
-		}
-		report.Snapshot = &st
-	} else {
-		for _, e := range etcds {
-			members, err := etcdview.MemberStatuses(ctx, e.client)
-			if err != nil {
-				return nil, err
-			}
-			report.Members = append(report.Members, members...)
-			report.Alarms = append(report.Alarms, etcdview.AlarmsOf(members)...)
-		}
+	if err := report.readStatus(ctx, etcds, snap); err != nil {
+		return nil, err
 	}
-
-	// The keys are read at the main etcd's revision, and its history is
-	// read up to it.
-	revision, err := etcdview.Revision(ctx, ks.Client)
+	// The keys are read at the main etcd's revision, and its history up
+	// to it.
+	if report.Revision, err = etcdview.Revision(ctx, ks.Client); err != nil {
+		return nil, err
+	}
+	t := newCounts(r, ks.Handles)
+	usage, err := stores.UsageWalk(ctx, ks.Client, ks.EtcdPrefix, ks.Handles, etcdview.UsageWalk{Revision: report.Revision, PageSize: r.ChunkSize, Visit: t.visit})
 	if err != nil {
 		return nil, err
 	}
-	report.Revision = revision
-	top := r.Top
-	largest := &objects{}
-	namespaced := map[string]bool{}
-	for _, h := range ks.Handles {
-		namespaced[h.Route.Path] = h.Resource.Namespaced
-	}
-	inNamespace := map[string]map[string]*NamespaceResource{}
-	visit := func(kv *mvccpb.KeyValue, u *etcdview.Usage) error {
-		size := int64(len(kv.Value))
-		largest.add(Object{Key: string(kv.Key), Resource: u.Resource, Bytes: size}, top)
-		if r.By == ByNamespace && namespaced[u.Resource] {
-			ns, _, _ := strings.Cut(strings.TrimPrefix(string(kv.Key), u.KeyPrefix), "/")
-			byResource := inNamespace[ns]
-			if byResource == nil {
-				byResource = map[string]*NamespaceResource{}
-				inNamespace[ns] = byResource
-			}
-			nr := byResource[u.Resource]
-			if nr == nil {
-				nr = &NamespaceResource{Resource: u.Resource}
-				byResource[u.Resource] = nr
-			}
-			nr.Keys++
-			nr.Bytes += size
-		}
-		return nil
-	}
-	usage, err := stores.UsageWalk(ctx, ks.Client, ks.EtcdPrefix, ks.Handles, etcdview.UsageWalk{Revision: revision, PageSize: r.ChunkSize, Visit: visit})
-	if err != nil {
-		return nil, err
-	}
-	rows := map[string]*Resource{}
 	for _, u := range usage {
-		if u.Keys == 0 {
-			continue
-		}
 		report.Keys += u.Keys
 		report.Bytes += u.Bytes
-		rows[rowKey(u.KeyPrefix, u.EtcdServers)] = &Resource{Resource: u.Resource, KeyPrefix: u.KeyPrefix, Keys: u.Keys, Bytes: u.Bytes, EtcdServers: u.EtcdServers}
+		t.usage(u)
 	}
-
-	var hot []HotKey
+	limit := r.MaxHistory
+	if snap != nil {
+		limit = 0 // served here: read at no cost to an etcd
+	}
 	for i, e := range etcds {
-		until := revision
+		until := report.Revision
 		if i > 0 {
 			if until, err = etcdview.Revision(ctx, e.client); err != nil {
 				return nil, err
 			}
 		}
-		limit := r.MaxHistory
-		if snap != nil {
-			limit = 0
-		}
 		h, hist, err := historyOf(ctx, e, until, limit)
 		if err != nil {
 			return nil, err
 		}
-		for key, k := range hist.keys {
-			revs, bytes := k.old()
-			if revs == 0 {
-				continue
-			}
-			prefix, resource := e.claims.Group(key)
-			if prefix == "" {
-				h.OutsideRevisions += revs
-				h.OutsideBytes += bytes
-				continue
-			}
-			row := rows[rowKey(prefix, e.servers)]
-			if row == nil {
-				row = &Resource{Resource: resource, KeyPrefix: prefix, EtcdServers: e.servers}
-				rows[rowKey(prefix, e.servers)] = row
-			}
-			row.OldRevisions += revs
-			row.OldBytes += bytes
-		}
+		t.history(e, hist, &h)
 		report.History = append(report.History, h)
-		for _, k := range hist.hottest(top) {
-			_, k.Resource = e.claims.Group(k.Key)
-			hot = append(hot, k)
+	}
+	t.fill(report)
+	return report, nil
+}
+
+// readStatus reads etcd's own figures: the snapshot's, or each member's
+// of each etcd, and the alarms they list.
+func (report *Report) readStatus(ctx context.Context, etcds []etcd, snap *etcdview.Snapshot) error {
+	if snap != nil {
+		st, err := snap.Status()
+		if err != nil {
+			return err
 		}
+		report.Snapshot = &st
+		return nil
 	}
-	report.HotKeys = topHot(hot, top)
-	if report.HotKeys == nil {
-		report.HotKeys = []HotKey{}
+	for _, e := range etcds {
+		members, err := etcdview.MemberStatuses(ctx, e.client)
+		if err != nil {
+			return err
+		}
+		report.Members = append(report.Members, members...)
+		report.Alarms = append(report.Alarms, etcdview.AlarmsOf(members)...)
 	}
-	report.Resources = make([]Resource, 0, len(rows))
-	for _, row := range rows {
+	return nil
+}
+
+// counts add up the keys and the histories into the report's resources,
+// namespaces, largest objects and hot keys.
+type counts struct {
+	top         int
+	byNamespace bool
+	// namespaced tells, by path, whether a resource's keys are in
+	// namespaces.
+	namespaced  map[string]bool
+	largest     objects
+	inNamespace map[string]map[string]*NamespaceResource
+	// rows are the resources, by rowKey.
+	rows map[string]*Resource
+	hot  []HotKey
+}
+
+func newCounts(r Request, handles []*handle.Handle) *counts {
+	t := &counts{top: r.Top, byNamespace: r.By == ByNamespace, namespaced: map[string]bool{},
+		inNamespace: map[string]map[string]*NamespaceResource{}, rows: map[string]*Resource{}}
+	for _, h := range handles {
+		t.namespaced[h.Route.Path] = h.Resource.Namespaced
+	}
+	return t
+}
+
+// visit accounts for one key, counted in u.
+func (t *counts) visit(kv *mvccpb.KeyValue, u *etcdview.Usage) error {
+	size := int64(len(kv.Value))
+	t.largest.add(Object{Key: string(kv.Key), Resource: u.Resource, Bytes: size}, t.top)
+	if !t.byNamespace || !t.namespaced[u.Resource] {
+		return nil
+	}
+	ns, _, _ := strings.Cut(strings.TrimPrefix(string(kv.Key), u.KeyPrefix), "/")
+	byResource := t.inNamespace[ns]
+	if byResource == nil {
+		byResource = map[string]*NamespaceResource{}
+		t.inNamespace[ns] = byResource
+	}
+	nr := byResource[u.Resource]
+	if nr == nil {
+		nr = &NamespaceResource{Resource: u.Resource}
+		byResource[u.Resource] = nr
+	}
+	nr.Keys++
+	nr.Bytes += size
+	return nil
+}
+
+// usage is one resource's keys, or a group of unclaimed keys.
+func (t *counts) usage(u etcdview.Usage) {
+	if u.Keys == 0 {
+		return
+	}
+	row := t.row(u.KeyPrefix, u.Resource, u.EtcdServers)
+	row.Keys, row.Bytes = u.Keys, u.Bytes
+}
+
+// row is the resource of prefix on servers, made when it has none.
+func (t *counts) row(prefix, resource string, servers []string) *Resource {
+	k := rowKey(prefix, servers)
+	row := t.rows[k]
+	if row == nil {
+		row = &Resource{Resource: resource, KeyPrefix: prefix, EtcdServers: servers}
+		t.rows[k] = row
+	}
+	return row
+}
+
+// history accounts for the old revisions of e's history, h, by resource;
+// those of keys outside the etcd prefix are counted apart.
+func (t *counts) history(e etcd, hist *history, h *History) {
+	for key, k := range hist.keys {
+		revs, bytes := k.old()
+		if revs == 0 {
+			continue
+		}
+		prefix, resource := e.claims.Group(key)
+		if prefix == "" {
+			h.OutsideRevisions += revs
+			h.OutsideBytes += bytes
+			continue
+		}
+		row := t.row(prefix, resource, e.servers)
+		row.OldRevisions += revs
+		row.OldBytes += bytes
+	}
+	for _, k := range hist.hottest(t.top) {
+		_, k.Resource = e.claims.Group(k.Key)
+		t.hot = append(t.hot, k)
+	}
+}
+
+// fill puts the counts in the report, each list in its order.
+func (t *counts) fill(report *Report) {
+	report.Resources = make([]Resource, 0, len(t.rows))
+	for _, row := range t.rows {
 		report.Resources = append(report.Resources, *row)
 	}
 	bySize(report.Resources, func(r Resource) int64 { return r.Bytes }, func(r Resource) string { return r.Resource + " " + r.KeyPrefix })
-	report.Largest = largest.sorted()
-	if r.By == ByNamespace {
-		report.Namespaces = namespaces(inNamespace)
+	report.Largest = t.largest.sorted()
+	report.HotKeys = topHot(t.hot, t.top)
+	if report.HotKeys == nil {
+		report.HotKeys = []HotKey{}
 	}
-	return report, nil
+	if t.byNamespace {
+		report.Namespaces = namespaces(t.inNamespace)
+	}
 }
 
 // rowKey names the row of a key prefix on an etcd: the keys of a prefix
