@@ -23,8 +23,8 @@
 // regctl and with kubectl through a kube-apiserver (see writes.go).
 // snapshots reads the pods from a snapshot of that etcd next to the live
 // one, and times opening snapshots of two sizes (see snapshots.go). scans
-// runs regctl scan over pods, config maps and events next to etcdctl's raw
-// read of every key, at two sizes (see scans.go). crds runs regctl's
+// runs regctl scan and regctl space over pods, config maps and events next
+// to etcdctl's raw read of every key, at two sizes (see scans.go). crds runs regctl's
 // commands on a sandbox of pods and on the same sandbox with a thousand
 // CRDs made from real projects' CRDs (see crds.go). migrate re-encrypts
 // secrets after a key rotation next to kubectl's get | replace through a

@@ -142,6 +142,7 @@ func TestTimesAreToldForTheCommandsThatReadAtARevision(t *testing.T) {
 		{[]string{"delete", "pods/web"}, "`--revision` is for reads"},
 		{[]string{"migrate"}, "`--revision` is for reads"},
 		{[]string{"routes"}, "`--revision` is for get, keys, inspect, scan and why"},
+		{[]string{"space"}, "`--revision` is for get, keys, inspect, scan and why"},
 		{[]string{"diff", "--from", "rev:3"}, "`--revision` and `--from`: name the revisions with rev:N or rev:TIME"},
 		{[]string{"restore", "--from", "rev:3", "-A"}, "`--revision` and restore: name the revision to restore from with `--from rev:N` or `--from rev:TIME`"},
 	} {

@@ -24,6 +24,7 @@ import (
 	"github.com/regctl/regctl/internal/cli/restorecmd"
 	"github.com/regctl/regctl/internal/cli/routescmd"
 	"github.com/regctl/regctl/internal/cli/scancmd"
+	"github.com/regctl/regctl/internal/cli/spacecmd"
 	"github.com/regctl/regctl/internal/cli/versioncmd"
 	"github.com/regctl/regctl/internal/cli/whycmd"
 	"github.com/regctl/regctl/internal/completion"
@@ -203,6 +204,7 @@ etcd, regctl builds the map on an ephemeral in-process etcd.`,
 		replacecmd.New(g, nil),
 		deletecmd.New(g, nil),
 		scancmd.New(g, nil),
+		spacecmd.New(g, nil),
 		whycmd.New(g, nil),
 		migratecmd.New(g, nil),
 		diffcmd.New(g, nil),

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -96,6 +97,20 @@ reason: Started
 	}
 	if namespaces := resourceOf(t, r, "namespaces", ""); namespaces.Keys != 1 || len(namespaces.EtcdServers) != 0 {
 		t.Errorf("scan of namespaces %+v: want 1 key on the main etcd", namespaces)
+	}
+	// space reports both etcds: their members, their histories, and the
+	// events on theirs.
+	sp := spaceReport(t, flags...)
+	if len(sp.Members) != 2 || sp.Members[0].Endpoint != main.url || sp.Members[1].Endpoint != second.url {
+		t.Errorf("space's members %+v: want the main etcd's, then the events'", sp.Members)
+	}
+	if len(sp.History) != 2 || len(sp.History[0].EtcdServers) != 0 || !slices.Equal(sp.History[1].EtcdServers, []string{second.url}) {
+		t.Errorf("space's histories %+v: want the main etcd's, then the events'", sp.History)
+	}
+	for _, res := range sp.Resources {
+		if res.Resource == "events" && (res.Keys != 1 || !slices.Equal(res.EtcdServers, []string{second.url})) {
+			t.Errorf("space's events %+v: want 1 key on %s", res, second.url)
+		}
 	}
 }
 

@@ -40,15 +40,25 @@ func init() { wal.SegmentSizeBytes = 8 << 20 }
 // readyWithin bounds an embedded etcd's start.
 const readyWithin = 30 * time.Second
 
+// EmbeddedOption changes how an ephemeral etcd is configured.
+type EmbeddedOption func(*embed.Config)
+
+// WithQuota gives an ephemeral etcd a backend quota of bytes
+// (--quota-backend-bytes): the size its database may reach before etcd
+// raises its NOSPACE alarm and refuses writes.
+func WithQuota(bytes int64) EmbeddedOption {
+	return func(cfg *embed.Config) { cfg.QuotaBackendBytes = bytes }
+}
+
 // StartEmbedded starts an ephemeral etcd on free loopback ports. It is meant to
 // be thrown away: fsync is off and the data directory is removed on Close.
 // logger may be nil to keep etcd silent.
-func StartEmbedded(logger *zap.Logger) (*Embedded, error) {
+func StartEmbedded(logger *zap.Logger, opts ...EmbeddedOption) (*Embedded, error) {
 	var lastErr error
 	// Free ports are found by listening and closing, so another process may
 	// take one in between; a couple of retries make that race harmless.
 	for attempt := 0; attempt < 3; attempt++ {
-		e, err := startEmbeddedOnce(logger)
+		e, err := startEmbeddedOnce(logger, opts)
 		if err == nil {
 			return e, nil
 		}
@@ -60,13 +70,16 @@ func StartEmbedded(logger *zap.Logger) (*Embedded, error) {
 	return nil, fmt.Errorf("starting embedded etcd in %s: %w", os.TempDir(), lastErr)
 }
 
-func startEmbeddedOnce(logger *zap.Logger) (*Embedded, error) {
+func startEmbeddedOnce(logger *zap.Logger, opts []EmbeddedOption) (*Embedded, error) {
 	dir, err := os.MkdirTemp("", "regctl-etcd-")
 	if err != nil {
 		return nil, err
 	}
 	e, err := startRecording(dir, nil, logger, func(cfg *embed.Config) {
 		cfg.UnsafeNoFsync = true
+		for _, o := range opts {
+			o(cfg)
+		}
 	})
 	if err != nil {
 		os.RemoveAll(dir)

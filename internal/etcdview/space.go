@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -24,23 +27,64 @@ func NoSpace(err error) bool {
 type SpaceError struct{ Err error }
 
 func (e *SpaceError) Error() string {
-	return fmt.Sprintf("etcd is out of space, its NOSPACE alarm raised (%s): free space by compacting its history and defragmenting each member, then disarm the alarm (etcdctl compact, etcdctl defrag, etcdctl alarm disarm), or delete objects with `regctl delete`, which etcd takes under the alarm", e.Err)
+	return fmt.Sprintf("etcd is out of space, its NOSPACE alarm raised (%s): free space by compacting its history and defragmenting each member, then disarm the alarm (etcdctl compact, etcdctl defrag, etcdctl alarm disarm), or delete objects with `regctl delete`, which etcd takes under the alarm; `regctl space` shows where the space went", e.Err)
 }
 
 func (e *SpaceError) Unwrap() error { return e.Err }
 
+// Alarm is an alarm a member of etcd raised.
+type Alarm struct {
+	// Member is the ID of the member that raised it, in hex.
+	Member string `json:"member"`
+	// Alarm is its kind: NOSPACE (the database reached its quota),
+	// CORRUPT (the member's data differs from the others').
+	Alarm string `json:"alarm"`
+}
+
+func (a Alarm) String() string { return fmt.Sprintf("%s on member %s", a.Alarm, a.Member) }
+
+// alarmLine is an alarm as a member's status lists it among its errors:
+// the AlarmMember message in protobuf's text format
+// ("memberID:10276657743932975437 alarm:NOSPACE"), whose spacing the
+// protobuf library varies on purpose.
+var alarmLine = regexp.MustCompile(`^\s*memberID:\s*(\d+)\s+alarm:\s*([A-Z_]+)\s*$`)
+
+// AlarmsOf are the alarms the members' statuses list, each once, in the
+// order first listed. Every member keeps the cluster's alarms, and lists
+// them all in its status: reading them there asks nothing of the cluster,
+// where `etcdctl alarm list` is a request etcd orders through raft, one
+// more entry in its log.
+func AlarmsOf(statuses []MemberStatus) []Alarm {
+	var out []Alarm
+	for _, st := range statuses {
+		for _, e := range st.Errors {
+			m := alarmLine.FindStringSubmatch(e)
+			if m == nil {
+				continue
+			}
+			id, err := strconv.ParseUint(m[1], 10, 64)
+			if err != nil {
+				continue
+			}
+			a := Alarm{Member: MemberID(id), Alarm: m[2]}
+			if !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
 // Alarms are the alarms etcd's members have raised ("NOSPACE on member
-// 8e9e05c52164694d"), in etcd's order. A snapshot has none.
+// 8e9e05c52164694d"), as their statuses list them. A snapshot has none.
 func Alarms(ctx context.Context, c *clientv3.Client) ([]string, error) {
-	ctx, cancel := WithRequestTimeout(ctx, requestTimeout(c))
-	defer cancel()
-	resp, err := c.AlarmList(ctx)
+	statuses, err := MemberStatuses(ctx, c)
 	if err != nil {
-		return nil, fmt.Errorf("reading etcd's alarms: %w", err)
+		return nil, err
 	}
 	var out []string
-	for _, a := range resp.Alarms {
-		out = append(out, fmt.Sprintf("%s on member %x", a.Alarm, a.MemberID))
+	for _, a := range AlarmsOf(statuses) {
+		out = append(out, a.String())
 	}
 	return out, nil
 }

@@ -22,37 +22,46 @@ type Usage struct {
 	EtcdServers []string `json:"etcdServers,omitempty"`
 }
 
+// UsageWalk is how a usage pass reads its keys: at which revision (0:
+// the first page's), in pages of how many, and, when Visit is set, what
+// it is told of each key: the key with its value, and the usage it is
+// counted in.
+type UsageWalk struct {
+	Revision, PageSize int64
+	Visit              func(kv *mvccpb.KeyValue, u *Usage) error
+}
+
 // UsageUnder accounts for every key under root. claimed maps key prefixes to
 // the resource that owns them; a key counts for the longest prefix it falls
 // under, and keys no prefix claims are grouped by the next segment of their
 // path (root + "ranges/", root + "apps/", ...). One paged pass over the
 // values counts them all, at one revision.
 func UsageUnder(ctx context.Context, c *clientv3.Client, root string, claimed map[string]string, pageSize int64) ([]Usage, error) {
+	return UsageUnderWalk(ctx, c, root, claimed, UsageWalk{PageSize: pageSize})
+}
+
+// UsageUnderWalk is UsageUnder, read as w says.
+func UsageUnderWalk(ctx context.Context, c *clientv3.Client, root string, claimed map[string]string, w UsageWalk) ([]Usage, error) {
+	claims := NewClaims(root, claimed)
 	byPrefix := map[string]*Usage{}
-	var prefixes []string
 	for prefix, resource := range claimed {
 		byPrefix[prefix] = &Usage{Resource: resource, KeyPrefix: prefix}
-		prefixes = append(prefixes, prefix)
 	}
-	// Longest first, so services/specs/ wins over a shorter claim.
-	sort.Slice(prefixes, func(i, j int) bool { return len(prefixes[i]) > len(prefixes[j]) })
-
-	err := Pages(ctx, c, root, root, pageSize, false, func(kvs []*mvccpb.KeyValue) error {
+	err := PagesAt(ctx, c, root, root, w.Revision, w.PageSize, false, func(kvs []*mvccpb.KeyValue) error {
 		for _, kv := range kvs {
-			key := string(kv.Key)
-			if u := owner(byPrefix, prefixes, key); u != nil {
-				u.Keys++
-				u.Bytes += int64(len(kv.Value))
-				continue
-			}
-			group := root + firstSegment(strings.TrimPrefix(key, root))
-			u, ok := byPrefix[group]
+			prefix, resource := claims.Group(string(kv.Key))
+			u, ok := byPrefix[prefix]
 			if !ok {
-				u = &Usage{KeyPrefix: group}
-				byPrefix[group] = u
+				u = &Usage{Resource: resource, KeyPrefix: prefix}
+				byPrefix[prefix] = u
 			}
 			u.Keys++
 			u.Bytes += int64(len(kv.Value))
+			if w.Visit != nil {
+				if err := w.Visit(kv, u); err != nil {
+					return err
+				}
+			}
 		}
 		return nil
 	})
@@ -70,15 +79,61 @@ func UsageUnder(ctx context.Context, c *clientv3.Client, root string, claimed ma
 // UsageOf accounts for the keys of one resource under prefix, on an etcd
 // of its own.
 func UsageOf(ctx context.Context, c *clientv3.Client, prefix, resource string, pageSize int64) (Usage, error) {
+	return UsageOfWalk(ctx, c, prefix, resource, UsageWalk{PageSize: pageSize})
+}
+
+// UsageOfWalk is UsageOf, read as w says.
+func UsageOfWalk(ctx context.Context, c *clientv3.Client, prefix, resource string, w UsageWalk) (Usage, error) {
 	u := Usage{Resource: resource, KeyPrefix: prefix}
-	err := Pages(ctx, c, prefix, prefix, pageSize, false, func(kvs []*mvccpb.KeyValue) error {
+	err := PagesAt(ctx, c, prefix, prefix, w.Revision, w.PageSize, false, func(kvs []*mvccpb.KeyValue) error {
 		for _, kv := range kvs {
 			u.Keys++
 			u.Bytes += int64(len(kv.Value))
+			if w.Visit != nil {
+				if err := w.Visit(kv, &u); err != nil {
+					return err
+				}
+			}
 		}
 		return nil
 	})
 	return u, err
+}
+
+// Claims tells which usage a key is counted in: the resource whose key
+// prefix is the longest it falls under, or for a key under root that no
+// prefix claims, the group of the next segment of its path.
+type Claims struct {
+	root     string
+	prefixes []string // longest first
+	claimed  map[string]string
+}
+
+// NewClaims are the claims of the prefixes claimed (prefix to resource)
+// under root.
+func NewClaims(root string, claimed map[string]string) *Claims {
+	c := &Claims{root: root, claimed: claimed}
+	for prefix := range claimed {
+		c.prefixes = append(c.prefixes, prefix)
+	}
+	// Longest first, so services/specs/ wins over a shorter claim.
+	sort.Slice(c.prefixes, func(i, j int) bool { return len(c.prefixes[i]) > len(c.prefixes[j]) })
+	return c
+}
+
+// Group is the key prefix key is counted under, and the resource that
+// claims it (empty for an unclaimed group). A key outside root is in no
+// group: both are empty.
+func (c *Claims) Group(key string) (prefix, resource string) {
+	for _, p := range c.prefixes {
+		if strings.HasPrefix(key, p) {
+			return p, c.claimed[p]
+		}
+	}
+	if !strings.HasPrefix(key, c.root) {
+		return "", ""
+	}
+	return c.root + firstSegment(strings.TrimPrefix(key, c.root)), ""
 }
 
 // SortUsage puts resources first, by name, then unclaimed groups by prefix.
@@ -92,15 +147,6 @@ func SortUsage(out []Usage) {
 		}
 		return out[i].KeyPrefix < out[j].KeyPrefix
 	})
-}
-
-func owner(byPrefix map[string]*Usage, prefixes []string, key string) *Usage {
-	for _, p := range prefixes {
-		if strings.HasPrefix(key, p) {
-			return byPrefix[p]
-		}
-	}
-	return nil
 }
 
 // firstSegment is "ranges/" for "ranges/serviceips", or the whole rest when

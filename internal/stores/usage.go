@@ -2,7 +2,6 @@ package stores
 
 import (
 	"context"
-	"slices"
 	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -23,45 +22,76 @@ import (
 // versions, events in two groups), the keys are the first one's, the one
 // kubectl resolves the resource's name to.
 func Usage(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles []*handle.Handle, pageSize int64) ([]etcdview.Usage, error) {
-	claimed := map[string]string{}
-	var elsewhere []etcdview.Usage
+	return UsageWalk(ctx, main, etcdPrefix, handles, etcdview.UsageWalk{PageSize: pageSize})
+}
+
+// UsageWalk is Usage, read as w says; w's revision is the main etcd's,
+// the others are read at their current one.
+func UsageWalk(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles []*handle.Handle, w etcdview.UsageWalk) ([]etcdview.Usage, error) {
+	holdings, err := Holdings(ctx, main, handles)
+	if err != nil {
+		return nil, err
+	}
+	usage, err := etcdview.UsageUnderWalk(ctx, main, Root(etcdPrefix), holdings[0].Claimed, w)
+	if err != nil {
+		return nil, err
+	}
+	elsewhere := etcdview.UsageWalk{PageSize: w.PageSize, Visit: w.Visit}
+	for _, h := range holdings[1:] {
+		for prefix, path := range h.Claimed {
+			u, err := etcdview.UsageOfWalk(ctx, h.Client, prefix, path, elsewhere)
+			if err != nil {
+				return nil, err
+			}
+			u.EtcdServers = h.Servers
+			usage = append(usage, u)
+		}
+	}
+	etcdview.SortUsage(usage)
+	return usage, nil
+}
+
+// Root is the etcd prefix as the keys under it start: "/registry/".
+func Root(etcdPrefix string) string { return strings.TrimSuffix(etcdPrefix, "/") + "/" }
+
+// Holding is an etcd the map's resources are stored on, and the key
+// prefixes of the resources it holds.
+type Holding struct {
+	Client *clientv3.Client
+	// Servers are the etcd's `--etcd-servers-overrides` servers; none for
+	// the main etcd.
+	Servers []string
+	// Claimed maps the key prefixes the etcd holds to the path of the
+	// resource stored under each.
+	Claimed map[string]string
+}
+
+// Holdings are the etcds the map's resources are stored on: the main
+// one (main, of `--etcd-servers`) first, then one per resource that
+// `--etcd-servers-overrides` stores elsewhere, each dialed. Where several
+// paths store under one prefix (a resource in two versions, events in two
+// groups), the prefix is the first one's, in the map's order: the one
+// kubectl resolves the resource's name to.
+func Holdings(ctx context.Context, main *clientv3.Client, handles []*handle.Handle) ([]Holding, error) {
+	out := []Holding{{Client: main, Claimed: map[string]string{}}}
+	seen := map[string]bool{}
 	for _, h := range handles {
 		r := h.Route
-		if r.Store != routetable.StoreOwn {
+		if r.Store != routetable.StoreOwn || seen[r.KeyPrefix] {
 			continue
 		}
-		if _, ok := claimed[r.KeyPrefix]; ok {
-			continue
-		}
-		claimed[r.KeyPrefix] = r.Path
+		seen[r.KeyPrefix] = true
 		if len(r.EtcdServers) == 0 {
+			out[0].Claimed[r.KeyPrefix] = r.Path
 			continue
 		}
 		c, err := h.Client(ctx)
 		if err != nil {
 			return nil, err
 		}
-		u, err := etcdview.UsageOf(ctx, c, r.KeyPrefix, r.Path, pageSize)
-		if err != nil {
-			return nil, err
-		}
-		u.EtcdServers = r.EtcdServers
-		elsewhere = append(elsewhere, u)
+		out = append(out, Holding{Client: c, Servers: r.EtcdServers, Claimed: map[string]string{r.KeyPrefix: r.Path}})
 	}
-	root := strings.TrimSuffix(etcdPrefix, "/") + "/"
-	onMain := map[string]string{}
-	for prefix, path := range claimed {
-		if !slices.ContainsFunc(elsewhere, func(u etcdview.Usage) bool { return u.KeyPrefix == prefix }) {
-			onMain[prefix] = path
-		}
-	}
-	usage, err := etcdview.UsageUnder(ctx, main, root, onMain, pageSize)
-	if err != nil {
-		return nil, err
-	}
-	usage = append(usage, elsewhere...)
-	etcdview.SortUsage(usage)
-	return usage, nil
+	return out, nil
 }
 
 // UsageIn is Usage of one namespace: the keys and bytes of each namespaced

@@ -32,7 +32,8 @@ func New(g *cli.Globals, runF func(context.Context, *Options) error) *cobra.Comm
 		Long: `Read every key under --etcd-prefix once, through the storage map, and report for each
 stored resource:
 
-  size        keys, bytes and the largest objects;
+  size        keys, bytes and the largest objects (for a database over its quota,
+              ` + "`regctl space`" + ` adds etcd's own figures and its history);
   encoding    values by media type, beside the one the server writes now;
   encryption  values by provider and key (KMS v2: key ID); values the config would write
               with another key (stale-key), plain values of a resource the config encrypts
@@ -70,7 +71,8 @@ runs, progress goes to stderr when that is a terminal.`,
   # Which versions each resource is stored at, and whether an old one can be dropped
   regctl scan --only versions -o yaml
 
-  # Where the space goes, namespace by namespace
+  # Where the space goes, namespace by namespace (regctl space adds etcd's own
+  # figures: database size, quota, alarms, history, and the keys written most)
   regctl scan --only size --by namespace -o json > usage.json`,
 		Args: cobra.NoArgs,
 	}
