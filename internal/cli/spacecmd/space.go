@@ -56,8 +56,9 @@ by regctl). Nothing is written: the revision and etcd's raft index are the same
 after. On an etcd whose NOSPACE alarm
 is raised, it works as on any other. What to do about what it shows: the runbook
 "etcd out of space (NOSPACE)", docs/space.md in regctl's repository.`,
-		Example: `  # Where the space went, as a table (add --snapshot FILE for a backup)
-  regctl space --etcd-servers=https://10.0.0.2:2379 --etcd-cafile=ca.crt --etcd-certfile=etcd.crt --etcd-keyfile=etcd.key
+		Example: `  # Where the space went, as a table (with the server's --etcd-servers and its TLS
+  # files, or --snapshot FILE for a backup)
+  regctl space
 
   # The 20 largest objects and hottest keys, and the totals per namespace
   regctl space --top 20 --by namespace
