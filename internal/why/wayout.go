@@ -42,6 +42,9 @@ func wayOutOfNamespace(r *Report) []Step {
 		})
 	}
 	steps = append(steps, objectSteps(append([]Object{r.Object}, r.Objects...))...)
+	if n := notDeleted(r.Objects); n > 0 {
+		steps = append(steps, Step{Do: fmt.Sprintf("%s %s not being deleted yet: %s deletes %s, pods first, then the rest; make sure it runs (kube-controller-manager's --controllers)", objects(n), isAre(n), removers[string(corev1.FinalizerKubernetes)].By, them(n))})
+	}
 	finalize := Step{
 		Do: fmt.Sprintf("last resort, once nothing above can be done: finalize namespace %s by hand, emptying its spec.finalizers (with kube-apiserver down, through regctl)", ns),
 		Commands: []string{
@@ -122,6 +125,25 @@ func objectSteps(objs []Object) []Step {
 		}
 	}
 	return steps
+}
+
+// notDeleted counts the objects with no deletionTimestamp, which the
+// namespace controller has not deleted yet; leftovers are no server's.
+func notDeleted(objs []Object) int {
+	n := 0
+	for _, o := range objs {
+		if o.DeletionTimestamp == nil && !o.Leftover && o.Unreadable == "" {
+			n++
+		}
+	}
+	return n
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
 }
 
 func them(n int) string {

@@ -139,6 +139,7 @@ func TestANamespaceHeldEveryWay(t *testing.T) {
 		"customresourcedefinition widgets.example.com is gone",
 		"warning: 7 objects still stored in namespace shop would stay in etcd, orphaned: once the namespace is gone nothing serves or deletes them",
 		"regctl replace --subresource finalize -f -",
+		"3 objects are not being deleted yet: namespace-controller deletes them, pods first",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the tree does not say %q:\n%s", want, text)
