@@ -13,6 +13,7 @@ import (
 	api "k8s.io/kubernetes/pkg/apis/core"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
 )
@@ -109,7 +110,7 @@ func (r *restorer) applyBatch(ctx context.Context, part []*entry) error {
 func (r *restorer) said(e *entry) error {
 	if e.write != nil && (e.Result == Restored || e.Result == Overwritten) {
 		r.written++
-		if e.Resource == "customresourcedefinitions.apiextensions.k8s.io" {
+		if e.Resource == handle.CRDsPath {
 			if r.writtenCRDs == nil {
 				r.writtenCRDs = map[string]bool{}
 			}

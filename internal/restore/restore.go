@@ -165,7 +165,7 @@ func Run(ctx context.Context, req Request) (*Report, error) {
 
 // firstPaths are restored before everything else: the namespaces the
 // rest is created in, the CRDs that serve custom resources.
-var firstPaths = []string{"namespaces", "customresourcedefinitions.apiextensions.k8s.io"}
+var firstPaths = []string{"namespaces", handle.CRDsPath}
 
 // split is the pairs restored first, in firstPaths' order, and the rest.
 func split(pairs []changes.Pair) (first, rest []changes.Pair) {

@@ -51,7 +51,6 @@ const (
 	unknownFieldsPerObject = 5                        // unknown field paths named per object
 	identity               = "identity"               // the encryption of a plain value
 	unknownEncoding        = "unknown"                // the encoding of an unreadable value
-	crdResource            = "customresourcedefinitions.apiextensions.k8s.io"
 )
 
 // Report is what a scan found.

@@ -319,7 +319,7 @@ func counts(m map[string]int) []Count {
 // while one fails, it finishes no namespace.
 func unavailable(ctx context.Context, ks handle.Keyspace, rev int64) ([]APIService, error) {
 	var out []APIService
-	err := listExternal(ctx, ks, "apiservices.apiregistration.k8s.io", rev, func(o map[string]any) {
+	err := listExternal(ctx, ks, handle.APIServicesPath, rev, func(o map[string]any) {
 		svc, found, _ := unstructured.NestedMap(o, "spec", "service")
 		if !found || svc == nil {
 			return // served by kube-apiserver itself
@@ -353,7 +353,7 @@ func terminatingCRDs(ctx context.Context, ks handle.Keyspace, rev int64, objs []
 		per[o.Resource]++
 	}
 	out := map[string]int{}
-	err := listExternal(ctx, ks, "customresourcedefinitions.apiextensions.k8s.io", rev, func(o map[string]any) {
+	err := listExternal(ctx, ks, handle.CRDsPath, rev, func(o map[string]any) {
 		name, _, _ := unstructured.NestedString(o, "metadata", "name")
 		if _, deleting, _ := unstructured.NestedString(o, "metadata", "deletionTimestamp"); deleting && per[name] > 0 {
 			out[name] = per[name]

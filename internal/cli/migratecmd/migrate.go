@@ -137,7 +137,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if len(o.Types) > 0 {
 		// Namespaces are looked up for each update, and the CRDs' status
 		// path drops versions from status.storedVersions.
-		cfg.Only = strings.Join(append(slices.Clone(o.Types), "namespaces", "customresourcedefinitions.apiextensions.k8s.io"), ",")
+		cfg.Only = strings.Join(append(slices.Clone(o.Types), "namespaces", handle.CRDsPath), ",")
 	}
 	session, ks, err := storagemap.OpenAll(ctx, cfg)
 	if err != nil {

@@ -214,10 +214,9 @@ func (o *Options) request(ctx context.Context, sides *points.Sessions) (restore.
 	return req, nil
 }
 
-const (
-	crds        = "customresourcedefinitions.apiextensions.k8s.io"
-	ipAddresses = "ipaddresses.networking.k8s.io"
-)
+const ipAddresses = "ipaddresses.networking.k8s.io"
+
+var crds = handle.CRDsPath
 
 // selection is what the command line names to restore, as given.
 func (o *Options) selection() string {
