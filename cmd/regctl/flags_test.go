@@ -14,9 +14,6 @@ import (
 	"github.com/regctl/regctl/internal/cli/createcmd"
 	"github.com/regctl/regctl/internal/cli/deletecmd"
 	"github.com/regctl/regctl/internal/cli/diffcmd"
-	"github.com/regctl/regctl/internal/cli/getcmd"
-	"github.com/regctl/regctl/internal/cli/inspectcmd"
-	"github.com/regctl/regctl/internal/cli/migratecmd"
 	"github.com/regctl/regctl/internal/cli/replacecmd"
 	"github.com/regctl/regctl/internal/render"
 )
@@ -26,27 +23,6 @@ import (
 // is dialed: the options each command hands to its one library call.
 func TestFlagsAreReadAndCheckedWithoutEtcd(t *testing.T) {
 	t.Parallel()
-	t.Run("get", func(t *testing.T) {
-		o, err := clitest.Parse(t, getcmd.New, 0, "pods", "-n", "shop", "-o", "yaml", "--chunk-size", "7", "-l", "app=web", "--subresource", "status")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if o.Namespace != "shop" || !o.NamespaceSet || o.Get.Output != render.YAML || o.Get.ChunkSize != 7 || o.Get.LabelSelector != "app=web" || o.Subresource != "status" || strings.Join(o.Get.Args, " ") != "pods" {
-			t.Errorf("options %+v", o)
-		}
-		clitest.Refused(t, getcmd.New, 0, "`--chunk-size` must be 0 (no paging) or more, not -1", "pods", "--chunk-size", "-1")
-		clitest.Refused(t, getcmd.New, 5, "`--resource-version` and `--revision` both say where a watch starts", "pods", "-w", "--resource-version", "3")
-		clitest.Refused(t, getcmd.New, 0, "valid values are", "pods", "-o", "toml")
-	})
-	t.Run("inspect", func(t *testing.T) {
-		o, err := clitest.Parse(t, inspectcmd.New, 0, "secrets/db", "-n", "shop", "--history", "-o", "json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !o.Inspect.History || o.Inspect.Output != render.JSON || o.Namespace != "shop" || strings.Join(o.Args, " ") != "secrets/db" {
-			t.Errorf("options %+v", o)
-		}
-	})
 	t.Run("create", func(t *testing.T) {
 		o, err := clitest.Parse(t, createcmd.New, 0, "-f", "a.yaml,b.yaml", "--validate=warn", "--field-manager", "ops", "--dry-run", "-o", "name", "-n", "shop")
 		if err != nil {
@@ -107,13 +83,6 @@ func TestFlagsAreReadAndCheckedWithoutEtcd(t *testing.T) {
 		if o, err := clitest.Parse(t, diffcmd.New, 0, "--from", "rev:3", "configmaps", "-n", "shop"); err != nil || o.From != "rev:3" || o.To != "live" || !o.NamespaceSet {
 			t.Errorf("diff --from: %+v, %v", o, err)
 		}
-	})
-	t.Run("migrate", func(t *testing.T) {
-		if o, err := clitest.Parse(t, migratecmd.New, 0, "--dry-run=server"); err != nil || !o.Migrate.DryRun {
-			t.Errorf("--dry-run=server: %+v, %v; want a dry run", o, err)
-		}
-		clitest.Refused(t, migratecmd.New, 0, "Invalid dry-run value", "--dry-run=later")
-		clitest.Refused(t, migratecmd.New, 0, "`--chunk-size` must be 0 (no paging) or more, not -3", "--chunk-size", "-3")
 	})
 }
 
