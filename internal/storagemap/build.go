@@ -31,7 +31,6 @@ import (
 	serveroptions "k8s.io/apiserver/pkg/server/options"
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
-	"k8s.io/kubernetes/pkg/capabilities"
 	controlplaneapiserver "k8s.io/kubernetes/pkg/controlplane/apiserver"
 	"k8s.io/kubernetes/pkg/kubeapiserver"
 
@@ -149,12 +148,12 @@ func (s *Session) assemble(ctx context.Context, cfg Config) error {
 // applyVersions applies the flags' emulated version and feature gates to
 // the process until the session is closed.
 func (s *Session) applyVersions(ctx context.Context, cfg Config) error {
-	restore, err := cfg.Options.Apply(ctx)
+	release, err := cfg.Options.Apply(ctx)
 	if err != nil {
 		return err
 	}
 	s.onClose(func() {
-		if err := restore(); err != nil {
+		if err := release(); err != nil {
 			s.mu.Lock()
 			s.closeErr = errors.Join(s.closeErr, err)
 			s.mu.Unlock()
@@ -243,10 +242,6 @@ type storage struct {
 // build's (or the command is told of it).
 func (s *Session) storageOf(ctx context.Context, cfg Config, etcd serveroptions.EtcdOptions) (storage, error) {
 	opts := cfg.Options.Server
-	// Pod validation reads whether privileged containers are allowed from
-	// this process-wide setting, which kube-apiserver sets once from its
-	// flags too.
-	capabilities.Setup(opts.AllowPrivileged, opts.MaxConnectionBytesPerSec)
 	generic, err := genericConfig(opts)
 	if err != nil {
 		return storage{}, err

@@ -207,17 +207,18 @@ func (o *Options) FromManifest(path string) bool { return slices.Contains(o.mani
 
 // Apply checks the flags as the server does when it starts (the version
 // registry's Set and Validate, then the checks of --runtime-config) and
-// makes the process-wide feature gate and kube version those of the flags,
-// until restore puts them back: the server's code reads the process-wide
-// gate wherever a gate matters.
-func (o *Options) Apply(ctx context.Context) (restore func() error, err error) {
+// makes the process-wide feature gate, kube version and capabilities those
+// of the flags, until release lets go of them (process.go): the server's
+// code reads the process-wide gate wherever a gate matters. While another
+// map holds other values, it refuses.
+func (o *Options) Apply(ctx context.Context) (release func() error, err error) {
 	if err := o.versions.set(); err != nil {
 		return nil, err
 	}
 	if err := validate(ctx, o.Server); err != nil {
 		return nil, err
 	}
-	return o.versions.apply()
+	return o.hold()
 }
 
 // Effective is what the route table says of the versions: the emulated

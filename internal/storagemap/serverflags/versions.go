@@ -23,8 +23,8 @@ import (
 // regctl parses them as the server does, into a registry of its own that
 // starts from the process's gate, and applies the outcome to the process-wide
 // gate and version for as long as a map built with them lives, as the
-// server's own test harness does. Nothing outlives the map: a second map in
-// the same process starts from the defaults again.
+// server's own test harness does. Nothing outlives the maps that hold it
+// (process.go): a map opened after them starts from the defaults again.
 type versions struct {
 	registry basecompatibility.ComponentGlobalsRegistry
 	version  basecompatibility.MutableEffectiveVersion
