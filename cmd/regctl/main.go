@@ -53,6 +53,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "error: interrupted")
 		os.Exit(exitInterrupted)
 	}()
+	go exitWhenEtcdStops(etcdview.Stops(), os.Stderr, os.Exit)
 	code := Run(ctx, cli.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:])
 	os.Exit(code)
+}
+
+// exitWhenEtcdStops ends the process when an etcd inside it gives up while
+// it runs (a write to a full disk): it serves nothing more, and the
+// command would wait for it until its timeout. As etcd would, but with its
+// one line; a diff's exit status 1 means "different", so an error is 2.
+// The write that failed was not acknowledged.
+func exitWhenEtcdStops(stops <-chan error, errOut io.Writer, exit func(int)) {
+	err := <-stops
+	etcdview.RemoveEmbeddedData()
+	fmt.Fprintf(errOut, "error: %v\n", err)
+	exit(2)
 }

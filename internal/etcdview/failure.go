@@ -3,7 +3,6 @@ package etcdview
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"sync"
@@ -130,14 +129,18 @@ func (f *lastFailure) err() error {
 }
 
 // OnWrite ends etcd where it gives up, after its line was recorded: once
-// it runs, by stopped; while it starts, by ending the goroutine it gave
-// up in, which no caller could recover from a panic, and telling start.
+// it runs, by telling Stops; while it starts, by telling start. Either way
+// it ends the goroutine etcd gave up in, which no caller could recover from
+// a panic, and which etcd's code expects never to go on.
 func (f *lastFailure) OnWrite(*zapcore.CheckedEntry, []zapcore.Field) {
 	f.mu.Lock()
 	if f.running {
-		msg, full := f.msg, f.full
+		err := &StoppedError{Msg: f.msg, Full: f.full}
 		f.mu.Unlock()
-		stopped(msg, full)
+		select {
+		case stops <- err:
+		default: // another etcd of this process told it first
+		}
 		runtime.Goexit()
 	}
 	if !f.quit {
@@ -148,20 +151,27 @@ func (f *lastFailure) OnWrite(*zapcore.CheckedEntry, []zapcore.Field) {
 	runtime.Goexit()
 }
 
-// stopped ends the process for an etcd that gave up while it ran (a write
-// to a full disk), as etcd itself would, but with one line that says why:
-// at verbosity 0 nothing else says it, and a panic would be a trace. A
-// diff's exit status 1 means "different": an error is 2.
-var stopped = func(msg string, full bool) {
-	RemoveEmbeddedData()
-	writeStopped(os.Stderr, msg, full)
-	os.Exit(2)
+// stops hears of the first etcd of the process that gave up while it ran.
+var stops = make(chan error, 1)
+
+// Stops tells of an etcd inside this process that gave up while it ran (a
+// write to a full disk): it serves nothing any more, and what waits on it
+// waits until its timeout. The command ends then, as etcd itself would,
+// with the error's one line: at verbosity 0 nothing else says it, and a
+// panic would be a trace.
+func Stops() <-chan error { return stops }
+
+// StoppedError is the error of an etcd that gave up while it ran: its last
+// error line, and whether it was a full disk.
+type StoppedError struct {
+	Msg  string
+	Full bool
 }
 
-func writeStopped(w io.Writer, msg string, full bool) {
+func (e *StoppedError) Error() string {
 	hint := ""
-	if full {
+	if e.Full {
 		hint = "; free space on that disk and run the command again"
 	}
-	fmt.Fprintf(w, "error: the etcd inside regctl stopped: %s%s\n", msg, hint)
+	return fmt.Sprintf("the etcd inside regctl stopped: %s%s", e.Msg, hint)
 }
