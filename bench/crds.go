@@ -16,7 +16,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/embedded"
 	"github.com/regctl/regctl/internal/logs"
 )
 
@@ -169,7 +169,7 @@ func measureKubectlCRs(dir, launcher string, n int, sandbox string, regctl map[s
 	if err != nil {
 		return nil, err
 	}
-	e, err := etcdview.StartOn(sandbox, 0, nil, true)
+	e, err := embedded.StartOn(sandbox, 0, nil, true)
 	if err != nil {
 		return nil, err
 	}
@@ -226,14 +226,14 @@ func (s crdSandboxes) flags() crdFlags {
 
 // servedSandboxes are the sandboxes, each served by an etcd of this process.
 type servedSandboxes struct {
-	etcds []*etcdview.Embedded
+	etcds []*embedded.Etcd
 	urls  []string
 }
 
 func serveSandboxes(sb crdSandboxes) (*servedSandboxes, error) {
 	out := &servedSandboxes{}
 	for _, d := range []string{sb.plain, sb.few, sb.hundred, sb.many} {
-		e, err := etcdview.StartOn(d, 0, nil, true)
+		e, err := embedded.StartOn(d, 0, nil, true)
 		if err != nil {
 			out.close()
 			return nil, err
@@ -375,7 +375,7 @@ func createOnce(launcher, regctl, manifest, dir string, want int, kind string) (
 
 // seedSandbox writes pods into a new sandbox on dir.
 func seedSandbox(ctx context.Context, dir string, pods int) error {
-	e, err := etcdview.StartOn(dir, 0, nil, true)
+	e, err := embedded.StartOn(dir, 0, nil, true)
 	if err != nil {
 		return err
 	}
@@ -544,7 +544,7 @@ spec:
 // describeSandbox prints the keys and bytes a sandbox holds, all of them
 // and the CRDs'.
 func describeSandbox(ctx context.Context, name, dir string) error {
-	e, err := etcdview.StartOn(dir, 0, nil, true)
+	e, err := embedded.StartOn(dir, 0, nil, true)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	api "k8s.io/kubernetes/pkg/apis/core"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/embedded"
 	"github.com/regctl/regctl/internal/logs"
 )
 
@@ -39,7 +40,7 @@ func diffs(dir, launcher, regctl string, n, pods int) error {
 	t := newTable(launcher, 64, true)
 	var figures [2]struct{ regctl, snapshots, etcdctl stats }
 	for i, count := range []int{pods / 10, pods} {
-		e, err := etcdview.StartEmbedded(nil)
+		e, err := embedded.Start(nil)
 		if err != nil {
 			return err
 		}

@@ -18,6 +18,7 @@ import (
 	api "k8s.io/kubernetes/pkg/apis/core"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/embedded"
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/migrate"
 	"github.com/regctl/regctl/internal/storagemap"
@@ -58,7 +59,7 @@ func migrateBench(dir, launcher, regctl string, n, secrets int) error {
 		return err
 	}
 	progress("starting etcd")
-	e, err := etcdview.StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
-	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/embedded"
 	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/storagemap/serverflags"
 )
@@ -229,8 +229,8 @@ func benchPod(i int) (spec, status *api.Pod) {
 
 // startWithNamespaces starts an etcd in this process and builds the map on
 // it with benchNamespaces created; close stops both.
-func startWithNamespaces(ctx context.Context) (e *etcdview.Embedded, w *storagemap.Session, close func(), err error) {
-	e, err = etcdview.StartEmbedded(nil)
+func startWithNamespaces(ctx context.Context) (e *embedded.Etcd, w *storagemap.Session, close func(), err error) {
+	e, err = embedded.Start(nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/embedded"
 	"github.com/regctl/regctl/internal/logs"
 )
 
@@ -44,7 +45,7 @@ func reads(dir, launcher, regctl string, n, pods int, profile func([]command) er
 	kubectl, apiserverTest, kubectlSkipped := buildKubectlServer(dir)
 
 	progress("starting etcd")
-	e, err := etcdview.StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	api "k8s.io/kubernetes/pkg/apis/core"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/embedded"
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/storagemap"
@@ -50,7 +51,7 @@ func restores(dir, launcher, regctl string, n, count int, profile func([]command
 	}
 	ctx := context.Background()
 	progress("starting etcd")
-	e, err := etcdview.StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		return err
 	}
@@ -71,7 +72,7 @@ func restores(dir, launcher, regctl string, n, count int, profile func([]command
 	if err := saveSnapshot(ctx, e.ClientURL, backup); err != nil {
 		return err
 	}
-	temporary, err := etcdview.StartEmbedded(nil)
+	temporary, err := embedded.Start(nil)
 	if err != nil {
 		return err
 	}

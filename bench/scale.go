@@ -19,7 +19,7 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
-	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/embedded"
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/storagemap"
@@ -56,7 +56,7 @@ func scale(dir, launcher, regctl string, n, pods int, profile func([]command) er
 		return err
 	}
 	progress("starting etcd")
-	e, err := etcdview.StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/embedded"
+	"github.com/regctl/regctl/internal/etcdview/snapshot"
 	"github.com/regctl/regctl/internal/logs"
 )
 
@@ -36,7 +37,7 @@ func snapshots(dir, launcher, regctl string, n, pods int, profile func([]command
 	if err != nil {
 		return err
 	}
-	e, err := etcdview.StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func snapshots(dir, launcher, regctl string, n, pods int, profile func([]command
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%-48s %10s %10s %10s\n", "OpenSnapshot "+size(path), fineMs(d[len(d)/2]), fineMs(d[0]), fineMs(d[len(d)-1]))
+		fmt.Printf("%-48s %10s %10s %10s\n", "snapshot.Open "+size(path), fineMs(d[len(d)/2]), fineMs(d[0]), fineMs(d[len(d)-1]))
 		opens = append(opens, d[len(d)/2])
 	}
 
@@ -120,7 +121,7 @@ func snapshots(dir, launcher, regctl string, n, pods int, profile func([]command
 
 // seededSnapshot writes pods into a fresh etcd and saves it to path.
 func seededSnapshot(ctx context.Context, path string, pods int) (string, error) {
-	e, err := etcdview.StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		return "", err
 	}
@@ -161,7 +162,7 @@ func openTimes(path string, n int) ([]time.Duration, error) {
 	var out []time.Duration
 	for range n {
 		start := time.Now()
-		s, err := etcdview.OpenSnapshot(path)
+		s, err := snapshot.Open(path)
 		if err != nil {
 			return nil, err
 		}
@@ -180,7 +181,7 @@ func firstReadTimes(ctx context.Context, path string, n int) ([]time.Duration, e
 	for range n {
 		runtime.GC()
 		start := time.Now()
-		s, err := etcdview.OpenSnapshot(path)
+		s, err := snapshot.Open(path)
 		if err != nil {
 			return nil, err
 		}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/embedded"
 	"github.com/regctl/regctl/internal/logs"
 )
 
@@ -31,7 +32,7 @@ func writes(dir, launcher, regctl string, n, pods int, profile func([]command) e
 	kubectl, apiserverTest, kubectlSkipped := buildKubectlServer(dir)
 
 	progress("starting etcd")
-	e, err := etcdview.StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/regctl/regctl/internal/cli"
-	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/embedded"
 )
 
 // The tests in this file run the built binary: what reaches a user's
@@ -68,7 +68,7 @@ func removeBinary() {
 func TestCutOffListIsNotMistakenForWholeAndLogsNothing(t *testing.T) {
 	t.Parallel()
 	bin := regctlBinary(t)
-	e, err := etcdview.StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

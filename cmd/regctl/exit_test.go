@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/embedded"
 )
 
 // An etcd inside regctl that gives up while it runs ends the command with
@@ -14,13 +14,13 @@ import (
 func TestAnEtcdThatStopsEndsTheCommand(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	e, err := etcdview.StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
 	stops := make(chan error, 1)
-	stops <- &etcdview.StoppedError{Msg: "failed to save Raft hard state and entries: write 0.wal: no space left on device", Full: true}
+	stops <- &embedded.StoppedError{Msg: "failed to save Raft hard state and entries: write 0.wal: no space left on device", Full: true}
 	var errOut strings.Builder
 	code := -1
 	exitWhenEtcdStops(stops, &errOut, func(c int) { code = c })

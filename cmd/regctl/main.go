@@ -16,7 +16,7 @@ import (
 
 	"github.com/regctl/regctl/internal/cli"
 	_ "github.com/regctl/regctl/internal/english"
-	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/embedded"
 	_ "github.com/regctl/regctl/internal/gctune"
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/logs/early"
@@ -49,11 +49,11 @@ func main() {
 		case <-signals:
 		case <-time.After(interruptGrace):
 		}
-		etcdview.RemoveEmbeddedData()
+		embedded.RemoveData()
 		fmt.Fprintln(os.Stderr, "error: interrupted")
 		os.Exit(exitInterrupted)
 	}()
-	go exitWhenEtcdStops(etcdview.Stops(), os.Stderr, os.Exit)
+	go exitWhenEtcdStops(embedded.Stops(), os.Stderr, os.Exit)
 	code := Run(ctx, cli.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:])
 	os.Exit(code)
 }
@@ -65,7 +65,7 @@ func main() {
 // The write that failed was not acknowledged.
 func exitWhenEtcdStops(stops <-chan error, errOut io.Writer, exit func(int)) {
 	err := <-stops
-	etcdview.RemoveEmbeddedData()
+	embedded.RemoveData()
 	fmt.Fprintf(errOut, "error: %v\n", err)
 	exit(2)
 }

@@ -14,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/embedded"
 	"github.com/regctl/regctl/internal/space"
 )
 
@@ -48,7 +49,7 @@ func TestSpaceOfAnEtcdOverItsQuota(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const quota = 3 << 20
-	e, err := etcdview.StartEmbedded(nil, etcdview.WithQuota(quota))
+	e, err := embedded.Start(nil, embedded.WithQuota(quota))
 	if err != nil {
 		t.Fatal(err)
 	}

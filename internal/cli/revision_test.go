@@ -14,7 +14,7 @@ import (
 	"k8s.io/kubernetes/pkg/apis/coordination"
 
 	"github.com/regctl/regctl/internal/clock"
-	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/embedded"
 	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/storagemap/serverflags"
 )
@@ -65,7 +65,7 @@ func TestRevisionFlag(t *testing.T) {
 // left as it is, and a time before every clock is refused.
 func TestTellRevision(t *testing.T) {
 	ctx := context.Background()
-	e, err := etcdview.StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,7 @@
 // Package etcdview holds everything in regctl that talks to etcd directly:
-// clients and TLS, the embedded etcd, keys and raw values.
+// clients and TLS, keys and raw values, revisions, history and status. The
+// etcds regctl runs inside itself are etcdview/embedded's, snapshot files
+// served as an etcd etcdview/snapshot's.
 package etcdview
 
 import (

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+
+	"github.com/regctl/regctl/internal/etcdview/embedded"
+	"github.com/regctl/regctl/internal/etcdview/etcdtest"
 )
 
 // TestPrefixHistory reads the history of the keys under a prefix on a real
@@ -14,12 +17,12 @@ import (
 // deletion after it in revision order, none of the keys beside the prefix,
 // and nothing written by the reading.
 func TestPrefixHistory(t *testing.T) {
-	e, err := StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	c := client(t, e.ClientURL)
+	c := etcdtest.Client(t, e.ClientURL)
 	ctx := context.Background()
 	put := func(key, value string) int64 {
 		t.Helper()
@@ -89,12 +92,12 @@ func TestPrefixHistory(t *testing.T) {
 // TestPrefixHistoryNeverCompacted reads every write of an etcd that never
 // compacted: nothing is held at revision 1, and each write is an event.
 func TestPrefixHistoryNeverCompacted(t *testing.T) {
-	e, err := StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	c := client(t, e.ClientURL)
+	c := etcdtest.Client(t, e.ClientURL)
 	ctx := context.Background()
 	var want []int64
 	for i := range 3 {

@@ -4,17 +4,19 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/regctl/regctl/internal/etcdview/embedded"
+	"github.com/regctl/regctl/internal/etcdview/etcdtest"
+	"github.com/regctl/regctl/internal/etcdview/snapshot"
 )
 
 // TestMemberStatusesAreEtcds: each endpoint's figures are those of
@@ -22,12 +24,12 @@ import (
 // endpoint that does not answer is listed with why, and none answering is
 // an error.
 func TestMemberStatusesAreEtcds(t *testing.T) {
-	e, err := StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	c := client(t, e.ClientURL)
+	c := etcdtest.Client(t, e.ClientURL)
 	ctx := context.Background()
 	for i := range 20 {
 		if _, err := c.Put(ctx, fmt.Sprintf("/registry/configmaps/a/%d", i), strings.Repeat("x", 1000)); err != nil {
@@ -89,12 +91,12 @@ func TestMemberStatusesAreEtcds(t *testing.T) {
 // raft index stays put); its status and history are still read.
 func TestAnEtcdOverItsQuota(t *testing.T) {
 	const quota = 1 << 20
-	e, err := StartEmbedded(nil, WithQuota(quota))
+	e, err := embedded.Start(nil, embedded.WithQuota(quota))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	c := client(t, e.ClientURL)
+	c := etcdtest.Client(t, e.ClientURL)
 	ctx := context.Background()
 	statuses, err := MemberStatuses(ctx, c)
 	if err != nil || len(AlarmsOf(statuses)) != 0 {
@@ -257,12 +259,12 @@ func changes(t *testing.T, c *clientv3.Client) []string {
 // each with the value it replaced, live and from a snapshot of the same
 // etcd: the same, in revision order.
 func TestChangesAreTheHistoryEtcdHolds(t *testing.T) {
-	e, err := StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	c := client(t, e.ClientURL)
+	c := etcdtest.Client(t, e.ClientURL)
 	history(t, c)
 	live := changes(t, c)
 	want := []string{
@@ -280,89 +282,26 @@ func TestChangesAreTheHistoryEtcdHolds(t *testing.T) {
 		t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(live, "\n"), strings.Join(want, "\n"))
 	}
 	path := filepath.Join(t.TempDir(), "snapshot.db")
-	saveSnapshot(t, c, path)
-	snap, err := OpenSnapshot(path)
+	etcdtest.SaveSnapshot(t, c, path)
+	snap, err := snapshot.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer snap.Close()
-	if fromSnap := changes(t, client(t, snap.ClientURL)); !slices.Equal(fromSnap, live) {
+	if fromSnap := changes(t, etcdtest.Client(t, snap.ClientURL)); !slices.Equal(fromSnap, live) {
 		t.Errorf("changes from the snapshot:\n%s\nlive:\n%s", strings.Join(fromSnap, "\n"), strings.Join(live, "\n"))
-	}
-}
-
-// TestSnapshotStatusIsTheFiles: a snapshot's figures are the file's size,
-// its pages, and of them those in use as bbolt counts them for etcd's
-// backend, and the revision and compaction of the etcd it was saved from.
-func TestSnapshotStatusIsTheFiles(t *testing.T) {
-	e, err := StartEmbedded(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	c := client(t, e.ClientURL)
-	ctx := context.Background()
-	// Values written, then compacted away: pages that held them are free.
-	for i := range 200 {
-		if _, err := c.Put(ctx, fmt.Sprintf("/registry/configmaps/a/%d", i%20), strings.Repeat("x", 2000)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	current, err := Revision(ctx, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Compact(ctx, current, clientv3.WithCompactPhysical()); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "snapshot.db")
-	saveSnapshot(t, c, path)
-	snap, err := OpenSnapshot(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer snap.Close()
-	got, err := snap.Status()
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	// bbolt's own count of the free pages, as etcd's backend takes it.
-	db, err := bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, PreLoadFreelist: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var size, inUse int64
-	if err := db.View(func(tx *bolt.Tx) error {
-		size = tx.Size()
-		inUse = size - int64(db.Stats().FreePageN)*int64(db.Info().PageSize)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	info, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := SnapshotStatus{Path: path, FileSize: info.Size(), DBSize: size, DBSizeInUse: inUse, Revision: current, Compacted: current}
-	if got != want {
-		t.Errorf("status %+v, want %+v", got, want)
-	}
-	if inUse >= size {
-		t.Errorf("the snapshot holds no free pages (%d of %d bytes in use): the test does not test them", inUse, size)
 	}
 }
 
 // TestChangesKeepTheirOrderWithinATransaction: a transaction's changes
 // share its revision, and come in its order.
 func TestChangesKeepTheirOrderWithinATransaction(t *testing.T) {
-	e, err := StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	c := client(t, e.ClientURL)
+	c := etcdtest.Client(t, e.ClientURL)
 	ctx := context.Background()
 	if _, err := c.Txn(ctx).Then(clientv3.OpPut("b", "1"), clientv3.OpPut("a", "2")).Commit(); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
+
+	"github.com/regctl/regctl/internal/etcdview/embedded"
+	"github.com/regctl/regctl/internal/etcdview/etcdtest"
 )
 
 // TestClaimsGroup: a key counts for the longest prefix that claims it;
@@ -34,12 +37,12 @@ func TestClaimsGroup(t *testing.T) {
 // TestUsageWalkVisitsEachKey: a walk's visitor is told of every key once,
 // with the usage it counts in, and the usage adds up what it was told.
 func TestUsageWalkVisitsEachKey(t *testing.T) {
-	e, err := StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	c := client(t, e.ClientURL)
+	c := etcdtest.Client(t, e.ClientURL)
 	ctx := context.Background()
 	for i := range 7 {
 		if _, err := c.Put(ctx, fmt.Sprintf("/registry/configmaps/a/%d", i), fmt.Sprint(i*100)); err != nil {

@@ -10,6 +10,9 @@ import (
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/regctl/regctl/internal/etcdview/embedded"
+	"github.com/regctl/regctl/internal/etcdview/etcdtest"
 )
 
 // countingKV adds up what etcd says it counted for each range request made
@@ -39,12 +42,12 @@ func (c *countingKV) Get(ctx context.Context, key string, opts ...clientv3.OpOpt
 // bounded multiple of the keys: a walk that asked for the rest of the
 // prefix page after page would make it count about n²/2p.
 func TestWalksCountWhatTheyRead(t *testing.T) {
-	e, err := StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	c := client(t, e.ClientURL)
+	c := etcdtest.Client(t, e.ClientURL)
 	ctx := context.Background()
 
 	var want []string
@@ -100,7 +103,7 @@ func TestWalksCountWhatTheyRead(t *testing.T) {
 		keysOnly bool
 	}{{100, true}, {37, true}, {500, false}, {3, true}} {
 		t.Run(fmt.Sprintf("pages of %d, keys only %v", tc.pageSize, tc.keysOnly), func(t *testing.T) {
-			walker := client(t, e.ClientURL)
+			walker := etcdtest.Client(t, e.ClientURL)
 			counting := &countingKV{KV: walker.KV}
 			walker.KV = counting
 			var got []string

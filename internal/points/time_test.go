@@ -16,7 +16,7 @@ import (
 	"k8s.io/kubernetes/pkg/apis/coordination"
 
 	"github.com/regctl/regctl/internal/clock"
-	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/embedded"
 	"github.com/regctl/regctl/internal/logs/logstest"
 	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/storagemap/serverflags"
@@ -32,7 +32,7 @@ func TestMain(m *testing.M) { logstest.Main(m) }
 func withClocks(t *testing.T, notes *[]string) (cfg storagemap.Config, c *clientv3.Client, first, written, second int64) {
 	t.Helper()
 	ctx := context.Background()
-	e, err := etcdview.StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

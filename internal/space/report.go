@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/snapshot"
 )
 
 // Report is where an etcd's space went.
@@ -19,9 +20,9 @@ type Report struct {
 	EtcdPrefix string `json:"etcdPrefix"`
 	// Snapshot is the file's own figures when the report is of a
 	// snapshot; Members, the members' when it is of a live etcd.
-	Snapshot *etcdview.SnapshotStatus `json:"snapshot,omitempty"`
-	Members  []etcdview.MemberStatus  `json:"members,omitempty"`
-	Alarms   []etcdview.Alarm         `json:"alarms,omitempty"`
+	Snapshot *snapshot.Status        `json:"snapshot,omitempty"`
+	Members  []etcdview.MemberStatus `json:"members,omitempty"`
+	Alarms   []etcdview.Alarm        `json:"alarms,omitempty"`
 	// History is what each etcd holds of its past: the main one's
 	// first, then those of --etcd-servers-overrides.
 	History []History `json:"history"`

@@ -13,6 +13,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/snapshot"
 	"github.com/regctl/regctl/internal/gctune"
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
@@ -77,7 +78,7 @@ func (r Request) Validate() error {
 // Space reports where the space of the etcd of ks went (of snap's file
 // when it is a snapshot: nil for a live etcd), and prints the report on
 // the streams' Out. A history too long to read is said on ErrOut.
-func Space(ctx context.Context, ks handle.Keyspace, snap *etcdview.Snapshot, r Request, streams genericiooptions.IOStreams) error {
+func Space(ctx context.Context, ks handle.Keyspace, snap *snapshot.Snapshot, r Request, streams genericiooptions.IOStreams) error {
 	report, err := Run(ctx, ks, snap, r)
 	if err != nil {
 		return err
@@ -112,7 +113,7 @@ type etcd struct {
 // (the snapshot's own figures for a snapshot), every key under the etcd
 // prefix with its value, at one revision, and each etcd's history since
 // its last compaction. It writes nothing.
-func Run(ctx context.Context, ks handle.Keyspace, snap *etcdview.Snapshot, r Request) (*Report, error) {
+func Run(ctx context.Context, ks handle.Keyspace, snap *snapshot.Snapshot, r Request) (*Report, error) {
 	// What is live is a page of values, the top objects and the history's
 	// count per key; the pages are garbage once counted.
 	gctune.BoundHeap()
@@ -164,7 +165,7 @@ func Run(ctx context.Context, ks handle.Keyspace, snap *etcdview.Snapshot, r Req
 
 // readStatus reads etcd's own figures: the snapshot's, or each member's
 // of each etcd, and the alarms they list.
-func (report *Report) readStatus(ctx context.Context, etcds []etcd, snap *etcdview.Snapshot) error {
+func (report *Report) readStatus(ctx context.Context, etcds []etcd, snap *snapshot.Snapshot) error {
 	if snap != nil {
 		st, err := snap.Status()
 		if err != nil {

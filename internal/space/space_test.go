@@ -21,6 +21,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/embedded"
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/logs/logstest"
 	"github.com/regctl/regctl/internal/render"
@@ -46,9 +47,9 @@ func open(t *testing.T, url, snapshot string) (*storagemap.Session, handle.Keysp
 	return s, ks
 }
 
-func startEtcd(t *testing.T, opts ...etcdview.EmbeddedOption) (*etcdview.Embedded, *clientv3.Client) {
+func startEtcd(t *testing.T, opts ...embedded.Option) (*embedded.Etcd, *clientv3.Client) {
 	t.Helper()
-	e, err := etcdview.StartEmbedded(nil, opts...)
+	e, err := embedded.Start(nil, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,7 +411,7 @@ func saveSnapshot(t *testing.T, c *clientv3.Client, path string) {
 func TestSpaceOfAnEtcdOverItsQuota(t *testing.T) {
 	ctx := context.Background()
 	const quota = 2 << 20
-	e, c := startEtcd(t, etcdview.WithQuota(quota))
+	e, c := startEtcd(t, embedded.WithQuota(quota))
 	value := strings.Repeat("x", 64<<10)
 	for i := 0; ; i++ {
 		_, err := c.Put(ctx, fmt.Sprintf("/registry/configmaps/big/cm%04d", i), value)

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/snapshot"
 	"github.com/regctl/regctl/internal/render"
 )
 
@@ -14,7 +14,7 @@ import (
 func TestASnapshotsTable(t *testing.T) {
 	r := &Report{
 		EtcdPrefix: "/registry",
-		Snapshot:   &etcdview.SnapshotStatus{Path: "backup.db", FileSize: 3<<20 + 32, DBSize: 3 << 20, DBSizeInUse: 1 << 20, Revision: 900, Compacted: 800},
+		Snapshot:   &snapshot.Status{Path: "backup.db", FileSize: 3<<20 + 32, DBSize: 3 << 20, DBSizeInUse: 1 << 20, Revision: 900, Compacted: 800},
 		History:    []History{{Revision: 900, Compacted: 800, Read: true, OldRevisions: 70, OldBytes: 1536, OutsideRevisions: 10, OutsideBytes: 512}},
 		Revision:   900,
 		Keys:       2,

@@ -35,6 +35,8 @@ import (
 	"k8s.io/kubernetes/pkg/kubeapiserver"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/embedded"
+	"github.com/regctl/regctl/internal/etcdview/snapshot"
 	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/internal/storagemap/clusterips"
 	"github.com/regctl/regctl/internal/storagemap/encryption"
@@ -97,10 +99,10 @@ type Config struct {
 
 	// embedded is the sandbox's etcd, already running, that Reopen hands
 	// from one map to the next.
-	embedded *etcdview.Embedded
+	embedded *embedded.Etcd
 	// beside is an etcd another session runs in this process, which this
 	// one reads without holding it (Beside).
-	beside *etcdview.Embedded
+	beside *embedded.Etcd
 }
 
 // Open instantiates the storage map the way kube-apiserver does, on the
@@ -177,7 +179,7 @@ func (s *Session) connect(ctx context.Context, cfg Config) (serveroptions.EtcdOp
 		// the environment name, and per-resource overrides, whose keys
 		// are in other etcds and not in this snapshot, do not apply.
 		etcd.EtcdServersOverrides = nil
-		snap, err := etcdview.OpenSnapshot(cfg.Snapshot)
+		snap, err := snapshot.Open(cfg.Snapshot)
 		if err != nil {
 			return etcd, err
 		}

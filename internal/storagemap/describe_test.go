@@ -25,7 +25,7 @@ import (
 	"k8s.io/kubernetes/pkg/registry/core/pod"
 	podstorage "k8s.io/kubernetes/pkg/registry/core/pod/storage"
 
-	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/embedded"
 	"github.com/regctl/regctl/internal/gocode"
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/routetable"
@@ -75,7 +75,7 @@ func (d described) want(t *testing.T, path, step, name, value, code string) {
 // subresource with its own strategy; a custom resource with selectable
 // fields, as the CRD handler builds it; the aggregator's APIServices.
 func TestDescribeIsTheServersWiring(t *testing.T) {
-	e, err := etcdview.StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

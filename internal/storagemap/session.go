@@ -13,6 +13,8 @@ import (
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/embedded"
+	"github.com/regctl/regctl/internal/etcdview/snapshot"
 	"github.com/regctl/regctl/internal/logs"
 	"github.com/regctl/regctl/internal/storagemap/clusterips"
 	"github.com/regctl/regctl/internal/storagemap/extensions"
@@ -31,9 +33,9 @@ type Session struct {
 	// Embedded is the etcd the map was built on when no --etcd-servers was
 	// given: an ephemeral one, or the sandbox's on Config.DataDir. Nil
 	// otherwise.
-	Embedded *etcdview.Embedded
+	Embedded *embedded.Etcd
 	// Snapshot is the snapshot the map reads, nil on a live etcd.
-	Snapshot *etcdview.Snapshot
+	Snapshot *snapshot.Snapshot
 
 	getter    *restoptions.Getter
 	transport storagebackend.TransportConfig
@@ -126,20 +128,20 @@ func (s *Session) EstablishCRDs(ctx context.Context, names []string) error {
 // startEmbedded starts the etcd of a map built without --etcd-servers: the
 // sandbox's on cfg.DataDir, or an ephemeral one. Another process holding
 // the sandbox is waited for as long as a request would be.
-func startEmbedded(cfg Config) (*etcdview.Embedded, error) {
+func startEmbedded(cfg Config) (*embedded.Etcd, error) {
 	if cfg.DataDir != "" {
-		e, err := etcdview.StartOn(cfg.DataDir, cfg.Timeout, logs.Etcd(), cfg.Writes)
+		e, err := embedded.StartOn(cfg.DataDir, cfg.Timeout, logs.Etcd(), cfg.Writes)
 		if err == nil && e.Created && cfg.Note != nil {
 			cfg.Note(fmt.Sprintf("made a new sandbox in %s, which did not exist", cfg.DataDir))
 		}
 		return e, err
 	}
-	return etcdview.StartEmbedded(logs.Etcd())
+	return embedded.Start(logs.Etcd())
 }
 
 // holdEmbedded makes e the map's etcd, stopped when the map is closed
 // unless Reopen took it away first.
-func (s *Session) holdEmbedded(e *etcdview.Embedded) {
+func (s *Session) holdEmbedded(e *embedded.Etcd) {
 	s.Embedded = e
 	s.onClose(func() {
 		s.mu.Lock()

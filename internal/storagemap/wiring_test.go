@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/embedded"
 	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/internal/storagemap/serverflags"
 )
@@ -225,9 +226,9 @@ func TestEphemeralEtcdNeverAppears(t *testing.T) {
 
 // liveEtcd starts an embedded etcd and a client of it, both stopped when
 // the test ends.
-func liveEtcd(t *testing.T) (*etcdview.Embedded, *clientv3.Client) {
+func liveEtcd(t *testing.T) (*embedded.Etcd, *clientv3.Client) {
 	t.Helper()
-	e, err := etcdview.StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +367,7 @@ func TestResolveListExpandsCategoriesAsKubectlDoes(t *testing.T) {
 func TestHandlesCarryTheClientOfTheirOwnServers(t *testing.T) {
 	var urls []string
 	for range 2 {
-		e, err := etcdview.StartEmbedded(nil)
+		e, err := embedded.Start(nil)
 		if err != nil {
 			t.Fatal(err)
 		}

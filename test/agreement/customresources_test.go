@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/embedded"
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/stores"
@@ -34,7 +35,7 @@ import (
 // upstream's expected storage version.
 func TestCustomResourceKeysAgreeWithUpstreamStorageData(t *testing.T) {
 	const namespace = "etcdstoragepathtestnamespace"
-	e, err := etcdview.StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +164,7 @@ func establish(t *testing.T, w *storagemap.Session, v1s ...*apiextensionsv1.Cust
 // converts; in another version regctl says it calls no webhooks, and
 // writes nothing.
 func TestConversionWebhooksAreNotCalled(t *testing.T) {
-	e, err := etcdview.StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

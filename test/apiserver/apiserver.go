@@ -22,7 +22,7 @@ import (
 	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
 	"k8s.io/kubernetes/test/integration/etcd"
 
-	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/embedded"
 )
 
 // Server is a running kube-apiserver and the etcd it stores into.
@@ -47,7 +47,7 @@ func (s *Server) Stop() { s.stop() }
 // the agreement tests' own processes, start etcds side by side).
 func Start(t testing.TB, flags ...string) *Server {
 	t.Helper()
-	e, err := etcdview.StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
-	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/embedded"
 	"github.com/regctl/regctl/internal/logs/logstest"
 	"github.com/regctl/regctl/internal/storagemap/serverflags"
 )
@@ -22,7 +22,7 @@ func TestMain(m *testing.M) { logstest.Main(m) }
 // scope), for a name that names a group and that nothing serves; other
 // names read nothing.
 func TestLeftoversAreMadeUpFromWhatIsStored(t *testing.T) {
-	e, err := etcdview.StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package etcdview
+package snapshot
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,38 +17,10 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/storage/mvcc"
 	"go.etcd.io/etcd/server/v3/storage/schema"
+
+	"github.com/regctl/regctl/internal/etcdview/embedded"
+	"github.com/regctl/regctl/internal/etcdview/etcdtest"
 )
-
-func client(t *testing.T, url string) *clientv3.Client {
-	t.Helper()
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{url}, DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-// saveSnapshot writes what `etcdctl snapshot save` writes: the etcd
-// client's Snapshot stream.
-func saveSnapshot(t *testing.T, c *clientv3.Client, path string) {
-	t.Helper()
-	r, err := c.Snapshot(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(f, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func sum(t *testing.T, path string) [32]byte {
 	t.Helper()
@@ -79,12 +50,12 @@ func describe(resp *clientv3.GetResponse, err error) string {
 // range requests of the live etcd and of the snapshot: the answers are
 // the same, and the file is the same bytes after.
 func TestSnapshotReadsAsTheLiveEtcd(t *testing.T) {
-	e, err := StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	live := client(t, e.ClientURL)
+	live := etcdtest.Client(t, e.ClientURL)
 	ctx := context.Background()
 	put := func(k, v string, opts ...clientv3.OpOption) int64 {
 		resp, err := live.Put(ctx, k, v, opts...)
@@ -113,13 +84,13 @@ func TestSnapshotReadsAsTheLiveEtcd(t *testing.T) {
 	put("/registry/pods/ns1/pod01", "recreated")
 
 	path := filepath.Join(t.TempDir(), "snapshot.db")
-	saveSnapshot(t, live, path)
+	etcdtest.SaveSnapshot(t, live, path)
 	before := sum(t, path)
-	snap, err := OpenSnapshot(path)
+	snap, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fromSnap := client(t, snap.ClientURL)
+	fromSnap := etcdtest.Client(t, snap.ClientURL)
 
 	requests := []struct {
 		key  string
@@ -208,12 +179,12 @@ func TestSnapshotReadsAsTheLiveEtcd(t *testing.T) {
 // after `etcdctl compact` can be: etcd restored from it finishes the
 // compaction, so its revisions are compacted on the snapshot too.
 func TestAScheduledCompactionIsACompaction(t *testing.T) {
-	e, err := StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	live := client(t, e.ClientURL)
+	live := etcdtest.Client(t, e.ClientURL)
 	ctx := context.Background()
 	var revs []int64
 	for i := range 5 {
@@ -224,7 +195,7 @@ func TestAScheduledCompactionIsACompaction(t *testing.T) {
 		revs = append(revs, resp.Header.Revision)
 	}
 	path := filepath.Join(t.TempDir(), "snapshot.db")
-	saveSnapshot(t, live, path)
+	etcdtest.SaveSnapshot(t, live, path)
 	scheduled := revs[3]
 	db, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
@@ -238,12 +209,12 @@ func TestAScheduledCompactionIsACompaction(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := OpenSnapshot(path)
+	snap, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer snap.Close()
-	fromSnap := client(t, snap.ClientURL)
+	fromSnap := etcdtest.Client(t, snap.ClientURL)
 	if _, err := fromSnap.Get(ctx, "/registry/configmaps/a/x", clientv3.WithRev(scheduled-1)); !errors.Is(err, rpctypes.ErrCompacted) {
 		t.Errorf("a revision before the scheduled compaction: %v, want etcd's compacted error", err)
 	}
@@ -254,20 +225,20 @@ func TestAScheduledCompactionIsACompaction(t *testing.T) {
 }
 
 func TestBadSnapshotsAreRefused(t *testing.T) {
-	e, err := StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.db")
-	live := client(t, e.ClientURL)
+	live := etcdtest.Client(t, e.ClientURL)
 	for i := range 2000 {
 		if _, err := live.Put(context.Background(), fmt.Sprintf("/registry/k%04d", i), strings.Repeat("x", 200)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	saveSnapshot(t, live, good)
+	etcdtest.SaveSnapshot(t, live, good)
 	data, err := os.ReadFile(good)
 	if err != nil {
 		t.Fatal(err)
@@ -286,7 +257,7 @@ func TestBadSnapshotsAreRefused(t *testing.T) {
 		"truncated": {write("cut.db", data[:len(data)/2]), "truncated"},
 		"empty":     {write("empty.db", nil), "the file is empty, not an etcd snapshot"},
 	} {
-		s, err := OpenSnapshot(tc.path)
+		s, err := Open(tc.path)
 		if err == nil {
 			s.Close()
 		}
@@ -337,25 +308,25 @@ func replayed(t *testing.T, c *clientv3.Client, until int64, key string, opts ..
 func TestSmallSnapshotsRead(t *testing.T) {
 	ctx := context.Background()
 	for n := 1; n <= 8; n++ {
-		e, err := StartEmbedded(nil)
+		e, err := embedded.Start(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		live := client(t, e.ClientURL)
+		live := etcdtest.Client(t, e.ClientURL)
 		for i := range n {
 			if _, err := live.Put(ctx, fmt.Sprintf("/registry/k%d", i), strings.Repeat("v", 3*i+n)); err != nil {
 				t.Fatal(err)
 			}
 		}
 		path := filepath.Join(t.TempDir(), "small.db")
-		saveSnapshot(t, live, path)
+		etcdtest.SaveSnapshot(t, live, path)
 		want := describe(live.Get(ctx, "/registry/", clientv3.WithPrefix()))
 		e.Close()
-		snap, err := OpenSnapshot(path)
+		snap, err := Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := describe(client(t, snap.ClientURL).Get(ctx, "/registry/", clientv3.WithPrefix())); got != want {
+		if got := describe(etcdtest.Client(t, snap.ClientURL).Get(ctx, "/registry/", clientv3.WithPrefix())); got != want {
 			t.Errorf("%d keys: the snapshot reads\n%s\nthe live etcd\n%s", n, got, want)
 		}
 		snap.Close()
@@ -368,11 +339,11 @@ func TestSmallSnapshotsRead(t *testing.T) {
 // either reads as the whole one does or is refused with one line saying
 // it is damaged, never a panic; and the file is left as it was.
 func TestDamagedSnapshotsAreOneLine(t *testing.T) {
-	e, err := StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	live := client(t, e.ClientURL)
+	live := etcdtest.Client(t, e.ClientURL)
 	ctx := context.Background()
 	for i := range 300 {
 		if _, err := live.Put(ctx, fmt.Sprintf("/registry/pods/ns%d/pod%03d", i%7, i), strings.Repeat("v", 100+i)); err != nil {
@@ -388,7 +359,7 @@ func TestDamagedSnapshotsAreOneLine(t *testing.T) {
 	}
 	dir := t.TempDir()
 	whole := filepath.Join(dir, "whole.db")
-	saveSnapshot(t, live, whole)
+	etcdtest.SaveSnapshot(t, live, whole)
 	e.Close()
 	data, err := os.ReadFile(whole)
 	if err != nil {
@@ -402,12 +373,12 @@ func TestDamagedSnapshotsAreOneLine(t *testing.T) {
 	db.Close()
 
 	read := func(path string) (string, error) {
-		snap, err := OpenSnapshot(path)
+		snap, err := Open(path)
 		if err != nil {
 			return "", err
 		}
 		defer snap.Close()
-		c := client(t, snap.ClientURL)
+		c := etcdtest.Client(t, snap.ClientURL)
 		got := describe(c.Get(ctx, "\x00", clientv3.WithFromKey()))
 		ttl, err := c.TimeToLive(ctx, lease.ID)
 		if err != nil {
@@ -468,12 +439,12 @@ func TestDamagedSnapshotsAreOneLine(t *testing.T) {
 // written three times, its name thrice and 184 bytes. So a million pods
 // index in about 120 MiB.
 func TestASnapshotsIndexIsCompact(t *testing.T) {
-	e, err := StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	live := client(t, e.ClientURL)
+	live := etcdtest.Client(t, e.ClientURL)
 	ctx := context.Background()
 	var names int64
 	for i := range 3000 {
@@ -491,8 +462,8 @@ func TestASnapshotsIndexIsCompact(t *testing.T) {
 	}
 	names += 3 * int64(len(rewritten))
 	path := filepath.Join(t.TempDir(), "index.db")
-	saveSnapshot(t, live, path)
-	snap, err := OpenSnapshot(path)
+	etcdtest.SaveSnapshot(t, live, path)
+	snap, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

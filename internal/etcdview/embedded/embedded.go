@@ -1,4 +1,7 @@
-package etcdview
+// Package embedded runs etcd inside regctl: an ephemeral one for a
+// command that names none, and the sandbox on a data directory
+// (`--data-dir`), each the real etcd server on loopback ports.
+package embedded
 
 import (
 	"errors"
@@ -15,10 +18,10 @@ import (
 	"go.uber.org/zap"
 )
 
-// Embedded is a single-member etcd running inside this process on loopback:
-// an ephemeral one (StartEmbedded), whose temporary directory Close
+// Etcd is a single-member etcd running inside this process on loopback:
+// an ephemeral one (Start), whose temporary directory Close
 // removes, or one on a data directory that outlives it (StartOn).
-type Embedded struct {
+type Etcd struct {
 	etcd *embed.Etcd
 	dir  string
 	// ClientURL is the address clients dial, e.g. http://127.0.0.1:41234.
@@ -40,20 +43,20 @@ func init() { wal.SegmentSizeBytes = 8 << 20 }
 // readyWithin bounds an embedded etcd's start.
 const readyWithin = 30 * time.Second
 
-// EmbeddedOption changes how an ephemeral etcd is configured.
-type EmbeddedOption func(*embed.Config)
+// Option changes how an ephemeral etcd is configured.
+type Option func(*embed.Config)
 
 // WithQuota gives an ephemeral etcd a backend quota of bytes
 // (--quota-backend-bytes): the size its database may reach before etcd
 // raises its NOSPACE alarm and refuses writes.
-func WithQuota(bytes int64) EmbeddedOption {
+func WithQuota(bytes int64) Option {
 	return func(cfg *embed.Config) { cfg.QuotaBackendBytes = bytes }
 }
 
-// StartEmbedded starts an ephemeral etcd on free loopback ports. It is meant to
+// Start starts an ephemeral etcd on free loopback ports. It is meant to
 // be thrown away: fsync is off and the data directory is removed on Close.
 // logger may be nil to keep etcd silent.
-func StartEmbedded(logger *zap.Logger, opts ...EmbeddedOption) (*Embedded, error) {
+func Start(logger *zap.Logger, opts ...Option) (*Etcd, error) {
 	var lastErr error
 	// Free ports are found by listening and closing, so another process may
 	// take one in between; a couple of retries make that race harmless.
@@ -70,7 +73,7 @@ func StartEmbedded(logger *zap.Logger, opts ...EmbeddedOption) (*Embedded, error
 	return nil, fmt.Errorf("starting embedded etcd in %s: %w", os.TempDir(), lastErr)
 }
 
-func startEmbeddedOnce(logger *zap.Logger, opts []EmbeddedOption) (*Embedded, error) {
+func startEmbeddedOnce(logger *zap.Logger, opts []Option) (*Etcd, error) {
 	dir, err := os.MkdirTemp("", "regctl-etcd-")
 	if err != nil {
 		return nil, err
@@ -123,7 +126,7 @@ func newConfig(dir string, logger *zap.Logger) (*embed.Config, error) {
 // start starts etcd with cfg and waits until it serves, or until it gave
 // up (see lastFailure). lock is the data directory's lock, kept by the
 // result. etcd starts in a goroutine of its own, which it may end.
-func start(cfg *embed.Config, lock *os.File, gaveUp <-chan struct{}) (*Embedded, error) {
+func start(cfg *embed.Config, lock *os.File, gaveUp <-chan struct{}) (*Etcd, error) {
 	type started struct {
 		etcd *embed.Etcd
 		err  error
@@ -158,16 +161,16 @@ func start(cfg *embed.Config, lock *os.File, gaveUp <-chan struct{}) (*Embedded,
 		e.Close()
 		return nil, fmt.Errorf("embedded etcd did not become ready within %s", readyWithin)
 	}
-	return &Embedded{etcd: e, dir: cfg.Dir, ClientURL: cfg.AdvertiseClientUrls[0].String(), lock: lock}, nil
+	return &Etcd{etcd: e, dir: cfg.Dir, ClientURL: cfg.AdvertiseClientUrls[0].String(), lock: lock}, nil
 }
 
 // live holds the data directories of the ephemeral etcds still running.
 var live sync.Map
 
-// RemoveEmbeddedData removes the data of every ephemeral etcd still
+// RemoveData removes the data of every ephemeral etcd still
 // running, for a process about to exit without closing them (Ctrl-C). The
 // data directories of StartOn stay.
-func RemoveEmbeddedData() {
+func RemoveData() {
 	live.Range(func(dir, _ any) bool {
 		os.RemoveAll(dir.(string))
 		return true
@@ -176,7 +179,7 @@ func RemoveEmbeddedData() {
 
 // Close stops etcd, and removes its data directory when it is ephemeral or
 // releases it when it is not.
-func (e *Embedded) Close() error {
+func (e *Etcd) Close() error {
 	e.etcd.Close()
 	if e.lock != nil {
 		return e.lock.Close()
@@ -187,7 +190,7 @@ func (e *Embedded) Close() error {
 
 // Persistent tells an etcd on a data directory of the user's (StartOn) from
 // an ephemeral one.
-func (e *Embedded) Persistent() bool { return e.lock != nil }
+func (e *Etcd) Persistent() bool { return e.lock != nil }
 
 func freeLoopbackPorts(n int) ([]int, error) {
 	var ports []int

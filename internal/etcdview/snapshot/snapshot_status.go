@@ -1,4 +1,4 @@
-package etcdview
+package snapshot
 
 import (
 	"fmt"
@@ -6,10 +6,10 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// SnapshotStatus is what a snapshot file holds, in the figures a member's
+// Status is what a snapshot file holds, in the figures a member's
 // status gives of its database: a member restored from the file starts
 // with this database, its revision, its compaction and its free pages.
-type SnapshotStatus struct {
+type Status struct {
 	Path string `json:"path"`
 	// FileSize is the file's size; DBSize the database's pages in it (a
 	// member's db file may be longer than its pages).
@@ -26,16 +26,16 @@ type SnapshotStatus struct {
 
 // Status is the snapshot's own figures. Its keys are indexed first, if
 // they are not yet.
-func (s *Snapshot) Status() (SnapshotStatus, error) {
+func (s *Snapshot) Status() (Status, error) {
 	idx, err := s.indexed()
 	if err != nil {
-		return SnapshotStatus{}, err
+		return Status{}, err
 	}
 	info, err := s.file.Stat()
 	if err != nil {
-		return SnapshotStatus{}, fmt.Errorf("reading the snapshot %s: %w", s.path, err)
+		return Status{}, fmt.Errorf("reading the snapshot %s: %w", s.path, err)
 	}
-	st := SnapshotStatus{Path: s.path, FileSize: info.Size(), DBSize: s.size, Revision: idx.current, Compacted: idx.compacted}
+	st := Status{Path: s.path, FileSize: info.Size(), DBSize: s.size, Revision: idx.current, Compacted: idx.compacted}
 	// The pages were walked when the keys were indexed; reading them is
 	// guarded all the same.
 	err = guarded("its pages", func() error {
@@ -45,7 +45,7 @@ func (s *Snapshot) Status() (SnapshotStatus, error) {
 		})
 	})
 	if err != nil {
-		return SnapshotStatus{}, fmt.Errorf("reading the snapshot %s: %w", s.path, err)
+		return Status{}, fmt.Errorf("reading the snapshot %s: %w", s.path, err)
 	}
 	return st, nil
 }

@@ -1,4 +1,4 @@
-package etcdview
+package embedded
 
 import (
 	"context"
@@ -42,7 +42,7 @@ func blocksUnder(t *testing.T, dir string) int64 {
 // 128 MB that etcd's write-ahead log preallocates by default: `regctl
 // routes`, whose etcd is thrown away, starts on a nearly full disk.
 func TestAnEphemeralEtcdTakesLittleDisk(t *testing.T) {
-	e, err := StartEmbedded(nil)
+	e, err := Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func isChild() bool { return os.Getenv(childEnv) == "1" }
 func TestAnEtcdThatCannotWriteIsAnError(t *testing.T) {
 	if isChild() {
 		limitFileSize(t, 1<<20)
-		_, err := StartEmbedded(nil)
+		_, err := Start(nil)
 		if err == nil {
 			t.Fatal("etcd started with files limited to 1 MiB")
 		}
@@ -117,7 +117,7 @@ func TestAnEtcdThatStopsRunningSaysWhy(t *testing.T) {
 	if isChild() {
 		// Silent as regctl is at verbosity 0: the error is all a user sees.
 		logs.Setup(0, io.Discard)
-		e, err := StartEmbedded(nil)
+		e, err := Start(nil)
 		if err != nil {
 			t.Fatal(err)
 		}

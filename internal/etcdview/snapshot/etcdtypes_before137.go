@@ -1,6 +1,6 @@
 //go:build k8s1.35 || k8s1.36
 
-package etcdview
+package snapshot
 
 import (
 	"go.etcd.io/etcd/api/v3/mvccpb"

@@ -1,4 +1,4 @@
-package etcdview
+package snapshot
 
 import "syscall"
 

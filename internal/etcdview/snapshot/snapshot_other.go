@@ -1,6 +1,6 @@
 //go:build !linux
 
-package etcdview
+package snapshot
 
 // releasePages leaves the mapped pages to the kernel where madvise is not
 // at hand.

@@ -1,4 +1,4 @@
-package etcdview
+package embedded
 
 import (
 	"errors"
@@ -19,7 +19,7 @@ import (
 // goroutine that starts it or in one of its own; lastFailure ends that
 // goroutine instead, and etcd's last error line is the error. Once it
 // runs, see stopped.
-func startRecording(dir string, lock *os.File, logger *zap.Logger, adjust func(*embed.Config)) (*Embedded, error) {
+func startRecording(dir string, lock *os.File, logger *zap.Logger, adjust func(*embed.Config)) (*Etcd, error) {
 	failure := &lastFailure{gaveUp: make(chan struct{})}
 	cfg, err := newConfig(dir, failure.logger(logger))
 	if err != nil {

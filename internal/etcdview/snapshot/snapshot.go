@@ -1,4 +1,6 @@
-package etcdview
+// Package snapshot serves an etcd snapshot file read-only as an etcd,
+// through etcd's own gRPC API, so that every reader reads it as a live one.
+package snapshot
 
 import (
 	"bytes"
@@ -78,8 +80,8 @@ type Snapshot struct {
 // ErrReadOnly is what a write to a snapshot gets.
 var ErrReadOnly = errors.New("an etcd snapshot is read-only")
 
-// OpenSnapshot opens the snapshot at path and starts serving it.
-func OpenSnapshot(path string) (*Snapshot, error) {
+// Open opens the snapshot at path and starts serving it.
+func Open(path string) (*Snapshot, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("opening the snapshot: %w", err)

@@ -1,4 +1,4 @@
-package etcdview
+package embedded
 
 import (
 	"bytes"
@@ -8,9 +8,11 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,7 +24,7 @@ import (
 	"go.etcd.io/etcd/server/v3/storage/schema"
 )
 
-func clientOf(t *testing.T, e *Embedded) *clientv3.Client {
+func clientOf(t *testing.T, e *Etcd) *clientv3.Client {
 	t.Helper()
 	c, err := clientv3.New(clientv3.Config{Endpoints: []string{e.ClientURL}, DialTimeout: 5 * time.Second})
 	if err != nil {
@@ -220,7 +222,9 @@ func TestStartOnRefusesARunningEtcd(t *testing.T) {
 
 func TestStartOnRefusesAnUnwritableDir(t *testing.T) {
 	if os.Geteuid() == 0 {
-		t.Skip("root writes in any directory; TestStartOnRefuses covers a path that cannot be created")
+		// Root writes in any directory: the test runs again as nobody.
+		asNobody(t)
+		return
 	}
 	dir := t.TempDir()
 	if err := os.Chmod(dir, 0o500); err != nil {
@@ -272,5 +276,45 @@ func TestStartOnRefusesANewerEtcdsData(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(path); !bytes.Equal(after, before) {
 		t.Error("the database was changed")
+	}
+}
+
+// asNobody runs the test named in a child process of the test binary as
+// the user nobody, and fails when it fails. The binary and the child's
+// temporary directory are copied where nobody may read and write.
+func asNobody(t *testing.T) {
+	t.Helper()
+	root := t.TempDir()
+	for _, d := range []string{filepath.Dir(root), root} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(root, "test")
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(root, "tmp")
+	if err := os.Mkdir(tmp, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(tmp, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^"+t.Name()+"$", "-test.v")
+	cmd.Dir = tmp
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	const nobody = 65534
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Fatalf("as nobody, the test did not run:\n%s", out)
 	}
 }

@@ -1,4 +1,4 @@
-package etcdview
+package embedded
 
 import (
 	"errors"
@@ -17,16 +17,16 @@ import (
 )
 
 // StartOn starts an embedded etcd on the data directory dir for as long as
-// this process needs it: unlike StartEmbedded the data stays, written with
+// this process needs it: unlike Start the data stays, written with
 // fsync, for the next process to open. A missing dir is created when create
-// is set (Embedded.Created then says so), and refused otherwise: a command
+// is set (Etcd.Created then says so), and refused otherwise: a command
 // that only reads would read a new, empty sandbox where the path was
 // mistyped. dir may also be an etcd data directory written elsewhere (a
 // copy of a member's /var/lib/etcd): it opens as a one-member cluster. The
 // directory is held for this process until Close; another process waits
 // for it up to wait (0 for as long as it takes), then fails. logger may be
 // nil to keep etcd silent.
-func StartOn(dir string, wait time.Duration, logger *zap.Logger, create bool) (*Embedded, error) {
+func StartOn(dir string, wait time.Duration, logger *zap.Logger, create bool) (*Etcd, error) {
 	created, err := prepareDataDir(dir, create)
 	if err != nil {
 		return nil, err
@@ -42,7 +42,7 @@ func StartOn(dir string, wait time.Duration, logger *zap.Logger, create bool) (*
 	return e, nil
 }
 
-func startOn(dir string, wait time.Duration, logger *zap.Logger) (*Embedded, error) {
+func startOn(dir string, wait time.Duration, logger *zap.Logger) (*Etcd, error) {
 	lock, err := lockDataDir(dir, wait)
 	if err != nil {
 		return nil, err
@@ -184,7 +184,7 @@ func checkStorageVersion(dir string, tx *bolt.Tx) error {
 // are not here to make a quorum, so etcd is started as `etcd
 // --force-new-cluster` is: as the only member of its cluster, keeping the
 // data. On a directory regctl wrote there is no other member to drop.
-func startLocked(dir string, lock *os.File, logger *zap.Logger) (*Embedded, error) {
+func startLocked(dir string, lock *os.File, logger *zap.Logger) (*Etcd, error) {
 	return startRecording(dir, lock, logger, func(cfg *embed.Config) {
 		cfg.ForceNewCluster = hasMember(dir)
 		cfg.SnapshotCount = 100
