@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
 	"github.com/regctl/regctl/internal/clock"
-	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/stores/history"
 	"github.com/regctl/regctl/test/apiserver"
 )
 
@@ -215,7 +215,7 @@ func TestTimesOfDayAreRevisions(t *testing.T) {
 	// Each revision's time: the creation's and the update's exact (whole
 	// seconds, from the object), the restore's (which wrote back v1's
 	// managedFields and creationTimestamp) between the renewals around it.
-	var h stores.History
+	var h history.Object
 	if err := json.Unmarshal([]byte(mustRun(t, "inspect", "configmaps/"+name, "-n", ns, "--history", "-o", "json", etcdFlag)), &h); err != nil {
 		t.Fatal(err)
 	}

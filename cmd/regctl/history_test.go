@@ -14,7 +14,7 @@ import (
 	api "k8s.io/kubernetes/pkg/apis/core"
 
 	"github.com/regctl/regctl/internal/scan"
-	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/stores/history"
 	"github.com/regctl/regctl/test/apiserver"
 )
 
@@ -70,7 +70,7 @@ func TestHistoryAgreesWithKubeAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var h stores.History
+	var h history.Object
 	if err := json.Unmarshal([]byte(mustRun(t, "inspect", "configmaps/"+name, "-n", ns, "--history", "-o", "json", etcdFlag)), &h); err != nil {
 		t.Fatal(err)
 	}
@@ -79,12 +79,12 @@ func TestHistoryAgreesWithKubeAPIServer(t *testing.T) {
 	}
 	for i, v := range served {
 		e := h.Revisions[i]
-		want := map[bool]string{true: stores.EventCreated, false: stores.EventUpdated}[i == 0]
+		want := map[bool]string{true: history.EventCreated, false: history.EventUpdated}[i == 0]
 		if strconv.FormatInt(e.Revision, 10) != v.rev || e.Order != i+1 || e.Event != want || e.ValueSize == 0 || !reflect.DeepEqual(e.Changed, wantChanged[i]) {
 			t.Errorf("revision %d: %+v, want revision %s, %s, changed %v", i+1, e, v.rev, want, wantChanged[i])
 		}
 	}
-	if last := h.Revisions[6]; last.Event != stores.EventDeleted || last.Order != 7 || last.Revision <= h.Revisions[5].Revision || last.ValueSize != 0 {
+	if last := h.Revisions[6]; last.Event != history.EventDeleted || last.Order != 7 || last.Revision <= h.Revisions[5].Revision || last.ValueSize != 0 {
 		t.Errorf("the deletion: %+v", last)
 	}
 	table := mustRun(t, "inspect", "configmaps/"+name, "-n", ns, "--history", etcdFlag)
@@ -193,21 +193,21 @@ func TestRevisionBounds(t *testing.T) {
 	}
 
 	// The history after a compaction starts with the value held then.
-	var h stores.History
+	var h history.Object
 	if err := json.Unmarshal([]byte(mustRun(t, "inspect", "pods/pod-00000", "-n", "other", "--history", "-o", "json", s.flag())), &h); err != nil {
 		t.Fatal(err)
 	}
-	if len(h.Revisions) != 1 || h.Revisions[0].Event != stores.EventCreated || h.Revisions[0].Revision != compacted {
+	if len(h.Revisions) != 1 || h.Revisions[0].Event != history.EventCreated || h.Revisions[0].Revision != compacted {
 		t.Errorf("history of the pod created at the compaction: %+v", h.Revisions)
 	}
 	// One written before it is read as it was held at the compaction
 	// revision, and says when it was written: every row's revision can
 	// be read.
-	h = stores.History{}
+	h = history.Object{}
 	if err := json.Unmarshal([]byte(mustRun(t, "inspect", "pods/pod-00000", "--history", "-o", "json", s.flag())), &h); err != nil {
 		t.Fatal(err)
 	}
-	if len(h.Revisions) != 1 || h.Revisions[0].Event != stores.EventCompacted || h.Revisions[0].Revision != compacted || h.Revisions[0].WrittenAt != first || h.Revisions[0].Problem != "" {
+	if len(h.Revisions) != 1 || h.Revisions[0].Event != history.EventCompacted || h.Revisions[0].Revision != compacted || h.Revisions[0].WrittenAt != first || h.Revisions[0].Problem != "" {
 		t.Errorf("history of the pod written before the compaction: %+v", h.Revisions)
 	}
 	for _, r := range h.Revisions {

@@ -21,6 +21,7 @@ import (
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/storedvalue"
 	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/stores/history"
 )
 
 // Side is one point in time: a name for reports, and the revision the
@@ -358,7 +359,7 @@ func (c *comparison) compareObject(a, b *served) error {
 	if a.uid != b.uid && (!a.keyed || uidOf(a.ext) != uidOf(b.ext)) {
 		return c.differs(a, b, Recreated)
 	}
-	paths := stores.ChangedPaths(a.data, b.data)
+	paths := history.ChangedPaths(a.data, b.data)
 	if c.p.From != nil && c.p.To != nil && c.p.From.GroupVersion() != c.p.To.GroupVersion() {
 		paths = without(paths, "apiVersion")
 	}

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/stores/history"
 )
 
 // owners are an object's managedFields entries, each with the paths of
@@ -57,7 +57,7 @@ func fieldPaths(path string, set map[string]any, paths, leaves []string) ([]stri
 		var p string
 		switch {
 		case strings.HasPrefix(k, "f:"):
-			p = stores.JoinPath(path, k[2:])
+			p = history.JoinPath(path, k[2:])
 		case strings.HasPrefix(k, "k:"), strings.HasPrefix(k, "v:"), strings.HasPrefix(k, "i:"):
 			p = path + "[*]"
 		default:

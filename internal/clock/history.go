@@ -3,7 +3,7 @@ package clock
 import (
 	"time"
 
-	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/stores/history"
 )
 
 // wholeSecond is the precision of the object's own clocks
@@ -18,18 +18,18 @@ const wholeSecond = time.Second
 // the revision agree with it (a restored object carries the times of its
 // first life, which they disown). Otherwise the revision lies between the
 // clocks around it.
-func (c *Clocks) Annotate(h *stores.History) {
+func (c *Clocks) Annotate(h *history.Object) {
 	for i := range h.Revisions {
 		e := &h.Revisions[i]
 		after, before := c.Bounds(e.Revision)
 		switch {
 		case after != nil && after == before:
-			e.Time = &stores.When{At: timeOf(after), Clock: after.Clock}
+			e.Time = &history.When{At: timeOf(after), Clock: after.Clock}
 		case e.Time != nil && e.Time.At != nil && agrees(*e.Time.At, after, before):
 		case after == nil && before == nil:
 			e.Time = nil
 		default:
-			e.Time = &stores.When{After: timeOf(after), Before: timeOf(before)}
+			e.Time = &history.When{After: timeOf(after), Before: timeOf(before)}
 		}
 	}
 }
@@ -49,7 +49,7 @@ func timeOf(s *Sample) *time.Time {
 }
 
 // When says in words when a revision was written, for a table.
-func When(w *stores.When) string {
+func When(w *history.When) string {
 	switch {
 	case w == nil:
 		return "<unknown>"

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/stores/history"
 )
 
 // TestParseRevision reads the words a revision is given as: a number, an
@@ -86,10 +86,10 @@ func TestAnnotate(t *testing.T) {
 		{Revision: 20, Time: *at(10 * time.Second), Clock: "Lease kube-system/a"},
 		{Revision: 30, Time: *at(20*time.Second + 300*time.Millisecond), Clock: "Lease kube-system/a"},
 	}}
-	own := func(d time.Duration) *stores.When {
-		return &stores.When{At: at(d), Clock: "metadata.creationTimestamp"}
+	own := func(d time.Duration) *history.When {
+		return &history.When{At: at(d), Clock: "metadata.creationTimestamp"}
 	}
-	h := &stores.History{Revisions: []stores.HistoryEntry{
+	h := &history.Object{Revisions: []history.Entry{
 		{Revision: 10}, // the compaction: after what was held then
 		{Revision: 20}, // a renewal of the lease itself
 		{Revision: 25, Time: own(12 * time.Second)}, // its own time, which the clocks agree with
@@ -98,7 +98,7 @@ func TestAnnotate(t *testing.T) {
 		{Revision: 40},                              // after the last clock
 	}}
 	clocks.Annotate(h)
-	want := []*stores.When{
+	want := []*history.When{
 		{After: at(0), Before: at(10 * time.Second)},
 		{At: at(10 * time.Second), Clock: "Lease kube-system/a"},
 		own(12 * time.Second),
@@ -116,7 +116,7 @@ func TestAnnotate(t *testing.T) {
 	}
 
 	// With no clock at all, the object's own times are all there is.
-	none := &stores.History{Revisions: []stores.HistoryEntry{{Revision: 5, Time: own(-time.Hour)}, {Revision: 6}}}
+	none := &history.Object{Revisions: []history.Entry{{Revision: 5, Time: own(-time.Hour)}, {Revision: 6}}}
 	(&Clocks{Oldest: 1, Current: 6}).Annotate(none)
 	if !reflect.DeepEqual(none.Revisions[0].Time, own(-time.Hour)) || none.Revisions[1].Time != nil {
 		t.Errorf("no clocks: %+v", none.Revisions)

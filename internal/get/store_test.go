@@ -13,7 +13,7 @@ import (
 
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap/maptest"
-	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/stores/listwatch"
 	"github.com/regctl/regctl/internal/target"
 )
 
@@ -36,7 +36,7 @@ func run(t *testing.T, named []target.Named, output string, o Options) (out, err
 func TestRunOnAStore(t *testing.T) {
 	cms, create := maptest.ConfigMaps(t, "shop")
 	create("a")
-	rev, err := stores.Revision(context.Background(), cms)
+	rev, err := listwatch.Revision(context.Background(), cms)
 	if err != nil {
 		t.Fatal(err)
 	}

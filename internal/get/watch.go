@@ -13,6 +13,7 @@ import (
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/stores/listwatch"
 )
 
 // watchTarget is get --watch and --watch-only. Unless --watch-only, it
@@ -27,7 +28,7 @@ func watchTarget(ctx context.Context, t handle.Target, names []string, o *Option
 	if err != nil {
 		return err
 	}
-	err = stores.ListThenWatch(ctx, t, lw,
+	err = listwatch.ListThenWatch(ctx, t, lw,
 		func(page stores.Page) error { return p.page(ctx, page) },
 		p.out.Flush,
 		func(ev watch.Event) error { return p.event(ctx, ev) })
@@ -36,15 +37,15 @@ func watchTarget(ctx context.Context, t handle.Target, names []string, o *Option
 
 // watchScope is what to list and watch, from get's options: the target's
 // objects that match the selectors, or the one named.
-func watchScope(t handle.Target, names []string, o *Options) (stores.ListThenWatchOptions, error) {
+func watchScope(t handle.Target, names []string, o *Options) (listwatch.ListThenWatchOptions, error) {
 	if !slices.Contains(t.Resource.Verbs, "watch") {
-		return stores.ListThenWatchOptions{}, fmt.Errorf("%s cannot be watched", t.Path)
+		return listwatch.ListThenWatchOptions{}, fmt.Errorf("%s cannot be watched", t.Path)
 	}
 	if len(names) > 1 {
-		return stores.ListThenWatchOptions{}, errors.New("`--watch` follows one object or one type at a time: name one object at most")
+		return listwatch.ListThenWatchOptions{}, errors.New("`--watch` follows one object or one type at a time: name one object at most")
 	}
-	lw := stores.ListThenWatchOptions{
-		WatchOptions: stores.WatchOptions{
+	lw := listwatch.ListThenWatchOptions{
+		Options: listwatch.Options{
 			LabelSelector:   o.LabelSelector,
 			FieldSelector:   o.FieldSelector,
 			ResourceVersion: o.ResourceVersion,
@@ -70,7 +71,7 @@ func watchScope(t handle.Target, names []string, o *Options) (stores.ListThenWat
 // watchEnded words how a watch ended. Ctrl-C is the usual end: its cause
 // is returned as it is, for the command to exit as interrupted.
 func watchEnded(ctx context.Context, o *Options, err error) error {
-	var tooOld *stores.TooOldError
+	var tooOld *listwatch.TooOldError
 	switch {
 	case ctx.Err() != nil:
 		return context.Cause(ctx)

@@ -13,7 +13,7 @@ import (
 // its parts.
 func TestOperationsDoNotLinkTheAssembly(t *testing.T) {
 	const assembly = "github.com/regctl/regctl/internal/storagemap"
-	pkgs := []string{"../handle", "../storedvalue", "../stores", "../scan", "../render", "../etcdview", "../etcdview/embedded", "../etcdview/snapshot", "../manifest", "../writes", "../target", "../get", "../routes", "../keys", "../inspect", "../migrate", "../changes", "../restore", "../why", "../clock", "../space"}
+	pkgs := []string{"../handle", "../storedvalue", "../stores", "../stores/history", "../stores/listwatch", "../stores/usage", "../scan", "../render", "../etcdview", "../etcdview/embedded", "../etcdview/snapshot", "../manifest", "../writes", "../target", "../get", "../routes", "../keys", "../inspect", "../migrate", "../changes", "../restore", "../why", "../clock", "../space"}
 	// One go list for them all: each line is a package and what it links.
 	out, err := exec.Command("go", append([]string{"list", "-f", `{{.ImportPath}} {{join .Deps " "}}`}, pkgs...)...).Output()
 	if err != nil {

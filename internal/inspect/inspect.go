@@ -22,6 +22,7 @@ import (
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/stores/history"
 	"github.com/regctl/regctl/internal/target"
 )
 
@@ -61,7 +62,7 @@ func Parse(args []string, o Options) (target.Ref, error) {
 // server says it, with the key looked at.
 func Object(ctx context.Context, out io.Writer, t handle.Target, name string, o Options) error {
 	if o.History {
-		return history(ctx, out, t, name, o)
+		return revisions(ctx, out, t, name, o)
 	}
 	if err := stores.CheckRevision(ctx, t, o.Revision); err != nil {
 		return err
@@ -81,10 +82,10 @@ func Object(ctx context.Context, out io.Writer, t handle.Target, name string, o 
 	return render.Print(out, o.Output, info)
 }
 
-// history lists the revisions of one object. An object that etcd holds no
+// revisions lists the revisions of one object. An object that etcd holds no
 // revision of, not even its deletion, is NotFound.
-func history(ctx context.Context, out io.Writer, t handle.Target, name string, o Options) error {
-	h, err := stores.ObjectHistory(ctx, t, name)
+func revisions(ctx context.Context, out io.Writer, t handle.Target, name string, o Options) error {
+	h, err := history.Of(ctx, t, name)
 	if err != nil {
 		return err
 	}
@@ -103,7 +104,7 @@ func history(ctx context.Context, out io.Writer, t handle.Target, name string, o
 // tellTimes tells when each revision was written, by the object's own
 // times and the Leases' clocks. Leases kept on another etcd keep other
 // revisions: the object's own times are then all there is.
-func tellTimes(ctx context.Context, h *stores.History, leases *handle.Handle) error {
+func tellTimes(ctx context.Context, h *history.Object, leases *handle.Handle) error {
 	clocks := &clock.Clocks{}
 	if leases != nil && len(leases.Route.EtcdServers) == 0 {
 		var err error
@@ -121,7 +122,7 @@ func notFound(t handle.Target, name string) string {
 }
 
 // historyTable shows an object's revisions, one row each.
-type historyTable []stores.HistoryEntry
+type historyTable []history.Entry
 
 func (historyTable) Header(bool) []string {
 	return []string{"ORDER", "REVISION", "EVENT", "TIME", "VALUE SIZE", "CHANGED"}
@@ -134,9 +135,9 @@ func (t historyTable) Rows(bool) [][]string {
 		switch {
 		case e.Problem != "":
 			changed = "<unreadable: " + e.Problem + ">"
-		case e.Event == stores.EventCompacted:
+		case e.Event == history.EventCompacted:
 			changed = fmt.Sprintf("<as held at the compaction revision; written at revision %d>", e.WrittenAt)
-		case e.Event == stores.EventUpdated && changed == "":
+		case e.Event == history.EventUpdated && changed == "":
 			changed = "<only metadata.resourceVersion or managedFields>"
 		case changed == "":
 			changed = "<none>"

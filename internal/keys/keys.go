@@ -19,6 +19,7 @@ import (
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/stores/usage"
 	"github.com/regctl/regctl/internal/target"
 )
 
@@ -87,9 +88,9 @@ func Usage(ctx context.Context, ks handle.Keyspace, o Options, out io.Writer) er
 	// Each page of values is garbage once counted: the start-up pacing
 	// would let several of them pile up.
 	gctune.BoundHeap()
-	usage, err := stores.Usage(ctx, main, etcdPrefix, handles, o.ChunkSize)
+	counted, err := usage.Of(ctx, main, etcdPrefix, handles, o.ChunkSize)
 	if o.Namespace != "" {
-		usage, err = stores.UsageIn(ctx, o.Namespace, handles, o.ChunkSize)
+		counted, err = usage.In(ctx, o.Namespace, handles, o.ChunkSize)
 	}
 	if err != nil {
 		return err
@@ -98,11 +99,11 @@ func Usage(ctx context.Context, ks handle.Keyspace, o Options, out io.Writer) er
 		if !o.ShowEmpty {
 			// A small cluster holds keys of a few resources of the
 			// map's hundred and more.
-			usage = slices.DeleteFunc(usage, func(u etcdview.Usage) bool { return u.Keys == 0 })
+			counted = slices.DeleteFunc(counted, func(u etcdview.Usage) bool { return u.Keys == 0 })
 		}
-		return render.Print(out, o.Output, etcdview.UsageTable(usage))
+		return render.Print(out, o.Output, etcdview.UsageTable(counted))
 	}
-	return render.Print(out, o.Output, usage)
+	return render.Print(out, o.Output, counted)
 }
 
 // Of prints the keys of t: each named object's (with Check, what etcd

@@ -18,6 +18,7 @@ import (
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/stores/usage"
 )
 
 // Formats are the output formats the report prints in.
@@ -117,11 +118,11 @@ func Run(ctx context.Context, ks handle.Keyspace, snap *snapshot.Snapshot, r Req
 	// What is live is a page of values, the top objects and the history's
 	// count per key; the pages are garbage once counted.
 	gctune.BoundHeap()
-	holdings, err := stores.Holdings(ctx, ks.Client, ks.Handles)
+	holdings, err := usage.Holdings(ctx, ks.Client, ks.Handles)
 	if err != nil {
 		return nil, err
 	}
-	etcds := etcdsOf(stores.Root(ks.EtcdPrefix), holdings)
+	etcds := etcdsOf(usage.Root(ks.EtcdPrefix), holdings)
 	report := &Report{EtcdPrefix: ks.EtcdPrefix}
 	if err := report.readStatus(ctx, etcds, snap); err != nil {
 		return nil, err
@@ -132,7 +133,7 @@ func Run(ctx context.Context, ks handle.Keyspace, snap *snapshot.Snapshot, r Req
 		return nil, err
 	}
 	t := newCounts(r, ks.Handles)
-	usage, err := stores.UsageWalk(ctx, ks.Client, ks.EtcdPrefix, ks.Handles, etcdview.UsageWalk{Revision: report.Revision, PageSize: r.ChunkSize, Visit: t.visit})
+	usage, err := usage.Walk(ctx, ks.Client, ks.EtcdPrefix, ks.Handles, etcdview.UsageWalk{Revision: report.Revision, PageSize: r.ChunkSize, Visit: t.visit})
 	if err != nil {
 		return nil, err
 	}
@@ -302,7 +303,7 @@ func rowKey(prefix string, servers []string) string {
 
 // etcdsOf are the etcds of holdings, one per client, the main one first,
 // with the prefixes each holds.
-func etcdsOf(root string, holdings []stores.Holding) []etcd {
+func etcdsOf(root string, holdings []usage.Holding) []etcd {
 	var out []etcd
 	claimed := map[*clientv3.Client]map[string]string{}
 	for _, h := range holdings {

@@ -39,7 +39,7 @@ func GetInternalAt(ctx context.Context, t handle.Target, name string, rev int64)
 	if t.Store == nil {
 		return nil, fmt.Errorf("%s is not stored in etcd", t.Path)
 	}
-	lo, err := listOptions(t, ListOptions{Revision: rev})
+	lo, err := InternalListOptions(t, ListOptions{Revision: rev})
 	if err != nil {
 		return nil, err
 	}

@@ -114,7 +114,7 @@ func List(ctx context.Context, t handle.Target, opts ListOptions, fn func(Page) 
 	if !ok {
 		return fmt.Errorf("%s cannot be listed", t.Path)
 	}
-	lo, err := listOptions(t, opts)
+	lo, err := InternalListOptions(t, opts)
 	if err != nil {
 		return err
 	}
@@ -226,10 +226,10 @@ func unanswered(err error) bool {
 	return strings.Contains(err.Error(), "raft: stopped")
 }
 
-// listOptions parses selectors the way the apiserver's list handler does,
+// InternalListOptions parses selectors the way the apiserver's list handler does,
 // converting field labels through the scheme so that unsupported ones are
 // refused with the server's own message.
-func listOptions(t handle.Target, opts ListOptions) (*metainternalversion.ListOptions, error) {
+func InternalListOptions(t handle.Target, opts ListOptions) (*metainternalversion.ListOptions, error) {
 	lo := &metainternalversion.ListOptions{Limit: opts.ChunkSize}
 	if opts.Revision > 0 {
 		// The store reads etcd at exactly this revision, as the
@@ -266,4 +266,18 @@ func Table(ctx context.Context, t handle.Target, obj runtime.Object) (*metav1.Ta
 		return nil, fmt.Errorf("printing %s: %w", t.Path, err)
 	}
 	return table, nil
+}
+
+// ResourceVersion is the revision the page's list was read at, where a
+// watch continues it; empty when the page does not say (pages read key by
+// key around an unreadable value).
+func (p Page) ResourceVersion() string {
+	if p.List == nil {
+		return ""
+	}
+	lm, err := meta.ListAccessor(p.List)
+	if err != nil {
+		return ""
+	}
+	return lm.GetResourceVersion()
 }

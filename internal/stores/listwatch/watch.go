@@ -1,4 +1,4 @@
-package stores
+package listwatch
 
 import (
 	"context"
@@ -14,10 +14,11 @@ import (
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/handle"
+	"github.com/regctl/regctl/internal/stores"
 )
 
-// WatchOptions select the changes a watch reports and where it starts.
-type WatchOptions struct {
+// Options select the changes a watch reports and where it starts.
+type Options struct {
 	LabelSelector string
 	FieldSelector string
 	// ResourceVersion is the etcd revision the watch starts after: only
@@ -54,12 +55,12 @@ func (e *TooOldError) Unwrap() error { return e.Err }
 // with its object in the store's internal version. It returns when ctx ends
 // (ctx.Err()), fn fails, or the watch ends with an error. It writes
 // nothing to etcd: no bookmarks or progress requests are asked for.
-func Watch(ctx context.Context, t handle.Target, opts WatchOptions, fn func(watch.Event) error) error {
+func Watch(ctx context.Context, t handle.Target, opts Options, fn func(watch.Event) error) error {
 	watcher, ok := t.Storage.(rest.Watcher)
 	if !ok {
 		return fmt.Errorf("%s cannot be watched", t.Path)
 	}
-	lo, err := listOptions(t, ListOptions{LabelSelector: opts.LabelSelector, FieldSelector: opts.FieldSelector})
+	lo, err := stores.InternalListOptions(t, stores.ListOptions{LabelSelector: opts.LabelSelector, FieldSelector: opts.FieldSelector})
 	if err != nil {
 		return err
 	}
@@ -74,7 +75,7 @@ func Watch(ctx context.Context, t handle.Target, opts WatchOptions, fn func(watc
 	// value that cannot be decoded panic the process, in a goroutine no
 	// recover reaches. regctl wants the error event the server sends.
 	watchDecodeErrorsAsEvents()
-	ctx, cancel := context.WithCancel(RequestContext(ctx, t))
+	ctx, cancel := context.WithCancel(stores.RequestContext(ctx, t))
 	defer cancel()
 	if opts.OnLost != nil {
 		c, err := t.Client(ctx)
@@ -93,7 +94,7 @@ func Watch(ctx context.Context, t handle.Target, opts WatchOptions, fn func(watc
 
 // follow hands the watch's events to fn until it ends; last is the
 // resourceVersion reached, for the errors.
-func follow(ctx context.Context, t handle.Target, wi watch.Interface, opts WatchOptions, fn func(watch.Event) error) error {
+func follow(ctx context.Context, t handle.Target, wi watch.Interface, opts Options, fn func(watch.Event) error) error {
 	last := opts.ResourceVersion
 	for {
 		var ev watch.Event
@@ -167,18 +168,4 @@ func Revision(ctx context.Context, t handle.Target) (string, error) {
 		return "", err
 	}
 	return strconv.FormatInt(rev, 10), nil
-}
-
-// ResourceVersion is the revision the page's list was read at, where a
-// watch continues it; empty when the page does not say (pages read key by
-// key around an unreadable value).
-func (p Page) ResourceVersion() string {
-	if p.List == nil {
-		return ""
-	}
-	lm, err := meta.ListAccessor(p.List)
-	if err != nil {
-		return ""
-	}
-	return lm.GetResourceVersion()
 }

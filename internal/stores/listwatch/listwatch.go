@@ -1,4 +1,4 @@
-package stores
+package listwatch
 
 import (
 	"context"
@@ -11,11 +11,12 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/regctl/regctl/internal/handle"
+	"github.com/regctl/regctl/internal/stores"
 )
 
 // ListThenWatchOptions select what ListThenWatch lists and follows.
 type ListThenWatchOptions struct {
-	WatchOptions
+	Options
 	// Name, when set, is the one object followed, as kubectl watches one
 	// object (a metadata.name field selector); it must exist.
 	Name string
@@ -35,8 +36,8 @@ type ListThenWatchOptions struct {
 // opts.ResourceVersion set nothing is listed and the changes after it
 // are followed. It returns when ctx ends, a callback fails, or the watch
 // ends with an error, as Watch does.
-func ListThenWatch(ctx context.Context, t handle.Target, opts ListThenWatchOptions, onPage func(Page) error, onListed func() error, onEvent func(watch.Event) error) error {
-	wo := opts.WatchOptions
+func ListThenWatch(ctx context.Context, t handle.Target, opts ListThenWatchOptions, onPage func(stores.Page) error, onListed func() error, onEvent func(watch.Event) error) error {
+	wo := opts.Options
 	if opts.Name != "" {
 		byName := fields.OneTermEqualSelector("metadata.name", opts.Name).String()
 		if wo.FieldSelector == "" {
@@ -60,7 +61,7 @@ func ListThenWatch(ctx context.Context, t handle.Target, opts ListThenWatchOptio
 // before the list stands in when the list does not say (it was read key by
 // key around an unreadable value): a change made meanwhile may then show
 // twice, but none is missed.
-func startRevision(ctx context.Context, t handle.Target, opts ListThenWatchOptions, wo WatchOptions, onPage func(Page) error, onListed func() error) (string, error) {
+func startRevision(ctx context.Context, t handle.Target, opts ListThenWatchOptions, wo Options, onPage func(stores.Page) error, onListed func() error) (string, error) {
 	rev := strconv.FormatInt(opts.Revision, 10)
 	if opts.Revision == 0 {
 		var err error
@@ -73,11 +74,11 @@ func startRevision(ctx context.Context, t handle.Target, opts ListThenWatchOptio
 	}
 	var listed string
 	found := 0
-	lo := ListOptions{LabelSelector: wo.LabelSelector, FieldSelector: wo.FieldSelector, ChunkSize: opts.ChunkSize, Revision: opts.Revision}
+	lo := stores.ListOptions{LabelSelector: wo.LabelSelector, FieldSelector: wo.FieldSelector, ChunkSize: opts.ChunkSize, Revision: opts.Revision}
 	if wo.OnError != nil {
 		lo.OnError = func(key string, err error) { wo.OnError(err) }
 	}
-	err := List(ctx, t, lo, func(page Page) error {
+	err := stores.List(ctx, t, lo, func(page stores.Page) error {
 		if listed == "" {
 			listed = page.ResourceVersion()
 		}
@@ -87,13 +88,13 @@ func startRevision(ctx context.Context, t handle.Target, opts ListThenWatchOptio
 		}
 		return onPage(page)
 	})
-	if !WalkedToEnd(err) {
+	if !stores.WalkedToEnd(err) {
 		return "", err
 	}
 	if ferr := onListed(); ferr != nil {
 		return "", ferr
 	}
-	var unreadable *UnreadableError
+	var unreadable *stores.UnreadableError
 	switch {
 	case opts.Name != "" && found == 0 && errors.As(err, &unreadable):
 		// The object is there but cannot be read, as reported.

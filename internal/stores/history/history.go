@@ -1,4 +1,6 @@
-package stores
+// Package history reads every revision of one object that etcd still holds,
+// each served as the store serves it, with what changed and when.
+package history
 
 import (
 	"context"
@@ -12,17 +14,18 @@ import (
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/handle"
+	"github.com/regctl/regctl/internal/stores"
 )
 
-// History is every revision of one object that etcd still holds.
-type History struct {
-	Key       string         `json:"key"`
-	Revisions []HistoryEntry `json:"revisions"`
+// Object is every revision of one object that etcd still holds.
+type Object struct {
+	Key       string  `json:"key"`
+	Revisions []Entry `json:"revisions"`
 }
 
-// HistoryEntry is one change of an object: a value written, or its
+// Entry is one change of an object: a value written, or its
 // deletion.
-type HistoryEntry struct {
+type Entry struct {
 	// Order counts the changes from 1, oldest first.
 	Order int `json:"order"`
 	// Revision is the etcd revision of the change: the value's mod
@@ -51,7 +54,7 @@ type HistoryEntry struct {
 // When is what is known of when a revision was written: the time At, as
 // the clock Clock that the revision itself wrote reads it, or, when it
 // wrote none, the times of the clocks of the revisions nearest before and
-// after it, After and Before, either of which may be unknown. ObjectHistory
+// after it, After and Before, either of which may be unknown. Of
 // fills in At from the object's own clocks; the Leases' clocks (package
 // clock) check it and fill in the rest.
 type When struct {
@@ -70,10 +73,10 @@ const (
 	EventCompacted  = "held at the compaction"
 )
 
-// ObjectHistory reads the changes of the object name that etcd holds, from
+// Of reads the changes of the object name that etcd holds, from
 // its last compaction on, and reads each value through the store at its
 // revision, as get --revision does, to tell what changed.
-func ObjectHistory(ctx context.Context, t handle.Target, name string) (*History, error) {
+func Of(ctx context.Context, t handle.Target, name string) (*Object, error) {
 	key, err := t.Key(t.Namespace, name)
 	if err != nil {
 		return nil, err
@@ -86,10 +89,10 @@ func ObjectHistory(ctx context.Context, t handle.Target, name string) (*History,
 	if err != nil {
 		return nil, err
 	}
-	h := &History{Key: key, Revisions: []HistoryEntry{}}
+	h := &Object{Key: key, Revisions: []Entry{}}
 	var previous map[string]any
 	for i, ev := range events {
-		entry := HistoryEntry{Order: i + 1, Revision: ev.Revision, ValueSize: len(ev.Value)}
+		entry := Entry{Order: i + 1, Revision: ev.Revision, ValueSize: len(ev.Value)}
 		var current map[string]any
 		switch {
 		case ev.ReadAt > ev.Revision:
@@ -207,11 +210,11 @@ func str(v any) string {
 // servedAt is the object as the apiserver would have served it at rev,
 // as plain data.
 func servedAt(ctx context.Context, t handle.Target, name string, rev int64) (map[string]any, error) {
-	obj, err := GetInternalAt(ctx, t, name, rev)
+	obj, err := stores.GetInternalAt(ctx, t, name, rev)
 	if err != nil {
 		return nil, err
 	}
-	ext, err := ToExternal(t, obj)
+	ext, err := stores.ToExternal(t, obj)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package stores_test
+package listwatch_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/regctl/regctl/internal/storagemap/maptest"
 	"github.com/regctl/regctl/internal/stores"
+	"github.com/regctl/regctl/internal/stores/listwatch"
 )
 
 // TestListThenWatchMissesNothingAndShowsNothingTwice: what is listed is
@@ -26,7 +27,7 @@ func TestListThenWatchMissesNothingAndShowsNothingTwice(t *testing.T) {
 	defer cancel()
 	var listed, events []string
 	stop := errors.New("seen")
-	err := stores.ListThenWatch(ctx, target, stores.ListThenWatchOptions{},
+	err := listwatch.ListThenWatch(ctx, target, listwatch.ListThenWatchOptions{},
 		func(page stores.Page) error {
 			for _, item := range page.Items {
 				listed = append(listed, item.(*api.ConfigMap).Name)
@@ -55,7 +56,7 @@ func TestListThenWatchMissesNothingAndShowsNothingTwice(t *testing.T) {
 func TestListThenWatchOfAMissingObjectIsNotFound(t *testing.T) {
 	target, create := maptest.ConfigMaps(t, "default")
 	create("a")
-	err := stores.ListThenWatch(context.Background(), target, stores.ListThenWatchOptions{Name: "nope"},
+	err := listwatch.ListThenWatch(context.Background(), target, listwatch.ListThenWatchOptions{Name: "nope"},
 		func(stores.Page) error { return nil }, func() error { return nil },
 		func(watch.Event) error { return errors.New("no event expected") })
 	if !apierrors.IsNotFound(err) {

@@ -1,6 +1,6 @@
 //go:build k8s1.35 || k8s1.36
 
-package stores
+package listwatch
 
 import "k8s.io/apiserver/pkg/storage/etcd3"
 

@@ -1,4 +1,6 @@
-package stores
+// Package usage accounts for etcd's keys by the stored resource that holds
+// them: what `regctl keys` and `regctl space` count.
+package usage
 
 import (
 	"context"
@@ -11,7 +13,7 @@ import (
 	"github.com/regctl/regctl/internal/routetable"
 )
 
-// Usage accounts for every key under the etcd prefix: each stored resource
+// Of accounts for every key under the etcd prefix: each stored resource
 // on the etcd that holds it (its `--etcd-servers-overrides` entry, if any),
 // and the keys of the main etcd that no path claims, grouped by their next
 // path segment. Keys an override moved away, left on the main etcd, are
@@ -21,13 +23,13 @@ import (
 // order: where several paths store under one prefix (a resource in two
 // versions, events in two groups), the keys are the first one's, the one
 // kubectl resolves the resource's name to.
-func Usage(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles []*handle.Handle, pageSize int64) ([]etcdview.Usage, error) {
-	return UsageWalk(ctx, main, etcdPrefix, handles, etcdview.UsageWalk{PageSize: pageSize})
+func Of(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles []*handle.Handle, pageSize int64) ([]etcdview.Usage, error) {
+	return Walk(ctx, main, etcdPrefix, handles, etcdview.UsageWalk{PageSize: pageSize})
 }
 
-// UsageWalk is Usage, read as w says; w's revision is the main etcd's,
+// Walk is Of, read as w says; w's revision is the main etcd's,
 // the others are read at their current one.
-func UsageWalk(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles []*handle.Handle, w etcdview.UsageWalk) ([]etcdview.Usage, error) {
+func Walk(ctx context.Context, main *clientv3.Client, etcdPrefix string, handles []*handle.Handle, w etcdview.UsageWalk) ([]etcdview.Usage, error) {
 	holdings, err := Holdings(ctx, main, handles)
 	if err != nil {
 		return nil, err
@@ -94,10 +96,10 @@ func Holdings(ctx context.Context, main *clientv3.Client, handles []*handle.Hand
 	return out, nil
 }
 
-// UsageIn is Usage of one namespace: the keys and bytes of each namespaced
+// In is Of for one namespace: the keys and bytes of each namespaced
 // resource in it, read under its prefix in the namespace, on the etcd
 // that holds it. Cluster-scoped resources hold nothing in a namespace.
-func UsageIn(ctx context.Context, namespace string, handles []*handle.Handle, pageSize int64) ([]etcdview.Usage, error) {
+func In(ctx context.Context, namespace string, handles []*handle.Handle, pageSize int64) ([]etcdview.Usage, error) {
 	var out []etcdview.Usage
 	seen := map[string]bool{}
 	for _, h := range handles {
