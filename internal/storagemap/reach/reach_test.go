@@ -1,4 +1,4 @@
-package owners
+package reach
 
 import (
 	"testing"
@@ -20,7 +20,7 @@ type statusREST struct {
 }
 
 // TestSubresourcesShareTheirResourcesStore: a resource owns the store it
-// is; a subresource holding a copy shares it, and Reached is its copy;
+// is; a subresource holding a copy shares it, and StoreIn is its copy;
 // a path that reaches no store stores nothing.
 func TestSubresourcesShareTheirResourcesStore(t *testing.T) {
 	pods := &genericregistry.Store{}
@@ -46,10 +46,10 @@ func TestSubresourcesShareTheirResourcesStore(t *testing.T) {
 	if o := got["pods/log"]; o.Kind != routetable.StoreNone {
 		t.Errorf("pods/log: %+v", o)
 	}
-	if r := Reached(stores["pods/status"], pods); r != &status {
-		t.Errorf("Reached(pods/status) = %p, want its own copy %p", r, &status)
+	if r := StoreIn(stores["pods/status"], pods); r != &status {
+		t.Errorf("StoreIn(pods/status) = %p, want its own copy %p", r, &status)
 	}
-	if Reached(stores["pods/log"], pods) != pods || Reached(stores["pods/status"], other) != other || Reached(pods, nil) != nil {
-		t.Error("Reached: want the store itself when the storage holds no copy of it, nil for none")
+	if StoreIn(stores["pods/log"], pods) != pods || StoreIn(stores["pods/status"], other) != other || StoreIn(pods, nil) != nil {
+		t.Error("StoreIn: want the store itself when the storage holds no copy of it, nil for none")
 	}
 }
