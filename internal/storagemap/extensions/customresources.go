@@ -569,6 +569,7 @@ func mergeCRVersions(in []served.Version) []served.Version {
 // rest.Storage, as the map holds every path: the CRD handler serves them
 // itself and they have no Destroy. Their store is the resource's, which
 // destroys it. Pointers, so that reach.Of walks through them to it.
+// The route table names the server's storage they adapt (served.Adapter).
 type (
 	crStatus struct{ *customresource.StatusREST }
 	crScale  struct{ *customresource.ScaleREST }
@@ -576,5 +577,5 @@ type (
 
 func (*crStatus) Destroy()        {}
 func (*crScale) Destroy()         {}
-func (s *crStatus) upstream() any { return s.StatusREST }
-func (s *crScale) upstream() any  { return s.ScaleREST }
+func (s *crStatus) Upstream() any { return s.StatusREST }
+func (s *crScale) Upstream() any  { return s.ScaleREST }

@@ -120,11 +120,18 @@ func scope(namespaced bool) string {
 	return "Cluster"
 }
 
+// Adapter is a storage of regctl's around one of the server's, which the
+// route table names instead (a custom resource's status and scale). The
+// method is exported: an interface with an unexported method is met by
+// no type of another package.
+type Adapter interface {
+	Upstream() any
+}
+
 // TypeName is the Go type of a storage, with its package path.
 func TypeName(v any) string {
-	// regctl's adapters name the server's storage they adapt.
-	if a, ok := v.(interface{ upstream() any }); ok {
-		v = a.upstream()
+	if a, ok := v.(Adapter); ok {
+		v = a.Upstream()
 	}
 	t := reflect.TypeOf(v)
 	prefix := ""
