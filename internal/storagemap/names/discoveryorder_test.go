@@ -21,23 +21,23 @@ func TestDiscoveryRanksAreTheServersOrder(t *testing.T) {
 		return schema.GroupVersion{Group: group, Version: version}
 	}
 	var (
-		custom    = gv("example.com", "v1")
-		events    = gv("events.k8s.io", "v1")
-		hpaV1     = gv("autoscaling", "v1")
-		hpaV2     = gv("autoscaling", "v2")
-		apps      = gv("apps", "v1")
-		core      = gv("", "v1")
-		versions  []served.Version
-		inputSeen = []schema.GroupVersion{custom, events, hpaV1, hpaV2, apps, core}
+		custom   = gv("example.com", "v1")
+		events   = gv("events.k8s.io", "v1")
+		hpaV1    = gv("autoscaling", "v1")
+		hpaV2    = gv("autoscaling", "v2")
+		apps     = gv("apps", "v1")
+		core     = gv("", "v1")
+		versions []served.Version
+		in       = []schema.GroupVersion{custom, events, hpaV1, hpaV2, apps, core}
 	)
-	for _, gv := range inputSeen {
+	for _, gv := range in {
 		versions = append(versions, served.Version{GV: gv})
 	}
 	ranks, err := discoveryRanks(versions)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ranks) != len(inputSeen) {
+	if len(ranks) != len(in) {
 		t.Fatalf("ranks %v, want one per version", ranks)
 	}
 	for _, before := range [][2]schema.GroupVersion{{core, apps}, {apps, events}, {events, hpaV2}, {hpaV2, hpaV1}, {hpaV1, custom}} {

@@ -53,3 +53,52 @@ func TestSubresourcesShareTheirResourcesStore(t *testing.T) {
 		t.Error("StoreIn: want the store itself when the storage holds no copy of it, nil for none")
 	}
 }
+
+// The shapes of the core group's storage: a REST embedding its store
+// (pods), holding it in a field (namespaces), and a wrapper of another
+// resource's REST (bindings, pods/binding: BindingREST holds the pods
+// store).
+type (
+	embeds struct{ *genericregistry.Store }
+	holds  struct {
+		rest.Storage
+		store *genericregistry.Store
+	}
+	bindingREST struct{ store *genericregistry.Store }
+	wraps       struct {
+		rest.Storage
+		binding *bindingREST
+	}
+)
+
+func storeOf(resource string) *genericregistry.Store {
+	s := &genericregistry.Store{}
+	s.DefaultQualifiedResource.Resource = resource
+	s.Storage.Storage = &etcdStorage{}
+	return s
+}
+
+// TestAPathSharesTheStoreItReaches: a resource owns its store however it
+// holds it; a resource that writes through another's store shares that
+// one, and a subresource its resource's.
+func TestAPathSharesTheStoreItReaches(t *testing.T) {
+	pods, namespaces := storeOf("pods"), storeOf("namespaces")
+	got := Of(map[string]rest.Storage{
+		"pods":                &embeds{pods},
+		"pods/binding":        &wraps{binding: &bindingREST{pods}},
+		"bindings":            &wraps{binding: &bindingREST{pods}},
+		"namespaces":          &holds{store: namespaces},
+		"namespaces/finalize": &holds{store: namespaces},
+	})
+	for path, want := range map[string]Path{
+		"pods":                {Kind: routetable.StoreOwn, Store: pods},
+		"pods/binding":        {Kind: routetable.StoreShared, SharesWith: "pods", Store: pods},
+		"bindings":            {Kind: routetable.StoreShared, SharesWith: "pods", Store: pods},
+		"namespaces":          {Kind: routetable.StoreOwn, Store: namespaces},
+		"namespaces/finalize": {Kind: routetable.StoreShared, SharesWith: "namespaces", Store: namespaces},
+	} {
+		if got[path] != want {
+			t.Errorf("%s: %+v, want %+v", path, got[path], want)
+		}
+	}
+}
