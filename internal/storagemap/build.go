@@ -9,7 +9,7 @@
 // or single handles, never the session.
 //
 // Each concern of the assembly is a package of its own under this one
-// (serverflags, encryption, restoptions, served, owners, extensions,
+// (serverflags, encryption, restoptions, served, reach, extensions,
 // schemaless, names, clusterips); this package puts them together, in the
 // server's order (build.go), and holds what a command uses of the result
 // (session.go, map.go, resolve.go).
@@ -42,7 +42,7 @@ import (
 	"github.com/regctl/regctl/internal/storagemap/encryption"
 	"github.com/regctl/regctl/internal/storagemap/extensions"
 	"github.com/regctl/regctl/internal/storagemap/names"
-	"github.com/regctl/regctl/internal/storagemap/owners"
+	"github.com/regctl/regctl/internal/storagemap/reach"
 	"github.com/regctl/regctl/internal/storagemap/restoptions"
 	"github.com/regctl/regctl/internal/storagemap/served"
 	"github.com/regctl/regctl/internal/storagemap/serverflags"
@@ -337,13 +337,13 @@ func (s *Session) build(ctx context.Context, cfg Config, etcd serveroptions.Etcd
 	flags := cfg.Options.Server.Etcd.StorageConfig
 	s.Map.loops = wiring.Loops{CountMetricPollPeriod: flags.CountMetricPollPeriod, CompactionInterval: flags.CompactionInterval, DBMetricPollInterval: flags.DBMetricPollInterval}
 	s.Map.container = in.Container
-	s.Map.owners = map[string]owners.Owner{}
+	s.Map.reaches = map[string]reach.Path{}
 	for _, v := range versions {
-		for p, o := range owners.Of(v.Installed()) {
+		for p, o := range reach.Of(v.Installed()) {
 			if o.SharesWith != "" {
 				o.SharesWith = served.RoutePath(v, o.SharesWith)
 			}
-			s.Map.owners[served.RoutePath(v, p)] = o
+			s.Map.reaches[served.RoutePath(v, p)] = o
 		}
 	}
 	emulated, gates := cfg.Options.Effective()
@@ -353,7 +353,7 @@ func (s *Session) build(ctx context.Context, cfg Config, etcd serveroptions.Etcd
 		EmulatedVersion:   emulated,
 		FeatureGates:      gates,
 		EtcdPrefix:        etcd.StorageConfig.Prefix,
-		Routes:            append(served.Routes(versions, s.Map.owners, st.getter), s.Map.proxied...),
+		Routes:            append(served.Routes(versions, s.Map.reaches, st.getter), s.Map.proxied...),
 	}
 	s.Map.installed = versions
 	s.Map.Handles = s.handles(versions)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/internal/storagemap/extensions"
-	"github.com/regctl/regctl/internal/storagemap/owners"
+	"github.com/regctl/regctl/internal/storagemap/reach"
 	"github.com/regctl/regctl/internal/storagemap/served"
 	"github.com/regctl/regctl/internal/storagemap/wiring"
 )
@@ -32,7 +32,7 @@ func (m *Map) Describe(path string) (wiring.Path, error) {
 		return wiring.Path{}, err
 	}
 	// A subresource's store is its own copy of its resource's.
-	store := owners.Reached(h.Storage, h.Store)
+	store := reach.StoreIn(h.Storage, h.Store)
 	w := wiring.Of{Route: h.Route, Storage: h.Storage, Store: store, EtcdPrefix: m.Table.EtcdPrefix, Loops: m.loops}
 	for _, v := range m.versions {
 		for p := range v.Stores {

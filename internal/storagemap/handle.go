@@ -55,7 +55,7 @@ func (s *Session) handles(versions []served.Version) map[string]*handle.Handle {
 				res.Namespaced = byPath[base].Namespaced
 			}
 			path := served.RoutePath(v, p)
-			h := &handle.Handle{Path: path, Route: routes[path], Resource: res, Storage: storage, Store: s.Map.owners[path].Store, Codec: served.CodecFor(v, p, res), EtcdPrefix: s.Map.Table.EtcdPrefix}
+			h := &handle.Handle{Path: path, Route: routes[path], Resource: res, Storage: storage, Store: s.Map.reaches[path].Store, Codec: served.CodecFor(v, p, res), EtcdPrefix: s.Map.Table.EtcdPrefix}
 			h.Dial = s.Client
 			h.NewFieldManager = s.fieldManagerOf(v, p, res, storage)
 			h.Warnings = served.PathWarnings(v, p, schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: res.Kind})

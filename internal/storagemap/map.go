@@ -15,7 +15,7 @@ import (
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/routetable"
 	"github.com/regctl/regctl/internal/storagemap/extensions"
-	"github.com/regctl/regctl/internal/storagemap/owners"
+	"github.com/regctl/regctl/internal/storagemap/reach"
 	"github.com/regctl/regctl/internal/storagemap/restoptions"
 	"github.com/regctl/regctl/internal/storagemap/served"
 	"github.com/regctl/regctl/internal/storagemap/wiring"
@@ -36,7 +36,7 @@ type Map struct {
 
 	versions  []served.Version
 	container *restful.Container
-	owners    map[string]owners.Owner // by route path
+	reaches   map[string]reach.Path // how each route path reaches etcd
 	// notEstablished are the CRDs in etcd not established yet, by the
 	// kinds they would serve.
 	notEstablished map[schema.GroupVersionKind]string
@@ -72,7 +72,7 @@ func (m *Map) Wired() routetable.RouteTable {
 	m.wireOnce.Do(func() {
 		m.wired = m.Table
 		m.wired.Routes = slices.Clone(m.Table.Routes)
-		served.Wire(m.wired.Routes, m.installed, m.owners, m.getter)
+		served.Wire(m.wired.Routes, m.installed, m.reaches, m.getter)
 	})
 	return m.wired
 }

@@ -201,6 +201,9 @@ func (c *Allocator) checkServiceCIDRs() error {
 		switch {
 		case usable[f]:
 		case len(unready[f]) > 0:
+			// The informer lists in no particular order; the message is
+			// the same every time.
+			slices.Sort(unready[f])
 			return fmt.Errorf("no ready %s ServiceCIDR in etcd: %s not ready or being deleted", f, strings.Join(unready[f], ", "))
 		case usable[otherFamily(f)]:
 			return fmt.Errorf("no %s ServiceCIDR in etcd, only %s ones: pass the apiserver's `--service-cluster-ip-range`", f, otherFamily(f))

@@ -40,7 +40,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/regctl/regctl/internal/handle"
-	"github.com/regctl/regctl/internal/storagemap/owners"
+	"github.com/regctl/regctl/internal/storagemap/reach"
 	"github.com/regctl/regctl/internal/storagemap/restoptions"
 	"github.com/regctl/regctl/internal/storagemap/served"
 	"github.com/regctl/regctl/internal/storagemap/wiring"
@@ -473,7 +473,7 @@ func ServedHandle(route *handle.Handle, versions map[string]served.Version) (*ha
 	h := *route
 	h.Serve = nil
 	h.Storage = storage
-	h.Store = owners.Of(v.Stores)[p].Store
+	h.Store = reach.Of(v.Stores)[p].Store
 	h.Codec = served.CodecFor(v, p, route.Resource)
 	h.Warnings = v.Warnings[p]
 	fm := v.FieldManagers[p]
@@ -568,7 +568,8 @@ func mergeCRVersions(in []served.Version) []served.Version {
 // crStatus and crScale make a custom resource's subresource storages
 // rest.Storage, as the map holds every path: the CRD handler serves them
 // itself and they have no Destroy. Their store is the resource's, which
-// destroys it. Pointers, so that owners.Of walks through them to it.
+// destroys it. Pointers, so that reach.Of walks through them to it.
+// The route table names the server's storage they adapt (served.Adapter).
 type (
 	crStatus struct{ *customresource.StatusREST }
 	crScale  struct{ *customresource.ScaleREST }
@@ -576,5 +577,5 @@ type (
 
 func (*crStatus) Destroy()        {}
 func (*crScale) Destroy()         {}
-func (s *crStatus) upstream() any { return s.StatusREST }
-func (s *crScale) upstream() any  { return s.ScaleREST }
+func (s *crStatus) Upstream() any { return s.StatusREST }
+func (s *crScale) Upstream() any  { return s.ScaleREST }

@@ -19,20 +19,23 @@ import (
 )
 
 // serverGetter stands for the server's RESTOptionsGetter: what it returns
-// is fixed, as the storage factory would return it for core resources.
-type serverGetter struct{ decorator generic.StorageDecorator }
+// is fixed, as the storage factory would return it for core resources
+// stored in servers (an etcd of events that is never dialed when nil).
+type serverGetter struct {
+	decorator generic.StorageDecorator
+	servers   []string
+}
 
 func (s serverGetter) GetRESTOptions(gr schema.GroupResource, _ runtime.Object) (generic.RESTOptions, error) {
 	v1 := schema.GroupVersion{Version: "v1"}
+	config := storagebackend.NewDefaultConfig("/registry", legacyscheme.Codecs.LegacyCodec(v1))
+	config.EncodeVersioner = runtime.NewMultiGroupVersioner(v1)
+	config.Transport.ServerList = s.servers
+	if s.servers == nil {
+		config.Transport.ServerList = []string{"https://etcd-events:2379"}
+	}
 	return generic.RESTOptions{
-		StorageConfig: &storagebackend.ConfigForResource{GroupResource: gr, Config: storagebackend.Config{
-			Prefix:               "/registry",
-			Codec:                legacyscheme.Codecs.LegacyCodec(v1),
-			EncodeVersioner:      runtime.NewMultiGroupVersioner(v1),
-			CompactionInterval:   5 * time.Minute,
-			DBMetricPollInterval: 30 * time.Second,
-			Transport:            storagebackend.TransportConfig{ServerList: []string{"https://etcd-events:2379"}},
-		}},
+		StorageConfig:         &storagebackend.ConfigForResource{GroupResource: gr, Config: *config},
 		Decorator:             s.decorator,
 		ResourcePrefix:        gr.Resource,
 		CountMetricPollPeriod: time.Minute,
@@ -46,9 +49,9 @@ func (s serverGetter) GetRESTOptions(gr schema.GroupResource, _ runtime.Object) 
 func TestTheGetterRecordsTheServersDecisionAndTurnsItsLoopsOff(t *testing.T) {
 	main := []string{"https://etcd:2379"}
 	encryption := func(gr schema.GroupResource) string { return map[string]string{"secrets": "aescbc"}[gr.Resource] }
-	root := &Getter{Delegate: serverGetter{genericregistry.StorageWithCacher()}, MainServers: main, Encryption: encryption,
+	root := &Getter{Delegate: serverGetter{decorator: genericregistry.StorageWithCacher()}, MainServers: main, Encryption: encryption,
 		Preflight: func(context.Context, storagebackend.TransportConfig) error { return nil }}
-	other := root.ForServer(serverGetter{generic.UndecoratedStorage}, legacyscheme.Scheme)
+	other := root.ForServer(serverGetter{decorator: generic.UndecoratedStorage}, legacyscheme.Scheme)
 
 	pods, events := schema.GroupResource{Resource: "pods"}, schema.GroupResource{Resource: "events"}
 	opts, err := root.GetRESTOptions(pods, &api.Pod{})

@@ -11,7 +11,7 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/regctl/regctl/internal/routetable"
-	"github.com/regctl/regctl/internal/storagemap/owners"
+	"github.com/regctl/regctl/internal/storagemap/reach"
 	"github.com/regctl/regctl/internal/storagemap/restoptions"
 	"github.com/regctl/regctl/internal/storagemap/wiring"
 )
@@ -38,7 +38,7 @@ func RoutePath(v Version, installerPath string) string {
 // Routes joins the storage map, the server's discovery and the recorded
 // storage decisions into one record per path: groups in the server's order,
 // each group's versions by priority, paths sorted within a version.
-func Routes(versions []Version, owned map[string]owners.Owner, getter *restoptions.Getter) []routetable.Route {
+func Routes(versions []Version, reached map[string]reach.Path, getter *restoptions.Getter) []routetable.Route {
 	var out []routetable.Route
 	for _, v := range versions {
 		byPath := map[string]metav1.APIResource{}
@@ -67,7 +67,7 @@ func Routes(versions []Version, owned map[string]owners.Owner, getter *restoptio
 			if kindGV := (schema.GroupVersion{Group: d.Group, Version: d.Version}); kindGV != v.GV {
 				r.KindGroupVersion = kindGV.String()
 			}
-			o := owned[r.Path]
+			o := reached[r.Path]
 			r.Store, r.SharesWith = o.Kind, o.SharesWith
 			if o.Store != nil {
 				qr := o.Store.DefaultQualifiedResource
@@ -92,7 +92,7 @@ func Routes(versions []Version, owned map[string]owners.Owner, getter *restoptio
 // Wire fills in each route's wiring (routetable.Wiring) from the stores
 // of versions: what reading it costs (reflection over every store) is
 // paid by the commands that print or compare route tables only.
-func Wire(routes []routetable.Route, versions []Version, owned map[string]owners.Owner, getter *restoptions.Getter) {
+func Wire(routes []routetable.Route, versions []Version, reached map[string]reach.Path, getter *restoptions.Getter) {
 	index := make(map[string]int, len(routes))
 	for i, r := range routes {
 		index[r.Path] = i
@@ -103,8 +103,8 @@ func Wire(routes []routetable.Route, versions []Version, owned map[string]owners
 			if !ok {
 				continue
 			}
-			o := owned[routes[i].Path]
-			w := wiring.Of{Route: routes[i], Provider: v.Provider, Storage: storage, Store: owners.Reached(storage, o.Store)}
+			o := reached[routes[i].Path]
+			w := wiring.Of{Route: routes[i], Provider: v.Provider, Storage: storage, Store: reach.StoreIn(storage, o.Store)}
 			if o.Store != nil {
 				w.Decision, w.Found = getter.Decision(o.Store.DefaultQualifiedResource)
 			}
@@ -120,11 +120,18 @@ func scope(namespaced bool) string {
 	return "Cluster"
 }
 
+// Adapter is a storage of regctl's around one of the server's, which the
+// route table names instead (a custom resource's status and scale). The
+// method is exported: an interface with an unexported method is met by
+// no type of another package.
+type Adapter interface {
+	Upstream() any
+}
+
 // TypeName is the Go type of a storage, with its package path.
 func TypeName(v any) string {
-	// regctl's adapters name the server's storage they adapt.
-	if a, ok := v.(interface{ upstream() any }); ok {
-		v = a.upstream()
+	if a, ok := v.(Adapter); ok {
+		v = a.Upstream()
 	}
 	t := reflect.TypeOf(v)
 	prefix := ""

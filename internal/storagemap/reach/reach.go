@@ -1,7 +1,8 @@
-// Package owners tells, from the server's storage objects themselves, which
-// paths of an API group version are stores of their own and which write
-// through another path's store (subresources, and resources as bindings).
-package owners
+// Package reach tells, from the server's storage objects themselves, which
+// generic registry Store each path of an API group version reaches etcd
+// through: a Store of its own, another path's (subresources, and resources
+// as bindings: shared), or none (componentstatuses).
+package reach
 
 import (
 	"reflect"
@@ -15,8 +16,8 @@ import (
 	"github.com/regctl/regctl/internal/routetable"
 )
 
-// Owner says how one path reaches etcd.
-type Owner struct {
+// Path says how one path reaches etcd.
+type Path struct {
 	Kind       string // routetable.StoreOwn, routetable.StoreShared or routetable.StoreNone
 	SharesWith string
 	// Store is the generic store whose key prefix and decorator apply.
@@ -33,14 +34,14 @@ var storeType = reflect.TypeOf(&genericregistry.Store{})
 // as an owned one: subresources hold copies of their resource's Store
 // (pods/status), the resource's REST (services/proxy) or a wrapper of it
 // (bindings).
-func Of(stores map[string]rest.Storage) map[string]Owner {
+func Of(stores map[string]rest.Storage) map[string]Path {
 	paths := make([]string, 0, len(stores))
 	for p := range stores {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
 
-	out := map[string]Owner{}
+	out := map[string]Path{}
 	ownerOf := map[any]string{} // etcd storage identity → owning path
 	for _, p := range paths {
 		if strings.Contains(p, "/") {
@@ -48,7 +49,7 @@ func Of(stores map[string]rest.Storage) map[string]Owner {
 		}
 		for _, s := range reachableStores(stores[p]) {
 			if s.DefaultQualifiedResource.Resource == p {
-				out[p] = Owner{Kind: routetable.StoreOwn, Store: s}
+				out[p] = Path{Kind: routetable.StoreOwn, Store: s}
 				ownerOf[identity(s)] = p
 				break
 			}
@@ -67,11 +68,11 @@ func Of(stores map[string]rest.Storage) map[string]Owner {
 		}
 		switch {
 		case len(candidates) == 0:
-			out[p] = Owner{Kind: routetable.StoreNone}
+			out[p] = Path{Kind: routetable.StoreNone}
 		case slices.Contains(candidates, parent) && parent != p:
-			out[p] = Owner{Kind: routetable.StoreShared, SharesWith: parent, Store: out[parent].Store}
+			out[p] = Path{Kind: routetable.StoreShared, SharesWith: parent, Store: out[parent].Store}
 		default:
-			out[p] = Owner{Kind: routetable.StoreShared, SharesWith: candidates[0], Store: out[candidates[0]].Store}
+			out[p] = Path{Kind: routetable.StoreShared, SharesWith: candidates[0], Store: out[candidates[0]].Store}
 		}
 	}
 	return out
@@ -159,10 +160,11 @@ func children(v reflect.Value, visit func(reflect.Value) bool) []reflect.Value {
 	return out
 }
 
-// Reached is the store storage holds that writes through store's etcd
+// StoreIn is the Store storage holds that writes through store's etcd
 // storage: a subresource's own copy of its resource's store (pods/status'
-// has the status strategy), store itself when storage holds none.
-func Reached(storage rest.Storage, store *genericregistry.Store) *genericregistry.Store {
+// has the status strategy), store itself when storage holds none. Its
+// strategies, not store's, are what a write to the path runs.
+func StoreIn(storage rest.Storage, store *genericregistry.Store) *genericregistry.Store {
 	if store == nil {
 		return nil
 	}
