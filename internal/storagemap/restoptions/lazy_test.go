@@ -19,7 +19,7 @@ import (
 	api "k8s.io/kubernetes/pkg/apis/core"
 	configmapstore "k8s.io/kubernetes/pkg/registry/core/configmap/storage"
 
-	"github.com/regctl/regctl/internal/etcdview"
+	"github.com/regctl/regctl/internal/etcdview/embedded"
 	"github.com/regctl/regctl/internal/logs/logstest"
 )
 
@@ -63,7 +63,7 @@ func inShop() context.Context {
 // checks the etcd and makes the server's undecorated storage, which writes
 // to the key the store's key function names; later requests reuse it.
 func TestStorageIsMadeOnFirstUse(t *testing.T) {
-	e, err := etcdview.StartEmbedded(nil)
+	e, err := embedded.Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
