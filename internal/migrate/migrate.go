@@ -27,6 +27,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/handle"
@@ -493,15 +494,16 @@ const (
 	current
 )
 
-// attempts is how often a rewrite reads an object again after another
-// writer changed it, while it still needs the rewrite.
-const attempts = 5
+// errAgain marks what a rewrite tries again after: etcd lost its leader
+// while the rewrite read or wrote, so its outcome is to be read again.
+var errAgain = errors.New("etcd lost its leader")
 
 // rewrite writes the object at key again through its store, unchanged,
 // with the resourceVersion it read as precondition. An object written
 // since the scan chose it is read again, and rewritten only if it still
 // needs it: a write of the server's has rewritten it already, and a
-// write of a server on another config has not.
+// write of a server on another config has not. A Conflict (another writer
+// came first) and a lost leader are tried again, with client-go's backoff.
 func (mig *migration) rewrite(ctx context.Context, h *handle.Handle, client *clientv3.Client, prefix, key string) (outcome, error) {
 	namespace, name := "", strings.TrimPrefix(key, prefix)
 	if h.Resource.Namespaced {
@@ -511,57 +513,62 @@ func (mig *migration) rewrite(ctx context.Context, h *handle.Handle, client *cli
 		return 0, fmt.Errorf("the key names no object of %s", h.Path)
 	}
 	t := handle.Target{Handle: h, Namespace: namespace}
-	var last error
+	var result outcome
 	lost := false
-	for attempt := range attempts {
+	again := func(err error) bool { return apierrors.IsConflict(err) || errors.Is(err, errAgain) }
+	err := retry.OnError(retry.DefaultBackoff, again, func() error {
 		obj, err := stores.GetInternal(ctx, t, name)
 		if apierrors.IsNotFound(err) {
-			return current, nil
+			result = current
+			return nil
 		}
-		if err != nil && lost && attempt < attempts-1 && !stores.Unreadable(ctx, err) {
+		if err != nil && lost && !stores.Unreadable(ctx, err) {
 			// Still electing a leader after the one the rewrite went
 			// through stopped.
-			time.Sleep(100 * time.Millisecond)
-			continue
+			return fmt.Errorf("%w: reading it: %w", errAgain, err)
 		}
 		if err != nil {
-			return 0, fmt.Errorf("reading it: %w", err)
+			return fmt.Errorf("reading it: %w", err)
 		}
 		m, err := meta.Accessor(obj)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		rv, err := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("reading its resourceVersion: %w", err)
+			return fmt.Errorf("reading its resourceVersion: %w", err)
 		}
 		if rv > mig.report.Revision {
 			still, err := mig.stillNeeds(ctx, h, client, key)
 			if err != nil || !still {
-				return current, err
+				result = current
+				return err
 			}
 		}
 		// The scan that chose the value checked it for what a rewrite
 		// would lose; a value written since is checked as it is written.
 		_, err = stores.Update(ctx, t, obj, stores.WriteOptions{Namespaces: mig.namespaces, DropUnknownFields: mig.req.DropUnknownFields, LossCheckedAt: mig.report.Revision})
-		last = err
-		if apierrors.IsConflict(err) {
-			continue
-		}
-		if err != nil && stores.OutcomeOf(ctx, err) == stores.Uncertain {
+		if err != nil && !apierrors.IsConflict(err) && stores.OutcomeOf(ctx, err) == stores.Uncertain {
 			// Its answer was lost with etcd's leader: read it again, which
 			// tells whether it was rewritten (its resourceVersion moved,
 			// and it needs no rewrite any more); the precondition keeps
 			// a rewrite again from writing over another writer's.
 			lost = true
-			continue
+			return fmt.Errorf("%w: %w", errAgain, err)
 		}
 		if err != nil {
-			return 0, err
+			return err
 		}
-		return rewritten, nil
+		result = rewritten
+		return nil
+	})
+	if apierrors.IsConflict(err) {
+		return 0, fmt.Errorf("rewriting it: changed by another writer %d times: %w", retry.DefaultBackoff.Steps, err)
 	}
-	return 0, fmt.Errorf("rewriting it: changed by another writer %d times: %w", attempts, last)
+	if err != nil {
+		return 0, err
+	}
+	return result, nil
 }
 
 // stillNeeds reads the value at key again and tells whether it still
