@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -282,51 +283,32 @@ func (m *Map) handleOf(gvr schema.GroupVersionResource) (*handle.Handle, error) 
 	return nil, fmt.Errorf("%s is mapped but not a path of the storage map", gvr)
 }
 
-// closeNames suggests resources whose names are a small edit away from, or
-// start with, what the user typed.
+// closeNames suggests resources whose names (plural, singular or short)
+// are a small edit away from, or start with, what the user typed: cobra's
+// suggestions, as kubectl suggests a command. One typo per three letters
+// reads as a slip; more is another word.
 func (m *Map) closeNames(want string) []string {
-	var out []string
-	seen := map[string]bool{}
+	names := &cobra.Command{SuggestionsMinimumDistance: max(1, len(want)/3)}
+	resourceOf := map[string]string{}
 	for _, v := range m.versions {
 		for _, r := range v.Names {
-			if strings.Contains(r.Name, "/") || seen[r.Name] {
+			if strings.Contains(r.Name, "/") {
 				continue
 			}
-			seen[r.Name] = true
-			// One typo per three letters reads as a slip; more is another
-			// word.
-			slack := max(1, len(want)/3)
-			candidates := append([]string{r.Name, r.SingularName}, r.ShortNames...)
-			for _, c := range candidates {
-				if c != "" && (editDistance(want, c) <= slack || (len(want) >= 3 && strings.HasPrefix(c, want))) {
-					out = append(out, r.Name)
-					break
+			for _, c := range append([]string{r.Name, r.SingularName}, r.ShortNames...) {
+				if _, ok := resourceOf[c]; c != "" && !ok {
+					resourceOf[c] = r.Name
+					names.AddCommand(&cobra.Command{Use: c, Run: func(*cobra.Command, []string) {}})
 				}
 			}
 		}
 	}
+	var out []string
+	for _, c := range names.SuggestionsFor(want) {
+		out = append(out, resourceOf[c])
+	}
 	sort.Strings(out)
-	return out
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
+	return slices.Compact(out)
 }
 
 // serving is h ready to read and write its objects. A custom resource's

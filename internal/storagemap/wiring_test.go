@@ -330,6 +330,14 @@ func TestResolveNamesAsKubectlDoes(t *testing.T) {
 	if _, err := w.Map.Resolve("secrte"); err == nil || !strings.Contains(err.Error(), "did you mean secrets?") {
 		t.Errorf("Resolve(secrte) error %v: want a suggestion", err)
 	}
+	// A short name a typo away, and a name started, are suggested too;
+	// each resource once.
+	if _, err := w.Map.Resolve("deplo"); err == nil || !strings.Contains(err.Error(), "did you mean deployments?") {
+		t.Errorf("Resolve(deplo) error %v: want deployments, once", err)
+	}
+	if _, err := w.Map.Resolve("cssr"); err == nil || !strings.Contains(err.Error(), "certificatesigningrequests") {
+		t.Errorf("Resolve(cssr) error %v: want certificatesigningrequests, whose short name is csr", err)
+	}
 }
 
 func TestResolveListExpandsCategoriesAsKubectlDoes(t *testing.T) {
