@@ -3,7 +3,6 @@ package stores
 import (
 	"context"
 	goruntime "runtime"
-	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -126,24 +125,13 @@ func WriteAll(ctx context.Context, objs []Planned, write func(context.Context, P
 // no write once the context is done.
 func writeWindowOf(ctx context.Context, window []Planned, write func(context.Context, Planned) (runtime.Object, error)) []Written {
 	results := make([]Written, len(window))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, Writers)
-	for i := range window {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
+	workqueue.ParallelizeUntil(ctx, Writers, len(window), func(i int) {
 		if ctx.Err() != nil {
-			break
+			return
 		}
 		results[i].Started = true
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			results[i].Object, results[i].Err = write(ctx, window[i])
-		}()
-	}
-	wg.Wait()
+		results[i].Object, results[i].Err = write(ctx, window[i])
+	})
 	return results
 }
 
