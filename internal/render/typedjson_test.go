@@ -1,8 +1,8 @@
 package render
 
 import (
-	"bytes"
 	"encoding/json"
+	"math"
 	"math/rand"
 	"reflect"
 	"strings"
@@ -17,24 +17,30 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/randfill"
 )
 
-// kubectlJSON is what kubectl prints of obj as an item of a list: the
-// object as JSON, read back as unstructured (numbers as written), and
-// indented by encoding/json, which writes a map's keys in order.
+// kubectlJSON is what kubectl get prints of obj as an item of a list,
+// for values that are no runtime.Object: the object as JSON, read into Go
+// values as kubectl reads JSON, once from the server's response and once
+// from the List it makes, and indented by encoding/json, which writes a
+// map's keys in order.
 func kubectlJSON(t *testing.T, obj any) (string, error) {
 	t.Helper()
-	typed, err := json.Marshal(obj)
+	data, err := json.Marshal(obj)
 	if err != nil {
 		return "", err
 	}
-	d := json.NewDecoder(bytes.NewReader(typed))
-	d.UseNumber()
 	var u any
-	if err := d.Decode(&u); err != nil {
-		t.Fatalf("reading back %s: %v", typed, err)
+	for range 2 {
+		if err := utiljson.Unmarshal(data, &u); err != nil {
+			t.Fatalf("reading back %s: %v", data, err)
+		}
+		if data, err = json.Marshal(u); err != nil {
+			t.Fatal(err)
+		}
 	}
 	out, err := json.MarshalIndent(u, "        ", "    ")
 	return string(out), err
@@ -156,6 +162,7 @@ func TestTypedJSONFollowsEncodingJSON(t *testing.T) {
 		Strange   string `json:"ö<>"`
 		Escapes   string `json:"escapes"`
 		Uint      uint8  `json:"uint"`
+		Big       uint64 `json:"big"`
 		Bool      bool   `json:"bool,omitempty"`
 	}
 	_ = odd{}.unexp
@@ -167,13 +174,19 @@ func TestTypedJSONFollowsEncodingJSON(t *testing.T) {
 			NestedMap: map[string][]Inner{"k": {{B: "1"}}, "e": {}, "n": nil},
 			Zero:      metav1.Time{}, ZeroPtr: &metav1.Time{},
 			Dash: "dash", NoTag: "notag", Strange: "s",
-			Escapes: escapes,
+			Escapes: escapes, Big: math.MaxUint64,
 		},
 		&odd{Inner2: &Inner2{C: "c"}},
 		&Embedded{},
+		&struct {
+			Big   uint64 `json:"big"`
+			Small uint64 `json:"small"`
+		}{Big: math.MaxUint64, Small: math.MaxInt64},
 		&Inner{B: escapes, A: "invalid \xff\xfe utf-8 \ufffd " + `\ufffd`},
 		&corev1.Pod{},
 		&corev1.List{Items: []runtime.RawExtension{{Object: &corev1.Pod{}}, {Raw: []byte(`{"kind":"Pod"}`)}}},
+		// Raw JSON kubectl prints otherwise than it is written.
+		&corev1.List{Items: []runtime.RawExtension{{Raw: []byte(`{"kind":"Pod","n":[1.0,-0.0,1e3,1E-7,12345678901234567890],"s":"é\/<","kind":"Pod"}`)}}},
 		&metav1.Status{Details: &metav1.StatusDetails{RetryAfterSeconds: 3}},
 	} {
 		checkTypedJSON(t, v)
