@@ -39,6 +39,9 @@ import (
 // and one member of a repeated name, so such JSON is read and written again
 // as kubectl does.
 //
+// ListWriter uses it only once it has written, on a probe, what the plain
+// path writes (itemJSON).
+//
 // The output is passed from plan to plan, not kept in the encoder: storing
 // it into a heap object on every append would cost a write barrier each
 // time while the collector runs.
