@@ -62,7 +62,7 @@ func (l *ListWriter) add(obj runtime.Object) error {
 		if l.n == 0 {
 			sep = "{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n        "
 		}
-		out, err := l.json.append(append(l.out[:0], sep...), obj, len("        "))
+		out, err := listItems.append(&l.json, append(l.out[:0], sep...), obj, len("        "))
 		l.out = out
 		if err != nil {
 			return err

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"unicode/utf8"
+
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 // appendSortedKeys appends src, compact JSON as encoding/json writes it, to
@@ -13,13 +16,16 @@ import (
 // converting it to unstructured first, at a fraction of the cost.
 func appendSortedKeys(dst, src []byte) []byte {
 	var s keySorter
-	return s.appendSorted(dst, src)
+	dst, _ = s.appendSorted(dst, src)
+	return dst
 }
 
-// appendSorted is appendSortedKeys reusing s's buffers.
-func (s *keySorter) appendSorted(dst, src []byte) []byte {
+// appendSorted is appendSortedKeys reusing s's buffers. It also tells
+// whether kubectl would print src otherwise than sorted (see notKubectls).
+func (s *keySorter) appendSorted(dst, src []byte) (out []byte, notKubectls bool) {
+	s.notKubectls = false
 	dst, _ = s.value(dst, src, 0)
-	return dst
+	return dst, s.notKubectls
 }
 
 // keySorter reads the document once: each object's members are written in
@@ -28,6 +34,13 @@ func (s *keySorter) appendSorted(dst, src []byte) []byte {
 type keySorter struct {
 	scratch []byte
 	members []member // a stack: each object's members above those of its parents
+	// notKubectls is set when a scalar is not written as kubectl writes it
+	// or an object repeats a key: kubectl reads what it prints into Go
+	// values, which keep one member of a name and forget how a string's
+	// escapes or a number were written. encoding/json writes neither of
+	// these; a Marshaler's raw JSON (a raw extension, a CRD's default)
+	// may hold both.
+	notKubectls bool
 }
 
 // member is where one key:value member was written in dst.
@@ -51,6 +64,9 @@ func (s *keySorter) value(dst, src []byte, i int) ([]byte, int) {
 		return append(dst, ']'), i + 1
 	}
 	end := skipScalar(src, i)
+	if !s.notKubectls && !kubectlsScalar(src[i:end]) {
+		s.notKubectls = true
+	}
 	return append(dst, src[i:end]...), end
 }
 
@@ -67,6 +83,9 @@ func (s *keySorter) object(dst, src []byte, i int) ([]byte, int) {
 			dst = append(dst, ',')
 		}
 		keyEnd := skipScalar(src, i)
+		if !s.notKubectls && !kubectlsScalar(src[i:keyEnd]) {
+			s.notKubectls = true
+		}
 		m := member{from: len(dst)}
 		dst = append(dst, src[i:keyEnd]...)
 		m.keyEnd = len(dst)
@@ -83,18 +102,29 @@ func (s *keySorter) object(dst, src []byte, i int) ([]byte, int) {
 // reorder rewrites the members written from start on in key order.
 func (s *keySorter) reorder(dst []byte, start int, members []member) []byte {
 	key := func(m member) []byte { return dst[m.from:m.keyEnd] }
-	if slices.IsSortedFunc(members, func(a, b member) int { return compareKeys(key(a), key(b)) }) {
+	sorted := true
+	for n := 1; n < len(members); n++ {
+		switch c := compareKeys(key(members[n-1]), key(members[n])); {
+		case c == 0:
+			s.notKubectls = true
+		case c > 0:
+			sorted = false
+		}
+	}
+	if sorted {
 		return dst
 	}
 	s.scratch = append(s.scratch[:0], dst[start:]...)
 	at := func(m member) []byte { return s.scratch[m.from-start : m.to-start] }
-	slices.SortStableFunc(members, func(a, b member) int {
-		return compareKeys(s.scratch[a.from-start:a.keyEnd-start], s.scratch[b.from-start:b.keyEnd-start])
-	})
+	keyAt := func(m member) []byte { return s.scratch[m.from-start : m.keyEnd-start] }
+	slices.SortStableFunc(members, func(a, b member) int { return compareKeys(keyAt(a), keyAt(b)) })
 	dst = dst[:start]
 	for n, m := range members {
 		if n > 0 {
 			dst = append(dst, ',')
+			if bytes.Equal(keyAt(members[n-1]), keyAt(m)) {
+				s.notKubectls = true
+			}
 		}
 		dst = append(dst, at(m)...)
 	}
@@ -135,4 +165,108 @@ func skipScalar(src []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// kubectlsScalar tells whether kubectl prints the string, number or literal
+// b as it is: a string with the escapes encoding/json writes and nothing
+// else escaped or to escape, or a number as encoding/json writes the Go
+// value kubectl reads it into.
+func kubectlsScalar(b []byte) bool {
+	if b[0] != '"' {
+		if b[0] == '-' || '0' <= b[0] && b[0] <= '9' {
+			return plainInt(b) || bytes.Equal(kubectlsNumber(b), b)
+		}
+		return true // true, false, null
+	}
+	for i := 1; i < len(b)-1; {
+		c := b[i]
+		switch {
+		case c == '\\':
+			if !encodingJSONEscape(b[i+1:]) {
+				return false
+			}
+			if b[i+1] == 'u' {
+				i += 6
+			} else {
+				i += 2
+			}
+			continue
+		case c < utf8.RuneSelf:
+			if !htmlSafe[c] {
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			return false
+		}
+		i += size
+	}
+	return true
+}
+
+// encodingJSONEscape tells whether the escape after a backslash is one
+// encoding/json writes (with HTML escaping) of a valid string; \ufffd is
+// what it writes of invalid UTF-8, which kubectl reads as the replacement
+// character and writes as it is.
+func encodingJSONEscape(esc []byte) bool {
+	switch esc[0] {
+	case '"', '\\', 'b', 'f', 'n', 'r', 't':
+		return true
+	case 'u':
+	default:
+		return false
+	}
+	switch hex := string(esc[1:5]); hex {
+	case "003c", "003e", "0026", "2028", "2029":
+		return true
+	default:
+		// Control characters without a short escape.
+		return hex[:3] == "000" && hex[3] != '8' && hex[3] != '9' && hex[3] != 'a' && hex[3] != 'c' && hex[3] != 'd' && isLowerHex(hex[3]) ||
+			hex[:3] == "001" && isLowerHex(hex[3])
+	}
+}
+
+func isLowerHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
+
+// plainInt is an integer kubectl surely prints as written: no sign but a
+// minus, no leading zero, not "-0", and too short to overflow an int64.
+func plainInt(b []byte) bool {
+	digits := b
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 || digits[0] == '0' && (len(digits) > 1 || len(b) > 1) {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// kubectlsNumber is the number literal b as kubectl get prints it in a
+// list. kubectl reads JSON with k8s.io/apimachinery/pkg/util/json, which
+// makes a number with no '.' that fits an int64 an int64 and any other a
+// float64, and writes it with encoding/json; it does so twice, once reading
+// the server's response and once the List it makes of the objects, so -0.0
+// comes out as 0. A literal no float64 holds is left as it is (kubectl
+// fails to read it).
+func kubectlsNumber(b []byte) []byte {
+	for range 2 {
+		var v any
+		if err := utiljson.Unmarshal(b, &v); err != nil {
+			return b
+		}
+		out, err := json.Marshal(v)
+		if err != nil {
+			return b
+		}
+		b = out
+	}
+	return b
 }

@@ -2,12 +2,14 @@ package render
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 // Sorting a typed object's JSON gives exactly what encoding/json writes of
@@ -59,5 +61,39 @@ func TestSortedKeysOfEscapedKeys(t *testing.T) {
 	got := appendSortedKeys(nil, []byte(`{"b":1,"\u0061":[{"d":{},"c":[]},2],"a\"":null}`))
 	if want := `{"\u0061":[{"c":[],"d":{}},2],"a\"":null,"b":1}`; string(got) != want {
 		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+// kubectlsScalar says a scalar is kubectl's exactly when kubectl get, which
+// reads JSON into Go values twice, prints it as it is: every \u00XX escape,
+// escapes encoding/json never writes, raw characters it would escape, and
+// numbers it would write otherwise.
+func TestKubectlsScalarIsWhatKubectlPrints(t *testing.T) {
+	literals := []string{
+		`true`, `false`, `null`, `0`, `-0`, `-0.0`, `1`, `-1`, `1.0`, `1.5`, `1e3`, `1E3`, `1e+21`, `1e21`,
+		`1e-7`, `1E-7`, `0.000001`, `123456789012345678`, `1234567890123456789`, `-9223372036854775808`,
+		`9223372036854775808`, `12345678901234567890`, `100000000000000000000`, `1.7976931348623157e+308`,
+		`""`, `"plain"`, `"\""`, `"\\"`, `"\/"`, `"\b"`, `"\f"`, `"\n"`, `"\r"`, `"\t"`,
+		`"\u2028"`, `"\u2029"`, `"\ufffd"`, `"\uFFFD"`, `"\u00e9"`, `"\ud83d\ude00"`, `"\u003C"`,
+		"\"\u2028\"", "\"<\"", "\"é😀\"", "\"\xff\"", "\"\x7f\"",
+	}
+	for c := 0; c < 0x100; c++ {
+		literals = append(literals, fmt.Sprintf(`"\u%04x"`, c))
+	}
+	for _, lit := range literals {
+		printed := []byte(lit)
+		for range 2 {
+			var v any
+			if err := utiljson.Unmarshal(printed, &v); err != nil {
+				t.Fatalf("kubectl reading %s: %v", printed, err)
+			}
+			var err error
+			if printed, err = json.Marshal(v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, want := kubectlsScalar([]byte(lit)), string(printed) == lit; got != want {
+			t.Errorf("kubectlsScalar(%s) = %v; kubectl prints %s", lit, got, printed)
+		}
 	}
 }

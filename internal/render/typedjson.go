@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -13,6 +14,8 @@ import (
 	"sync"
 	"unicode/utf8"
 	"unsafe"
+
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 // typedJSON writes a typed Go object as kubectl prints it with -o json:
@@ -30,6 +33,14 @@ import (
 // holds (floats, interfaces, TextMarshalers, arrays, embedded pointers,
 // conflicting field names, the ",string" option) is encoded by encoding/json
 // itself, then sorted and indented, so the output is the same either way.
+// kubectl prints Go values it read from JSON, not the JSON: raw JSON that a
+// Marshaler writes as it holds it (a raw extension, a CRD's default) comes
+// out with its numbers and escapes as encoding/json writes those values,
+// and one member of a repeated name, so such JSON is read and written again
+// as kubectl does.
+//
+// ListWriter uses it only once it has written, on a probe, what the plain
+// path writes (itemJSON).
 //
 // The output is passed from plan to plan, not kept in the encoder: storing
 // it into a heap object on every append would cost a write barrier each
@@ -221,7 +232,12 @@ func intEncoder[T signed]() func(*typedJSON, []byte, unsafe.Pointer) ([]byte, er
 
 func uintEncoder[T unsigned]() func(*typedJSON, []byte, unsafe.Pointer) ([]byte, error) {
 	return func(e *typedJSON, b []byte, ptr unsafe.Pointer) ([]byte, error) {
-		b = strconv.AppendUint(b, uint64(*(*T)(ptr)), 10)
+		v := uint64(*(*T)(ptr))
+		if v > math.MaxInt64 {
+			// kubectl reads it back as a float64.
+			return append(b, kubectlsNumber(strconv.AppendUint(nil, v, 10))...), nil
+		}
+		b = strconv.AppendUint(b, v, 10)
 		return b, nil
 	}
 }
@@ -623,9 +639,10 @@ func marshalerEncoder(t reflect.Type) func(*typedJSON, []byte, unsafe.Pointer) (
 	}
 }
 
-// plainScalar is a string without escapes, an integer or a literal: JSON
-// that needs no compacting nor escaping, the usual output of a Marshaler (a
-// time, a quantity, an int-or-string).
+// plainScalar is a string without escapes, an integer or a literal that
+// kubectl prints as it is: JSON that needs no compacting, escaping nor
+// reading again, the usual output of a Marshaler (a time, a quantity, an
+// int-or-string).
 func plainScalar(b []byte) bool {
 	switch s := string(b); {
 	case s == "true", s == "false", s == "null":
@@ -638,16 +655,7 @@ func plainScalar(b []byte) bool {
 		}
 		return true
 	}
-	digits := strings.TrimPrefix(string(b), "-")
-	if digits == "" || digits[0] == '0' && len(digits) > 1 {
-		return false
-	}
-	for _, c := range []byte(digits) {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
+	return len(b) > 0 && plainInt(b)
 }
 
 // fallbackEncoder has encoding/json encode the value, through a pointer
@@ -670,12 +678,20 @@ func fallbackEncoder(t reflect.Type, addressable bool) func(*typedJSON, []byte, 
 }
 
 // appendEncoded writes compact JSON encoding/json produced at the current
-// depth, sorted and indented.
+// depth, sorted and indented. What kubectl would not print as it is (raw
+// JSON a Marshaler wrote, invalid UTF-8) is first read and written again as
+// kubectl get does with what it prints in a list: twice, from the server's
+// response, then from the List it makes of the objects.
 func (e *typedJSON) appendEncoded(b, compact []byte) []byte {
-	if bytes.Contains(compact, []byte(`\ufffd`)) {
+	var notKubectls bool
+	e.sorted, notKubectls = e.sorter.appendSorted(e.sorted[:0], compact)
+	for range 2 {
+		if !notKubectls {
+			break
+		}
 		compact = asKubectlReadsIt(compact)
+		e.sorted, notKubectls = e.sorter.appendSorted(e.sorted[:0], compact)
 	}
-	e.sorted = e.sorter.appendSorted(e.sorted[:0], compact)
 	n := e.margin + 4*e.depth
 	prefix := strings.Repeat(" ", n)
 	if n <= len(spaces) {
@@ -684,22 +700,21 @@ func (e *typedJSON) appendEncoded(b, compact []byte) []byte {
 	return appendIndent(b, e.sorted, prefix, "    ")
 }
 
-// asKubectlReadsIt is compact JSON read back and written again, as kubectl
-// does with what it prints: an invalid UTF-8 sequence, which encoding/json
-// writes as \ufffd, comes out as the replacement character itself.
+// asKubectlReadsIt is compact JSON read into Go values as kubectl reads
+// JSON (k8s.io/apimachinery/pkg/util/json: integers that fit as int64, other
+// numbers as float64, one member of a repeated name) and written again with
+// encoding/json, as kubectl prints it: invalid UTF-8, which encoding/json
+// writes as \ufffd, then comes out as the replacement character itself.
 func asKubectlReadsIt(compact []byte) []byte {
-	d := json.NewDecoder(bytes.NewReader(compact))
-	d.UseNumber()
 	var v any
-	if d.Decode(&v) != nil {
+	if utiljson.Unmarshal(compact, &v) != nil {
 		return compact
 	}
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out)
-	if enc.Encode(v) != nil {
+	out, err := json.Marshal(v)
+	if err != nil {
 		return compact
 	}
-	return bytes.TrimSuffix(out.Bytes(), []byte("\n"))
+	return out
 }
 
 // appendJSONString appends s quoted as kubectl's encoding/json quotes
