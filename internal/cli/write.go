@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/rest"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
-	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/stores"
@@ -179,16 +178,6 @@ func (l *liveMaps) close() {
 	if l.session != nil {
 		l.session.Close()
 	}
-}
-
-// OpenOne builds the map with cfg and resolves ref, of one type, in it.
-// The caller closes the map.
-func OpenOne(ctx context.Context, cfg storagemap.Config, ref target.Ref, scope target.Scope) (*storagemap.Session, handle.Target, error) {
-	session, targets, err := OpenTargets(ctx, cfg, []target.Ref{ref}, scope, "", target.Each)
-	if err != nil {
-		return nil, handle.Target{}, err
-	}
-	return session, targets[0].Target, nil
 }
 
 // buildLive checks `-n` before building the map for create and replace.

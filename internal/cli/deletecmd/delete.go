@@ -10,6 +10,7 @@ import (
 	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/target"
 	"github.com/regctl/regctl/internal/writes"
 )
@@ -108,7 +109,7 @@ func (o *Options) Run(ctx context.Context) error {
 	ctx = render.WithWarnings(ctx, o.IO.ErrOut)
 	cfg := o.SessionConfig()
 	cfg.Writes = !o.DryRun
-	session, targets, err := cli.OpenTargets(ctx, cfg, o.refs, o.Scope, "delete", target.Types)
+	session, targets, err := cli.OpenTargets(ctx, storagemap.OpenData, cfg, o.refs, o.Scope, "delete", target.Types)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/get"
 	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/target"
 )
 
@@ -162,7 +163,7 @@ func (o *Options) Run(ctx context.Context) error {
 	// The objects of a CRD that is gone are read through one made up
 	// from them, which says so.
 	cfg.Leftovers = true
-	session, named, err := cli.OpenTargets(ctx, cfg, o.refs, o.Scope, "get", target.Types)
+	session, named, err := cli.OpenTargets(ctx, storagemap.OpenData, cfg, o.refs, o.Scope, "get", target.Types)
 	if err != nil {
 		return err
 	}

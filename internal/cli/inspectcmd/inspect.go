@@ -12,6 +12,7 @@ import (
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/inspect"
 	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/target"
 )
 
@@ -100,7 +101,7 @@ func (o *Options) Run(ctx context.Context) error {
 		// The Leases' clocks tell when each revision was written.
 		cfg.Only = clock.LeasesPath
 	}
-	session, t, err := cli.OpenOne(ctx, cfg, o.ref, o.Scope)
+	session, t, err := cli.OpenOne(ctx, storagemap.OpenData, cfg, o.ref, o.Scope)
 	if err != nil {
 		return err
 	}

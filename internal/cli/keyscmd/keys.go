@@ -102,11 +102,13 @@ func (o *Options) Run(ctx context.Context) error {
 		defer session.Close()
 		return keys.Usage(ctx, ks, o.Keys, o.IO.Out)
 	}
-	// The map alone says where keys are, on any etcd, unless they are
-	// read.
-	cfg := o.SessionConfig()
-	cfg.MapOnly = !o.Keys.NeedsEtcd(o.ref.Names)
-	session, t, err := cli.OpenOne(ctx, cfg, *o.ref, o.Scope)
+	// The map alone says where keys are, on an ephemeral etcd when the
+	// flags name none, unless they are read.
+	open := storagemap.Open
+	if o.Keys.NeedsEtcd(o.ref.Names) {
+		open = storagemap.OpenData
+	}
+	session, t, err := cli.OpenOne(ctx, open, o.SessionConfig(), *o.ref, o.Scope)
 	if err != nil {
 		return err
 	}
