@@ -62,7 +62,7 @@ this release's kube-apiserver would; use the regctl built for the cluster's rele
 		Args: cobra.NoArgs,
 	}
 	fs := cmd.Flags()
-	cli.AddFilenameFlags(fs, &opts.WriteOptions, &opts.Filenames, "The manifest of the new versions")
+	cli.AddFilenameFlags(fs, &opts.Filenames, &opts.Recursive, "The manifest of the new versions")
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace for objects that do not name one")
 	fs.StringVar(&opts.Subresource, "subresource", "", "Write through this subresource's store (e.g. status)")
 	fs.BoolVar(&opts.Force, "force", false, "Replace objects that carry no resourceVersion: read the current one first")
