@@ -87,16 +87,16 @@ unless --drop-unknown-fields, as replace refuses it.`,
 	return cli.WithOptions(cmd, opts, runF)
 }
 
-func (o *Options) Complete(cmd *cobra.Command, args []string) error {
+func (o *Options) Complete(cmd *cobra.Command, args []string) (err error) {
 	o.Args = args
+	if o.refs, err = target.ParseRefs(args, "", false); err != nil {
+		return err
+	}
 	return o.WriteOptions.Complete(cmd, args)
 }
 
-func (o *Options) Validate() (err error) {
+func (o *Options) Validate() error {
 	if err := o.WriteOptions.Validate(); err != nil {
-		return err
-	}
-	if o.refs, err = target.ParseRefs(o.Args, "", false); err != nil {
 		return err
 	}
 	if err := o.Delete.Check(o.refs); err != nil {

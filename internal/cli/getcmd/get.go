@@ -146,16 +146,11 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 	o.Get.Args, o.Get.Output = args, f
 	o.Get.Out, o.Get.ErrOut = o.IO.Out, o.IO.ErrOut
 	o.Get.Revision, o.Get.AllNamespaces = o.Revision, o.AllNamespaces
-	return nil
-}
-
-func (o *Options) Validate() (err error) {
-	if err := o.Get.Validate(o.Snapshot); err != nil {
-		return err
-	}
-	o.refs, err = target.ParseRefs(o.Get.Args, o.Subresource, true)
+	o.refs, err = target.ParseRefs(args, o.Subresource, true)
 	return err
 }
+
+func (o *Options) Validate() error { return o.Get.Validate(o.Snapshot) }
 
 func (o *Options) Run(ctx context.Context) error {
 	ctx = render.WithWarnings(ctx, o.IO.ErrOut)

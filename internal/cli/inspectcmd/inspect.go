@@ -78,18 +78,20 @@ what told it) or time.after and time.before.`,
 	return cli.WithOptions(cli.ReadsAtRevision(cmd), opts, runF)
 }
 
-func (o *Options) Complete(cmd *cobra.Command, args []string) error {
-	f, err := render.ParseFormat(o.output, inspect.Formats...)
-	o.Inspect.Output, o.Inspect.Revision = f, o.Revision
+func (o *Options) Complete(cmd *cobra.Command, args []string) (err error) {
+	if o.Inspect.Output, err = render.ParseFormat(o.output, inspect.Formats...); err != nil {
+		return err
+	}
+	o.Inspect.Revision = o.Revision
 	o.NamespaceSet = cmd.Flags().Changed("namespace")
 	o.Args = args
+	o.ref, err = inspect.Parse(args, o.Inspect)
 	return err
 }
 
-func (o *Options) Validate() (err error) {
-	o.ref, err = inspect.Parse(o.Args, o.Inspect)
-	return err
-}
+// Validate has nothing left to check: inspect.Parse checked the object
+// named and the flags it goes with.
+func (o *Options) Validate() error { return nil }
 
 func (o *Options) Run(ctx context.Context) error {
 	ctx = render.WithWarnings(ctx, o.IO.ErrOut)

@@ -71,26 +71,28 @@ has not compacted it.`,
 	return cli.WithOptions(cli.ReadsAtRevision(cmd), opts, runF)
 }
 
-func (o *Options) Complete(cmd *cobra.Command, args []string) error {
-	f, err := render.ParseFormat(o.output, keys.Formats...)
-	o.Keys.Output, o.Keys.Revision = f, o.Revision
+func (o *Options) Complete(cmd *cobra.Command, args []string) (err error) {
+	if o.Keys.Output, err = render.ParseFormat(o.output, keys.Formats...); err != nil {
+		return err
+	}
+	o.Keys.Revision = o.Revision
 	o.NamespaceSet = cmd.Flags().Changed("namespace")
 	o.Args = args
 	if o.NamespaceSet && !o.AllNamespaces {
 		o.Keys.Namespace = o.Namespace
 	}
+	o.ref, err = keys.Parse(args, o.Scope, o.Keys)
 	return err
 }
 
-func (o *Options) Validate() (err error) {
+func (o *Options) Validate() error {
 	if err := o.Keys.Validate(); err != nil {
 		return err
 	}
 	if o.Keys.ShowEmpty && len(o.Args) > 0 {
 		return errors.New("`--show-empty` adds the resources that hold no keys to the usage of every resource: name no resource with it")
 	}
-	o.ref, err = keys.Parse(o.Args, o.Scope, o.Keys)
-	return err
+	return nil
 }
 
 func (o *Options) Run(ctx context.Context) error {

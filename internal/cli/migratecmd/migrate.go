@@ -4,6 +4,7 @@ package migratecmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -31,6 +32,8 @@ type Options struct {
 	Migrate   migrate.Request
 	output    string
 	all       bool
+	// namespaceSet is -n given, which -A refuses.
+	namespaceSet bool
 }
 
 // New is the `regctl migrate` command; runF, when set, runs instead of
@@ -103,9 +106,7 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) (err error) {
 	if len(args) == 1 {
 		o.Types = strings.Split(args[0], ",")
 	}
-	if o.all && cmd.Flags().Changed("namespace") {
-		return fmt.Errorf("`-n` and `-A` both given: name one namespace, or all")
-	}
+	o.namespaceSet = cmd.Flags().Changed("namespace")
 	if o.Output, err = render.ParseFormat(o.output, migrate.Formats...); err != nil {
 		return err
 	}
@@ -119,6 +120,9 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) (err error) {
 }
 
 func (o *Options) Validate() error {
+	if o.all && o.namespaceSet {
+		return errors.New("`-n` and `-A` both given: name one namespace, or all")
+	}
 	if o.RevisionGiven() {
 		return stores.ErrWriteAtRevision
 	}
