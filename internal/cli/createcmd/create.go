@@ -68,7 +68,7 @@ the way to bring back a deleted object from ` + "`regctl inspect TYPE/NAME --his
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace for objects that do not name one")
 	cli.AddWriteFlags(cmd, &opts.WriteOptions)
 	cli.AddManifestFlags(cmd, &opts.WriteOptions)
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
+	cli.CompleteNamespaces(cmd, g)
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(cli.WriteFormats...))
 	return cli.WithOptions(cmd, opts, runF)
 }

@@ -82,7 +82,7 @@ unless --drop-unknown-fields, as replace refuses it.`,
 	fs.BoolVar(&opts.Delete.IgnoreStoreReadError, "ignore-store-read-error-with-cluster-breaking-potential", false, "Delete named objects whose stored value cannot be read, unread and without finalizers or preconditions (needs --feature-gates=AllowUnsafeMalformedObjectDeletion=true)")
 	cli.AddWriteFlags(cmd, &opts.WriteOptions)
 	cli.AddDropUnknownFieldsFlag(fs, &opts.Delete.DropUnknownFields)
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
+	cli.CompleteNamespaces(cmd, g)
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(cli.WriteFormats...))
 	return cli.WithOptions(cmd, opts, runF)
 }

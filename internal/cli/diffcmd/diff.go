@@ -12,7 +12,6 @@ import (
 
 	"github.com/regctl/regctl/internal/changes"
 	"github.com/regctl/regctl/internal/cli"
-	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/target"
 	"github.com/regctl/regctl/internal/writes"
@@ -117,7 +116,7 @@ nothing is then diffed; with --from, an object one side cannot read, listed in t
 	fs.BoolVarP(&opts.AllNamespaces, "all-namespaces", "A", false, "With --from: compare every namespace (the default unless -n)")
 	fs.BoolVar(&opts.Patch, "patch", false, "With --from: print a unified diff of each object that differs instead of the report")
 	fs.StringVarP(&opts.output, "output", "o", string(render.Table), "With --from: the report's format, table|yaml|json")
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
+	cli.CompleteNamespaces(cmd, g)
 	return cli.WithOptions(cmd, opts, runF)
 }
 
@@ -144,7 +143,7 @@ func (o *Options) validate() error {
 	case o.RevisionGiven():
 		return errors.New("`--revision` and `-f`: diff -f compares a manifest with the objects stored now, at etcd's current revision; to compare other points in time, name them with `--from` and `--to` (rev:N, rev:TIME)")
 	case o.AllNamespaces && o.NamespaceSet:
-		return errors.New("`-n` and `-A` both given: name one namespace, or all")
+		return cli.ErrNamespaceAndAll
 	case o.Diff.ForceConflicts && !o.Diff.ServerSide:
 		return errors.New("--force-conflicts only works with --server-side")
 	case o.From != "" && (o.Diff.ServerSide || o.Diff.FieldManager != ""):

@@ -130,7 +130,7 @@ their times.`,
 	fs.BoolVar(&opts.Get.WatchOnly, "watch-only", false, "Watch for changes without listing or getting first")
 	fs.BoolVar(&opts.Get.OutputWatchEvents, "output-watch-events", false, "Print watch events (ADDED, MODIFIED, DELETED) with --watch or --watch-only; objects listed first are ADDED events")
 	fs.StringVar(&opts.Get.ResourceVersion, "resource-version", "", "With --watch-only, print the changes made after this resourceVersion (an etcd revision) rather than from now")
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
+	cli.CompleteNamespaces(cmd, g)
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(append(formats, opts.Get.Print.KubectlFormats()...)...))
 	return cli.WithOptions(cli.ReadsAtRevision(cmd), opts, runF)
 }

@@ -66,7 +66,7 @@ has not compacted it.`,
 	fs.BoolVar(&opts.Keys.Check, "check", false, "With an object: read the key from etcd and show whether it exists")
 	fs.BoolVar(&opts.Keys.ShowEmpty, "show-empty", false, "With no resource named: list the resources that hold no keys too (yaml and json list them all)")
 	fs.Int64Var(&opts.Keys.ChunkSize, "chunk-size", 10000, "Keys per etcd range request (keys only: etcd sends no values)")
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
+	cli.CompleteNamespaces(cmd, g)
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(keys.Formats...))
 	return cli.WithOptions(cli.ReadsAtRevision(cmd), opts, runF)
 }

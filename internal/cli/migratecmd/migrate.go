@@ -4,7 +4,6 @@ package migratecmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -97,7 +96,7 @@ rewritten and writes nothing. It works on --etcd-servers and --data-dir, not on 
 	fs.Int64Var(&opts.Migrate.ChunkSize, "chunk-size", scan.DefaultPageSize, "Keys read per etcd range request while choosing the values; 0 reads them all at once")
 	fs.StringVarP(&opts.output, "output", "o", string(render.Table), "Output format: table|yaml|json")
 	cli.AddDropUnknownFieldsFlag(fs, &opts.Migrate.DropUnknownFields)
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
+	cli.CompleteNamespaces(cmd, g)
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(migrate.Formats...))
 	return cli.WithOptions(cmd, opts, runF)
 }
@@ -121,7 +120,7 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) (err error) {
 
 func (o *Options) Validate() error {
 	if o.all && o.namespaceSet {
-		return errors.New("`-n` and `-A` both given: name one namespace, or all")
+		return cli.ErrNamespaceAndAll
 	}
 	if o.RevisionGiven() {
 		return stores.ErrWriteAtRevision

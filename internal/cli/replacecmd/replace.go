@@ -69,7 +69,7 @@ this release's kube-apiserver would; use the regctl built for the cluster's rele
 	cli.AddWriteFlags(cmd, &opts.WriteOptions)
 	cli.AddManifestFlags(cmd, &opts.WriteOptions)
 	cli.AddDropUnknownFieldsFlag(fs, &opts.DropUnknownFields)
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
+	cli.CompleteNamespaces(cmd, g)
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(cli.WriteFormats...))
 	return cli.WithOptions(cmd, opts, runF)
 }

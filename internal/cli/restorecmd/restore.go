@@ -107,7 +107,7 @@ Exit status: 0 when every object was restored or was unchanged, 1 when one was l
 	fs.BoolVar(&opts.Overwrite, "overwrite", false, "Write the source's content over an object that differs now (the same uid only)")
 	cli.AddDryRunFlag(cmd, "Compare and check every write, print what would be done, write nothing")
 	fs.StringVarP(&opts.output, "output", "o", "", "Print the report as json or yaml instead of a line per object")
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
+	cli.CompleteNamespaces(cmd, g)
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(render.JSON, render.YAML))
 	return cli.WithOptions(cmd, opts, runF)
 }
@@ -131,7 +131,7 @@ func (o *Options) Validate() error {
 	case o.RevisionGiven():
 		return errors.New("`--revision` and restore: name the revision to restore from with `--from rev:N` or `--from rev:TIME`")
 	case o.AllNamespaces && o.NamespaceSet:
-		return errors.New("`-n` and `-A` both given: name one namespace, or all")
+		return cli.ErrNamespaceAndAll
 	case len(o.Args) == 0 && !o.NamespaceSet && !o.AllNamespaces:
 		return errors.New("name what to restore: TYPE[/NAME], `-n NAMESPACE` (the namespace and everything in it) or `-A` (everything)")
 	}

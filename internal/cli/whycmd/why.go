@@ -66,7 +66,7 @@ server's own stores; it works on a live etcd, a snapshot (--snapshot) and a sand
 	fs := cmd.Flags()
 	fs.StringVarP(&opts.output, "output", "o", string(render.Table), "Output format: table|yaml|json")
 	cli.AddNamespaceFlag(fs, &opts.Scope)
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
+	cli.CompleteNamespaces(cmd, g)
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(why.Formats...))
 	return cli.WithOptions(cli.ReadsAtRevision(cmd), opts, runF)
 }
