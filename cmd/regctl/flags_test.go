@@ -15,6 +15,7 @@ import (
 	"github.com/regctl/regctl/internal/cli/deletecmd"
 	"github.com/regctl/regctl/internal/cli/diffcmd"
 	"github.com/regctl/regctl/internal/cli/replacecmd"
+	"github.com/regctl/regctl/internal/cli/rootcmd"
 	"github.com/regctl/regctl/internal/render"
 )
 
@@ -92,7 +93,7 @@ func TestFlagsAreReadAndCheckedWithoutEtcd(t *testing.T) {
 // is dialed.
 func TestTimesAreToldForTheCommandsThatReadAtARevision(t *testing.T) {
 	t.Parallel()
-	root, _ := newRootCmd(cli.IOStreams{In: &bytes.Buffer{}, Out: io.Discard, ErrOut: io.Discard})
+	root, _ := rootcmd.New(cli.IOStreams{In: &bytes.Buffer{}, Out: io.Discard, ErrOut: io.Discard})
 	var reads []string
 	for _, c := range root.Commands() {
 		if cli.ReadsAt(c) {
