@@ -7,6 +7,7 @@ import (
 
 	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/cli/clitest"
+	"github.com/regctl/regctl/internal/render"
 )
 
 // TestPointsInTime reads --from and --to as a diff over time takes them,
@@ -24,9 +25,14 @@ func TestPointsInTime(t *testing.T) {
 			t.Errorf("%v: %+v, %v", args, o, err)
 		}
 	}
+	// --to is live unless given; TYPE arguments and -n narrow it.
+	if o, err := clitest.Parse(t, New, 0, "--from", "rev:3", "configmaps", "-n", "shop"); err != nil || o.To != "live" || strings.Join(o.Args, " ") != "configmaps" || !o.NamespaceSet || o.Output != render.Table {
+		t.Errorf("diff --from rev:3 configmaps -n shop: %+v, %v", o, err)
+	}
 	for want, args := range map[string][]string{
 		`"rev:yesterday" names no revision: rev:N takes a revision above 0, rev:TIME an RFC 3339 time (rev:2026-11-29T14:00:00Z) or an age (rev:90m)`: {"--from", "rev:yesterday"},
-		`"rev:-5m" names no revision`: {"--from", "rev:3", "--to", "rev:-5m"},
+		`"rev:-5m" names no revision`:                                    {"--from", "rev:3", "--to", "rev:-5m"},
+		"an empty source: give live, rev:N, rev:TIME or a snapshot file": {"--from", "rev:3", "--to", ""},
 	} {
 		_, err := clitest.Parse(t, New, 0, args...)
 		var exit *cli.ExitError

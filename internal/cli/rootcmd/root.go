@@ -89,7 +89,7 @@ etcd, regctl builds the map on an ephemeral in-process etcd.`,
 
 	cmd.AddCommand(
 		routescmd.New(g, nil),
-		versioncmd.New(g),
+		versioncmd.New(g, nil),
 		getcmd.New(g, nil),
 		keyscmd.New(g, nil),
 		inspectcmd.New(g, nil),

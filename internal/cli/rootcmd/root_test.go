@@ -2,6 +2,7 @@ package rootcmd
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/regctl/regctl/internal/cli"
 )
@@ -48,5 +50,108 @@ func TestTheBinaryCarriesNoDocGenerator(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	}
+}
+
+// execute runs the root command on args and returns its error.
+func execute(args ...string) error {
+	root, _ := newRoot()
+	root.SetArgs(args)
+	return root.ExecuteContext(context.Background())
+}
+
+// TestTimesAreToldForTheCommandsThatReadAtARevision: a time given to
+// --revision is told as a revision for get, keys, inspect, scan and why
+// alone; the commands that refuse --revision refuse a time too, before
+// anything is dialed (the etcd named does not answer).
+func TestTimesAreToldForTheCommandsThatReadAtARevision(t *testing.T) {
+	root, _ := newRoot()
+	var reads []string
+	for _, c := range root.Commands() {
+		if cli.ReadsAt(c) {
+			reads = append(reads, c.Name())
+		}
+	}
+	if got := strings.Join(reads, " "); got != "get inspect keys scan why" {
+		t.Errorf("the commands a time is told for: %s, want get inspect keys scan why", got)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"create", "-f", "a.yaml"}, "`--revision` is for reads"},
+		{[]string{"replace", "-f", "a.yaml"}, "`--revision` is for reads"},
+		{[]string{"delete", "pods/web"}, "`--revision` is for reads"},
+		{[]string{"migrate"}, "`--revision` is for reads"},
+		{[]string{"routes"}, "`--revision` is for get, keys, inspect, scan and why"},
+		{[]string{"routes", "describe", "pods"}, "`--revision` is for get, keys, inspect, scan and why"},
+		{[]string{"space"}, "`--revision` is for get, keys, inspect, scan and why"},
+		{[]string{"diff", "--from", "rev:3"}, "`--revision` and `--from`: name the revisions with rev:N or rev:TIME"},
+		{[]string{"diff", "-f", "a.yaml"}, "`--revision` and `-f`: diff -f compares a manifest with the objects stored now"},
+		{[]string{"restore", "--from", "rev:3", "-A"}, "`--revision` and restore: name the revision to restore from with `--from rev:N` or `--from rev:TIME`"},
+	} {
+		err := execute(append(tc.args, "--revision", "90m", "--etcd-servers", "http://127.0.0.1:1", "--request-timeout", "50ms")...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v --revision 90m: %v; want %q", tc.args, err, tc.want)
+		}
+	}
+	want := `invalid argument "yesterday" for "--revision" flag: give a revision number, an RFC 3339 time (2026-11-29T14:00:00Z) or an age (90m)`
+	if err := execute("get", "pods", "--revision", "yesterday"); err == nil || err.Error() != want {
+		t.Errorf("--revision yesterday: %v; want %q", err, want)
+	}
+}
+
+// TestTheSharedFlagsAreCheckedFirst: what the flags every command shares
+// cannot mean is refused before the command reads its own options.
+func TestTheSharedFlagsAreCheckedFirst(t *testing.T) {
+	for want, args := range map[string][]string{
+		"`--kubernetes-version-mismatch` is refuse or ignore, not \"warn\"":                     {"routes", "--kubernetes-version-mismatch", "warn"},
+		"`--request-timeout` must be 0 (no timeout) or more, not -1s":                           {"routes", "--request-timeout", "-1s"},
+		"`--snapshot` and `--etcd-servers` both name an etcd to read: give one":                 {"get", "pods", "--snapshot", "backup.db", "--etcd-servers", "http://127.0.0.1:1"},
+		"`--manifest-root` resolves the files of `--apiserver-manifest`: give the manifest too": {"routes", "--manifest-root", "/tmp"},
+		"reading the apiserver manifest: open":                                                  {"routes", "--apiserver-manifest", filepath.Join(t.TempDir(), "none.yaml")},
+	} {
+		if err := execute(args...); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: %v; want %q", args, err, want)
+		}
+	}
+}
+
+// TestEveryNamespaceFlagCompletes: each command that takes -n completes
+// it with the namespaces stored, as kubectl does.
+func TestEveryNamespaceFlagCompletes(t *testing.T) {
+	root, _ := newRoot()
+	var with []string
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.LocalFlags().Lookup("namespace") != nil {
+			with = append(with, c.Name())
+			if _, ok := c.GetFlagCompletionFunc("namespace"); !ok {
+				t.Errorf("%s takes -n and does not complete it: cli.CompleteNamespaces", c.CommandPath())
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	if len(with) < 9 {
+		t.Errorf("the commands that take -n: %v; want every command on objects", with)
+	}
+}
+
+// TestGlobalFlagsOfOtherPackagesAreDropped: a flag a linked package
+// registers on pflag.CommandLine (component-base's --version) is none of
+// regctl's once DropGlobalFlags ran.
+func TestGlobalFlagsOfOtherPackagesAreDropped(t *testing.T) {
+	defer func(saved *pflag.FlagSet) { pflag.CommandLine = saved }(pflag.CommandLine)
+	pflag.CommandLine = pflag.NewFlagSet("other", pflag.ContinueOnError)
+	pflag.CommandLine.Bool("version", false, "print the version and quit")
+	if err := execute("version", "--version"); err != nil {
+		t.Fatalf("the flag registered is not served without DropGlobalFlags: %v", err)
+	}
+	DropGlobalFlags()
+	if err := execute("version", "--version"); err == nil || err.Error() != "unknown flag: --version" {
+		t.Errorf("version --version after DropGlobalFlags: %v, want it unknown", err)
 	}
 }
