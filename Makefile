@@ -43,7 +43,7 @@ test-releases:
 
 ## docs: regenerate docs/reference and docs/man from the command tree
 docs:
-	go run ./cmd/regctl __gendocs docs
+	go run ./cmd/gendocs docs
 
 ## golden: rewrite cmd/regctl/testdata from the current output (K8S=1.36: that release's); review the diff
 golden:

@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/regctl/regctl/internal/cli"
+	"github.com/regctl/regctl/internal/cli/rootcmd"
 	"github.com/regctl/regctl/internal/clock"
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/storagemap"
@@ -47,7 +48,7 @@ var unrunnableExamples = map[string]string{}
 // Commands added later are covered without listing them here.
 func TestExamples(t *testing.T) {
 	sb := newSandbox(t)
-	root, _ := newRootCmd(cli.IOStreams{})
+	root, _ := rootcmd.New(cli.IOStreams{})
 	root.InitDefaultCompletionCmd()
 	for _, cmd := range commandTree(root) {
 		if !cmd.IsAvailableCommand() || generatedByCobra(cmd) {

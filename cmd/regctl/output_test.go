@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/regctl/regctl/internal/cli"
+	"github.com/regctl/regctl/internal/cli/rootcmd"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/stores"
@@ -312,7 +313,7 @@ func TestKeysRefusesANegativeChunkSize(t *testing.T) {
 func runTree(t *testing.T, args ...string) (stdout string, err error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	root, _ := newRootCmd(cli.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut})
+	root, _ := rootcmd.New(cli.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut})
 	completion.RequireSubcommands(root)
 	root.SetArgs(args)
 	err = root.ExecuteContext(context.Background())

@@ -67,13 +67,14 @@ func TestAnotherReleasesClusterIsToldAndNotWritten(t *testing.T) {
 				!strings.Contains(stderr, "writes are refused unless `--kubernetes-version-mismatch=ignore`") {
 				t.Errorf("get: exit %d, stdout %q, stderr %q; want the objects and one warning: %q ... %q", code, stdout, stderr, told, use)
 			}
-			for _, args := range [][]string{{"scan"}, {"keys"}, {"delete", "configmaps/kubeadm-config", "-n", "kube-system", "--dry-run"}} {
+			// A diff writes nothing: it reads, warned, as a dry run does.
+			obj := writeFile(t, "obj.yaml", mismatchObject)
+			for _, args := range [][]string{{"scan"}, {"keys"}, {"delete", "configmaps/kubeadm-config", "-n", "kube-system", "--dry-run"}, {"diff", "-f", obj}} {
 				if _, stderr, _ := run(t, append(args, s.flag())...); strings.Count(stderr, told) != 1 {
 					t.Errorf("%s: stderr %q, want the warning once", args[0], stderr)
 				}
 			}
 
-			obj := writeFile(t, "obj.yaml", mismatchObject)
 			for _, args := range [][]string{{"create", "-f", obj}, {"delete", "configmaps/kubeadm-config", "-n", "kube-system"}, {"migrate"}} {
 				_, stderr, code := run(t, append(args, s.flag())...)
 				if code == 0 || !strings.Contains(stderr, "so it does not write") || !strings.Contains(stderr, use) || strings.Count(stderr, "\n") != 1 {

@@ -100,10 +100,12 @@ func (g *Globals) CompletionFlags() completion.Flags {
 	return completion.Flags{Config: cfg, Verbosity: g.Verbosity, EtcdGiven: cfg.EtcdGiven()}
 }
 
-// Options is the shape of every command's options, as kubectl's: Complete
-// takes what the command line gives beyond the flags bound to it (its
-// arguments, formats, which flags were given), Validate checks all of it
-// before any etcd is touched, and Run makes the command's one call into a
+// Options is the shape of every command's options, as kubectl's, one
+// meaning each: Complete fills in and derives what the command line gives
+// beyond the flags bound to it (its arguments parsed, formats, which flags
+// were given), and fails only where that parsing does; Validate checks all
+// of it before any etcd is touched, writing nothing to the options
+// (TestValidateOnlyChecks); Run makes the command's one call into a
 // library.
 type Options interface {
 	Complete(cmd *cobra.Command, args []string) error

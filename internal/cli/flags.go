@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"errors"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
+	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/target"
 )
 
@@ -20,6 +23,16 @@ func AddScopeFlags(fs *pflag.FlagSet, s *target.Scope) {
 func AddNamespaceFlag(fs *pflag.FlagSet, s *target.Scope) {
 	fs.StringVarP(&s.Namespace, "namespace", "n", metav1.NamespaceDefault, "Namespace of namespaced resources")
 }
+
+// CompleteNamespaces completes cmd's `-n` with the namespaces stored in the
+// etcd the flags typed so far name.
+func CompleteNamespaces(cmd *cobra.Command, g *Globals) {
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
+}
+
+// ErrNamespaceAndAll refuses `-n` and `-A` given together, to a command
+// that takes -A for every namespace.
+var ErrNamespaceAndAll = errors.New("`-n` and `-A` both given: name one namespace, or all")
 
 // AddDryRunFlag is kubectl's --dry-run (none, server or client; bare, as
 // kubectl still takes it, is client), with usage saying what it does in

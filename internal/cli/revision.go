@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/regctl/regctl/internal/cli/pointintime"
 	"github.com/regctl/regctl/internal/clock"
-	"github.com/regctl/regctl/internal/points"
 	"github.com/regctl/regctl/internal/storagemap"
 )
 
@@ -52,7 +52,7 @@ func (g *Globals) TellRevision(ctx context.Context) error {
 	if g.RevisionTime.IsZero() || g.Revision != 0 {
 		return nil
 	}
-	rev, err := points.TellTime(ctx, g.SessionConfig(), g.RevisionTime, storagemap.OpenData)
+	rev, err := pointintime.TellTime(ctx, g.SessionConfig(), g.RevisionTime, storagemap.OpenData)
 	if err != nil {
 		return err
 	}

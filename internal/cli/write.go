@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/rest"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
-	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/stores"
@@ -21,7 +20,7 @@ import (
 	"github.com/regctl/regctl/internal/writes"
 )
 
-// WriteOptions are shared by create, replace, delete and diff -f.
+// WriteOptions are shared by create, replace and delete.
 type WriteOptions struct {
 	*Globals
 	target.Scope
@@ -71,9 +70,9 @@ func AddDropUnknownFieldsFlag(fs *pflag.FlagSet, drop *bool) {
 
 // AddFilenameFlags are kubectl's -f and -R, for the commands that read a
 // manifest: usage says what the manifest is for.
-func AddFilenameFlags(fs *pflag.FlagSet, o *WriteOptions, filenames *[]string, usage string) {
+func AddFilenameFlags(fs *pflag.FlagSet, filenames *[]string, recursive *bool, usage string) {
 	fs.StringSliceVarP(filenames, "filename", "f", nil, usage+": a file, a directory (its .json, .yaml and .yml files), or - for standard input; repeat it, or separate with commas, for several, read in turn")
-	fs.BoolVarP(&o.Recursive, "recursive", "R", false, "Process the directory used in -f, --filename recursively, as kubectl does")
+	fs.BoolVarP(recursive, "recursive", "R", false, "Process the directory used in -f, --filename recursively, as kubectl does")
 }
 
 // addPlaintextFlag is `--allow-plaintext`, for the commands that write
@@ -100,8 +99,13 @@ func (o *WriteOptions) Validate() error {
 	if o.RevisionGiven() {
 		return stores.ErrWriteAtRevision
 	}
-	// As the server checks the fieldManager a request names.
-	if errs := metav1validation.ValidateFieldManager(o.FieldManager, field.NewPath("fieldManager")); len(errs) > 0 {
+	return CheckFieldManager(o.FieldManager)
+}
+
+// CheckFieldManager checks `--field-manager` as the server checks the
+// fieldManager a request names; empty is the default manager.
+func CheckFieldManager(name string) error {
+	if errs := metav1validation.ValidateFieldManager(name, field.NewPath("fieldManager")); len(errs) > 0 {
 		return fmt.Errorf("`--field-manager`: %s", errs.ToAggregate())
 	}
 	return nil
@@ -113,8 +117,8 @@ func (o *WriteOptions) WriteManifest(ctx context.Context, filenames []string, su
 	if err := o.SessionConfig().Writable(); err != nil {
 		return err
 	}
-	live := &liveMaps{o: o}
-	defer live.close()
+	live := NewLiveMaps(o.Globals, o.Scope, !o.DryRun)
+	defer live.Close()
 	return writes.Run(ctx, writes.Manifest{
 		Filenames: filenames, Recursive: o.Recursive, In: o.IO.In, Out: o.IO.Out, ErrOut: o.IO.ErrOut,
 		Output: o.Output, DryRun: o.DryRun,
@@ -124,29 +128,35 @@ func (o *WriteOptions) WriteManifest(ctx context.Context, filenames []string, su
 	})
 }
 
-// DiffManifest diffs the manifest in filenames (writes.Diff) on the map of
-// the user's etcd, built once the manifest is read.
-func (o *WriteOptions) DiffManifest(ctx context.Context, filenames []string, d writes.DiffOptions) error {
-	live := &liveMaps{o: o}
-	defer live.close()
-	return writes.Diff(ctx, writes.Manifest{
-		Filenames: filenames, Recursive: o.Recursive, In: o.IO.In, Out: o.IO.Out, ErrOut: o.IO.ErrOut,
-		Scope: writes.Scope{Namespace: o.Namespace, Explicit: o.NamespaceSet},
-		Maps:  live,
-	}, d)
-}
-
-// liveMaps are the maps a manifest is written on (writes.Maps): built once
-// the manifest is read, built again once the CRDs written in a sandbox are
-// established; close closes the last one built.
-type liveMaps struct {
-	o       *WriteOptions
+// LiveMaps are the maps a manifest is written or diffed on (writes.Maps):
+// built once the manifest is read, for its kinds, with what the field
+// managers of custom resources need, which reads do without; built again
+// once the CRDs written in a sandbox are established. Close closes the
+// last one built.
+type LiveMaps struct {
+	g *Globals
+	// scope is -n, checked before the map is built: the commands that
+	// read a manifest take it for the objects that name no namespace, and
+	// resolve no path through OpenTargets, which checks it for the others.
+	scope target.Scope
+	// writes is set when the command writes what the map is built for:
+	// not a dry run, nor a diff.
+	writes  bool
 	kinds   []schema.GroupVersionKind
 	session *storagemap.Session
 }
 
-func (l *liveMaps) Open(ctx context.Context, kinds []schema.GroupVersionKind) (writes.Map, error) {
-	s, err := l.o.buildLive(ctx, kinds)
+// NewLiveMaps are the maps of the etcd g names, for the objects in scope;
+// writes says whether the command writes to it.
+func NewLiveMaps(g *Globals, scope target.Scope, writes bool) *LiveMaps {
+	return &LiveMaps{g: g, scope: scope, writes: writes}
+}
+
+func (l *LiveMaps) Open(ctx context.Context, kinds []schema.GroupVersionKind) (writes.Map, error) {
+	if err := l.scope.Check(); err != nil {
+		return nil, err
+	}
+	s, err := storagemap.OpenData(ctx, l.config(kinds))
 	if err != nil {
 		return nil, err
 	}
@@ -156,16 +166,16 @@ func (l *liveMaps) Open(ctx context.Context, kinds []schema.GroupVersionKind) (w
 
 // Sandbox: a map built on --data-dir is a sandbox's, where no server runs
 // the controllers that establish the CRDs written.
-func (l *liveMaps) Sandbox() bool { return l.o.DataDir != "" }
+func (l *LiveMaps) Sandbox() bool { return l.g.DataDir != "" }
 
-func (l *liveMaps) Establish(ctx context.Context, names []string) error {
+func (l *LiveMaps) Establish(ctx context.Context, names []string) error {
 	return l.session.EstablishCRDs(ctx, names)
 }
 
 // Reopen builds the map again on the sandbox's etcd. When it fails, the
 // map it had is closed already, and closing it again does nothing.
-func (l *liveMaps) Reopen(ctx context.Context) (writes.Map, error) {
-	s, err := l.session.Reopen(ctx, l.o.writeConfig(l.kinds))
+func (l *LiveMaps) Reopen(ctx context.Context) (writes.Map, error) {
+	s, err := l.session.Reopen(ctx, l.config(l.kinds))
 	if err != nil {
 		return nil, err
 	}
@@ -173,42 +183,20 @@ func (l *liveMaps) Reopen(ctx context.Context) (writes.Map, error) {
 	return s.Map, nil
 }
 
-func (l *liveMaps) Server() *rest.Config { return l.session.LoopbackConfig() }
+func (l *LiveMaps) Server() *rest.Config { return l.session.LoopbackConfig() }
 
-func (l *liveMaps) close() {
+// Close closes the last map built, if any.
+func (l *LiveMaps) Close() {
 	if l.session != nil {
 		l.session.Close()
 	}
 }
 
-// OpenOne builds the map with cfg and resolves ref, of one type, in it.
-// The caller closes the map.
-func OpenOne(ctx context.Context, cfg storagemap.Config, ref target.Ref, scope target.Scope) (*storagemap.Session, handle.Target, error) {
-	session, targets, err := OpenTargets(ctx, cfg, []target.Ref{ref}, scope, "", target.Each)
-	if err != nil {
-		return nil, handle.Target{}, err
-	}
-	return session, targets[0].Target, nil
-}
-
-// buildLive checks `-n` before building the map for create and replace.
-// They take it for the objects of a manifest that name no namespace, and
-// resolve no path through resolve, where the other commands have it
-// checked. It builds the map for the manifest's kinds with what the
-// field managers of custom resources need, which reads do without.
-func (o *WriteOptions) buildLive(ctx context.Context, kinds []schema.GroupVersionKind) (*storagemap.Session, error) {
-	if err := o.Scope.Check(); err != nil {
-		return nil, err
-	}
-	return storagemap.OpenData(ctx, o.writeConfig(kinds))
-}
-
-// writeConfig is the map's config for a command that writes objects of
-// kinds.
-func (o *WriteOptions) writeConfig(kinds []schema.GroupVersionKind) storagemap.Config {
-	cfg := o.SessionConfig()
+// config is the map's config for the objects of kinds.
+func (l *LiveMaps) config(kinds []schema.GroupVersionKind) storagemap.Config {
+	cfg := l.g.SessionConfig()
 	cfg.FieldManagement = true
 	cfg.Kinds = kinds
-	cfg.Writes = !o.DryRun
+	cfg.Writes = l.writes
 	return cfg
 }

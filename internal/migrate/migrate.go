@@ -98,7 +98,7 @@ type Request struct {
 
 // CRDStatusPath is the path of the CRDs' status, which storedVersions are
 // written through.
-const CRDStatusPath = "customresourcedefinitions.apiextensions.k8s.io/status"
+var CRDStatusPath = handle.CRDsPath + "/status"
 
 // crdStatusOf is the handle of the CRDs' status among handles, nil when
 // the map serves no CRDs (--runtime-config).

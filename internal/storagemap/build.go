@@ -79,10 +79,6 @@ type Config struct {
 	// CRDs as etcd held them at that revision, not as it holds them now:
 	// what a comparison with that revision reads its objects through.
 	CRDRevision int64
-	// MapOnly says that a command needs only the map, not data, so that
-	// cli.OpenTargets builds it on an ephemeral etcd when none is named: keys
-	// prints where objects would be stored.
-	MapOnly bool
 	// Writes marks a command that writes: on the etcd of a cluster that
 	// runs another release than this build's, it is refused unless
 	// ReleaseMismatch is MismatchIgnore (checkRelease).

@@ -1,6 +1,7 @@
 // Package clitest runs a command's flag parsing, Complete and Validate
 // with a runF that keeps the options and does nothing, for the tests
-// beside each command: no etcd is named, none is dialed.
+// beside each command: no etcd is named, none is dialed. For the tests of
+// a command's Run, Etcd starts a real one and ParseOn names it.
 package clitest
 
 import (
@@ -12,9 +13,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/clock"
+	"github.com/regctl/regctl/internal/etcdview/embedded"
 	"github.com/regctl/regctl/internal/storagemap/serverflags"
 )
 
@@ -44,6 +47,56 @@ func ParseAt[O any](t testing.TB, newCmd func(*cli.Globals, func(context.Context
 	}
 	g.RevisionTime = when
 	return parse(t, newCmd, g, args...)
+}
+
+// ParseOn is Parse with the globals g: those of Etcd, for a test that
+// runs the options it gets.
+func ParseOn[O any](t testing.TB, newCmd func(*cli.Globals, func(context.Context, *O) error) *cobra.Command, g *cli.Globals, args ...string) (*O, error) {
+	t.Helper()
+	return parse(t, newCmd, g, args...)
+}
+
+// Etcd starts an embedded etcd for the test, stopped when it ends, and
+// returns the globals of a command on it, whose output goes to out and
+// errOut, and a client of its own.
+func Etcd(t testing.TB, out, errOut io.Writer) (*cli.Globals, *clientv3.Client) {
+	t.Helper()
+	e, err := embedded.Start(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{e.ClientURL}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	g := Globals(0)
+	g.IO.Out, g.IO.ErrOut = out, errOut
+	g.Server.Server.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
+	return g, c
+}
+
+// Put stores value at key in c's etcd, as a server would have written it
+// (JSON values are read as the stores read protobuf ones).
+func Put(t testing.TB, c *clientv3.Client, key, value string) {
+	t.Helper()
+	if _, err := c.Put(context.Background(), key, value); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Value is what c's etcd holds at key, nil when it holds nothing.
+func Value(t testing.TB, c *clientv3.Client, key string) []byte {
+	t.Helper()
+	resp, err := c.Get(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil
+	}
+	return resp.Kvs[0].Value
 }
 
 func parse[O any](t testing.TB, newCmd func(*cli.Globals, func(context.Context, *O) error) *cobra.Command, g *cli.Globals, args ...string) (*O, error) {

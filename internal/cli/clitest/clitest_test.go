@@ -1,8 +1,11 @@
 package clitest
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -57,4 +60,26 @@ func TestParseAtGivesATimeNotTold(t *testing.T) {
 		t.Fatalf("options %+v, %v: want the time 90m, no revision", o, err)
 	}
 	RefusedAt(t, newCmd, "2026-11-29T14:00:00Z", "is refused", "bad")
+}
+
+// TestEtcdIsARealOneTheGlobalsName: ParseOn hands the command the globals
+// of Etcd, which name its etcd and write where the test reads.
+func TestEtcdIsARealOneTheGlobalsName(t *testing.T) {
+	var out bytes.Buffer
+	g, c := Etcd(t, &out, io.Discard)
+	Put(t, c, "/registry/configmaps/shop/app", "v")
+	if got := string(Value(t, c, "/registry/configmaps/shop/app")); got != "v" {
+		t.Errorf("the value put reads back as %q", got)
+	}
+	if Value(t, c, "/registry/configmaps/shop/none") != nil {
+		t.Error("a key never put has a value")
+	}
+	o, err := ParseOn(t, newCmd, g, "pods")
+	if err != nil || o.Globals != g || !o.SessionConfig().EtcdGiven() {
+		t.Fatalf("options %+v, %v: want the globals given, naming an etcd", o, err)
+	}
+	fmt.Fprint(o.IO.Out, "printed")
+	if out.String() != "printed" {
+		t.Errorf("the command's output went elsewhere: %q", out.String())
+	}
 }

@@ -64,11 +64,11 @@ the way to bring back a deleted object from ` + "`regctl inspect TYPE/NAME --his
 		Args: cobra.NoArgs,
 	}
 	fs := cmd.Flags()
-	cli.AddFilenameFlags(fs, &opts.WriteOptions, &opts.Filenames, "The manifest to create")
+	cli.AddFilenameFlags(fs, &opts.Filenames, &opts.Recursive, "The manifest to create")
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace for objects that do not name one")
 	cli.AddWriteFlags(cmd, &opts.WriteOptions)
 	cli.AddManifestFlags(cmd, &opts.WriteOptions)
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
+	cli.CompleteNamespaces(cmd, g)
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(cli.WriteFormats...))
 	return cli.WithOptions(cmd, opts, runF)
 }

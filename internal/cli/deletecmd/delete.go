@@ -10,6 +10,7 @@ import (
 	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/target"
 	"github.com/regctl/regctl/internal/writes"
 )
@@ -81,21 +82,21 @@ unless --drop-unknown-fields, as replace refuses it.`,
 	fs.BoolVar(&opts.Delete.IgnoreStoreReadError, "ignore-store-read-error-with-cluster-breaking-potential", false, "Delete named objects whose stored value cannot be read, unread and without finalizers or preconditions (needs --feature-gates=AllowUnsafeMalformedObjectDeletion=true)")
 	cli.AddWriteFlags(cmd, &opts.WriteOptions)
 	cli.AddDropUnknownFieldsFlag(fs, &opts.Delete.DropUnknownFields)
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
+	cli.CompleteNamespaces(cmd, g)
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(cli.WriteFormats...))
 	return cli.WithOptions(cmd, opts, runF)
 }
 
-func (o *Options) Complete(cmd *cobra.Command, args []string) error {
+func (o *Options) Complete(cmd *cobra.Command, args []string) (err error) {
 	o.Args = args
+	if o.refs, err = target.ParseRefs(args, "", false); err != nil {
+		return err
+	}
 	return o.WriteOptions.Complete(cmd, args)
 }
 
-func (o *Options) Validate() (err error) {
+func (o *Options) Validate() error {
 	if err := o.WriteOptions.Validate(); err != nil {
-		return err
-	}
-	if o.refs, err = target.ParseRefs(o.Args, "", false); err != nil {
 		return err
 	}
 	if err := o.Delete.Check(o.refs); err != nil {
@@ -108,7 +109,7 @@ func (o *Options) Run(ctx context.Context) error {
 	ctx = render.WithWarnings(ctx, o.IO.ErrOut)
 	cfg := o.SessionConfig()
 	cfg.Writes = !o.DryRun
-	session, targets, err := cli.OpenTargets(ctx, cfg, o.refs, o.Scope, "delete", target.Types)
+	session, targets, err := cli.OpenTargets(ctx, storagemap.OpenData, cfg, o.refs, o.Scope, "delete", target.Types)
 	if err != nil {
 		return err
 	}

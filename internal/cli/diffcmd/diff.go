@@ -12,15 +12,19 @@ import (
 
 	"github.com/regctl/regctl/internal/changes"
 	"github.com/regctl/regctl/internal/cli"
-	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/target"
 	"github.com/regctl/regctl/internal/writes"
 )
 
-// Options are the options of `regctl diff`.
+// Options are the options of `regctl diff`. A diff writes nothing: it has
+// none of the write commands' options.
 type Options struct {
-	cli.WriteOptions
+	*cli.Globals
+	target.Scope
+	// Filenames and Recursive are the manifest of diff -f (-f, -R).
 	Filenames []string
+	Recursive bool
 	Diff      writes.DiffOptions
 	// From and To are the two points in time of a diff without -f.
 	From, To string
@@ -36,7 +40,7 @@ type Options struct {
 // New is the `regctl diff` command; runF, when set, runs instead of
 // Options.Run (cli.WithOptions).
 func New(g *cli.Globals, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{WriteOptions: cli.WriteOptions{Globals: g}}
+	opts := &Options{Globals: g}
 	cmd := &cobra.Command{
 		Use:   "diff -f FILE|- [-n NAMESPACE] | diff --from SOURCE [--to SOURCE] [TYPE[,TYPE...]] [-n NAMESPACE] [-l SELECTOR] [-o table|yaml|json] [--patch]",
 		Short: "Diff what a manifest would change, or what changed between two points in time",
@@ -99,7 +103,7 @@ nothing is then diffed; with --from, an object one side cannot read, listed in t
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.Trouble(err) })
 	fs := cmd.Flags()
-	cli.AddFilenameFlags(fs, &opts.WriteOptions, &opts.Filenames, "The manifest to diff")
+	cli.AddFilenameFlags(fs, &opts.Filenames, &opts.Recursive, "The manifest to diff")
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace for objects that do not name one")
 	fs.BoolVar(&opts.Diff.ShowManagedFields, "show-managed-fields", false, "Include metadata.managedFields in the diff")
 	fs.BoolVar(&opts.Diff.ShowSecrets, "show-secrets", false, "Do not mask the values of Secrets")
@@ -112,7 +116,7 @@ nothing is then diffed; with --from, an object one side cannot read, listed in t
 	fs.BoolVarP(&opts.AllNamespaces, "all-namespaces", "A", false, "With --from: compare every namespace (the default unless -n)")
 	fs.BoolVar(&opts.Patch, "patch", false, "With --from: print a unified diff of each object that differs instead of the report")
 	fs.StringVarP(&opts.output, "output", "o", string(render.Table), "With --from: the report's format, table|yaml|json")
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
+	cli.CompleteNamespaces(cmd, g)
 	return cli.WithOptions(cmd, opts, runF)
 }
 
@@ -136,8 +140,10 @@ func (o *Options) validate() error {
 		return errors.New("TYPE arguments go with `--from`; a manifest names its own objects")
 	case o.From != "" && o.RevisionGiven():
 		return errors.New("`--revision` and `--from`: name the revisions with rev:N or rev:TIME")
+	case o.RevisionGiven():
+		return errors.New("`--revision` and `-f`: diff -f compares a manifest with the objects stored now, at etcd's current revision; to compare other points in time, name them with `--from` and `--to` (rev:N, rev:TIME)")
 	case o.AllNamespaces && o.NamespaceSet:
-		return errors.New("`-n` and `-A` both given: name one namespace, or all")
+		return cli.ErrNamespaceAndAll
 	case o.Diff.ForceConflicts && !o.Diff.ServerSide:
 		return errors.New("--force-conflicts only works with --server-side")
 	case o.From != "" && (o.Diff.ServerSide || o.Diff.FieldManager != ""):
@@ -150,7 +156,7 @@ func (o *Options) validate() error {
 		}
 		return nil
 	}
-	return o.WriteOptions.Validate()
+	return cli.CheckFieldManager(o.Diff.FieldManager)
 }
 
 // Run diffs two points in time with --from, else a manifest.
@@ -158,9 +164,23 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.From != "" {
 		return o.overTime(ctx)
 	}
+	return diffExit(o.manifest(ctx))
+}
+
+// manifest diffs the manifest -f names (writes.Diff) on the map of the
+// user's etcd, built once the manifest is read, as a read's: a diff writes
+// nothing.
+func (o *Options) manifest(ctx context.Context) error {
 	ctx = render.WithWarnings(ctx, o.IO.ErrOut)
-	o.Diff.Program = &kubectldiff.DiffProgram{Exec: exec.New(), IOStreams: o.IO}
-	return diffExit(o.DiffManifest(ctx, o.Filenames, o.Diff))
+	d := o.Diff
+	d.Program = &kubectldiff.DiffProgram{Exec: exec.New(), IOStreams: o.IO}
+	live := cli.NewLiveMaps(o.Globals, o.Scope, false)
+	defer live.Close()
+	return writes.Diff(ctx, writes.Manifest{
+		Filenames: o.Filenames, Recursive: o.Recursive, In: o.IO.In, Out: o.IO.Out, ErrOut: o.IO.ErrOut,
+		Scope: writes.Scope{Namespace: o.Namespace, Explicit: o.NamespaceSet},
+		Maps:  live,
+	}, d)
 }
 
 // diffExit is kubectl diff's exit status for err: the diff program's own

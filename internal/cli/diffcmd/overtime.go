@@ -9,13 +9,13 @@ import (
 
 	"github.com/regctl/regctl/internal/changes"
 	"github.com/regctl/regctl/internal/cli"
-	"github.com/regctl/regctl/internal/points"
+	"github.com/regctl/regctl/internal/cli/pointintime"
 	"github.com/regctl/regctl/internal/target"
 )
 
 // overTime compares the two points in time --from and --to name.
 func (o *Options) overTime(ctx context.Context) error {
-	sides := points.New(o.SessionConfig(), o.Args, o.targetScope())
+	sides := pointintime.New(o.SessionConfig(), o.Args, o.targetScope())
 	defer sides.Close()
 	req, err := sides.Pair(ctx, o.From, o.To)
 	if err != nil {

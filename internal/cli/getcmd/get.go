@@ -14,6 +14,7 @@ import (
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/get"
 	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/target"
 )
 
@@ -129,7 +130,7 @@ their times.`,
 	fs.BoolVar(&opts.Get.WatchOnly, "watch-only", false, "Watch for changes without listing or getting first")
 	fs.BoolVar(&opts.Get.OutputWatchEvents, "output-watch-events", false, "Print watch events (ADDED, MODIFIED, DELETED) with --watch or --watch-only; objects listed first are ADDED events")
 	fs.StringVar(&opts.Get.ResourceVersion, "resource-version", "", "With --watch-only, print the changes made after this resourceVersion (an etcd revision) rather than from now")
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
+	cli.CompleteNamespaces(cmd, g)
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(append(formats, opts.Get.Print.KubectlFormats()...)...))
 	return cli.WithOptions(cli.ReadsAtRevision(cmd), opts, runF)
 }
@@ -145,16 +146,11 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 	o.Get.Args, o.Get.Output = args, f
 	o.Get.Out, o.Get.ErrOut = o.IO.Out, o.IO.ErrOut
 	o.Get.Revision, o.Get.AllNamespaces = o.Revision, o.AllNamespaces
-	return nil
-}
-
-func (o *Options) Validate() (err error) {
-	if err := o.Get.Validate(o.Snapshot); err != nil {
-		return err
-	}
-	o.refs, err = target.ParseRefs(o.Get.Args, o.Subresource, true)
+	o.refs, err = target.ParseRefs(args, o.Subresource, true)
 	return err
 }
+
+func (o *Options) Validate() error { return o.Get.Validate(o.Snapshot) }
 
 func (o *Options) Run(ctx context.Context) error {
 	ctx = render.WithWarnings(ctx, o.IO.ErrOut)
@@ -162,7 +158,7 @@ func (o *Options) Run(ctx context.Context) error {
 	// The objects of a CRD that is gone are read through one made up
 	// from them, which says so.
 	cfg.Leftovers = true
-	session, named, err := cli.OpenTargets(ctx, cfg, o.refs, o.Scope, "get", target.Types)
+	session, named, err := cli.OpenTargets(ctx, storagemap.OpenData, cfg, o.refs, o.Scope, "get", target.Types)
 	if err != nil {
 		return err
 	}

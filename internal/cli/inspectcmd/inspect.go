@@ -12,6 +12,7 @@ import (
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/inspect"
 	"github.com/regctl/regctl/internal/render"
+	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/target"
 )
 
@@ -72,23 +73,25 @@ what told it) or time.after and time.before.`,
 	fs.StringVarP(&opts.output, "output", "o", string(render.Table), "Output format: table|yaml|json")
 	cli.AddNamespaceFlag(fs, &opts.Scope)
 	fs.BoolVar(&opts.Inspect.History, "history", false, "List every revision of the object etcd still holds, deletions included, and what changed in each")
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
+	cli.CompleteNamespaces(cmd, g)
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(inspect.Formats...))
 	return cli.WithOptions(cli.ReadsAtRevision(cmd), opts, runF)
 }
 
-func (o *Options) Complete(cmd *cobra.Command, args []string) error {
-	f, err := render.ParseFormat(o.output, inspect.Formats...)
-	o.Inspect.Output, o.Inspect.Revision = f, o.Revision
+func (o *Options) Complete(cmd *cobra.Command, args []string) (err error) {
+	if o.Inspect.Output, err = render.ParseFormat(o.output, inspect.Formats...); err != nil {
+		return err
+	}
+	o.Inspect.Revision = o.Revision
 	o.NamespaceSet = cmd.Flags().Changed("namespace")
 	o.Args = args
+	o.ref, err = inspect.Parse(args, o.Inspect)
 	return err
 }
 
-func (o *Options) Validate() (err error) {
-	o.ref, err = inspect.Parse(o.Args, o.Inspect)
-	return err
-}
+// Validate has nothing left to check: inspect.Parse checked the object
+// named and the flags it goes with.
+func (o *Options) Validate() error { return nil }
 
 func (o *Options) Run(ctx context.Context) error {
 	ctx = render.WithWarnings(ctx, o.IO.ErrOut)
@@ -100,7 +103,7 @@ func (o *Options) Run(ctx context.Context) error {
 		// The Leases' clocks tell when each revision was written.
 		cfg.Only = clock.LeasesPath
 	}
-	session, t, err := cli.OpenOne(ctx, cfg, o.ref, o.Scope)
+	session, t, err := cli.OpenOne(ctx, storagemap.OpenData, cfg, o.ref, o.Scope)
 	if err != nil {
 		return err
 	}

@@ -66,31 +66,33 @@ has not compacted it.`,
 	fs.BoolVar(&opts.Keys.Check, "check", false, "With an object: read the key from etcd and show whether it exists")
 	fs.BoolVar(&opts.Keys.ShowEmpty, "show-empty", false, "With no resource named: list the resources that hold no keys too (yaml and json list them all)")
 	fs.Int64Var(&opts.Keys.ChunkSize, "chunk-size", 10000, "Keys per etcd range request (keys only: etcd sends no values)")
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
+	cli.CompleteNamespaces(cmd, g)
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(keys.Formats...))
 	return cli.WithOptions(cli.ReadsAtRevision(cmd), opts, runF)
 }
 
-func (o *Options) Complete(cmd *cobra.Command, args []string) error {
-	f, err := render.ParseFormat(o.output, keys.Formats...)
-	o.Keys.Output, o.Keys.Revision = f, o.Revision
+func (o *Options) Complete(cmd *cobra.Command, args []string) (err error) {
+	if o.Keys.Output, err = render.ParseFormat(o.output, keys.Formats...); err != nil {
+		return err
+	}
+	o.Keys.Revision = o.Revision
 	o.NamespaceSet = cmd.Flags().Changed("namespace")
 	o.Args = args
 	if o.NamespaceSet && !o.AllNamespaces {
 		o.Keys.Namespace = o.Namespace
 	}
+	o.ref, err = keys.Parse(args, o.Scope, o.Keys)
 	return err
 }
 
-func (o *Options) Validate() (err error) {
+func (o *Options) Validate() error {
 	if err := o.Keys.Validate(); err != nil {
 		return err
 	}
 	if o.Keys.ShowEmpty && len(o.Args) > 0 {
 		return errors.New("`--show-empty` adds the resources that hold no keys to the usage of every resource: name no resource with it")
 	}
-	o.ref, err = keys.Parse(o.Args, o.Scope, o.Keys)
-	return err
+	return nil
 }
 
 func (o *Options) Run(ctx context.Context) error {
@@ -102,11 +104,13 @@ func (o *Options) Run(ctx context.Context) error {
 		defer session.Close()
 		return keys.Usage(ctx, ks, o.Keys, o.IO.Out)
 	}
-	// The map alone says where keys are, on any etcd, unless they are
-	// read.
-	cfg := o.SessionConfig()
-	cfg.MapOnly = !o.Keys.NeedsEtcd(o.ref.Names)
-	session, t, err := cli.OpenOne(ctx, cfg, *o.ref, o.Scope)
+	// The map alone says where keys are, on an ephemeral etcd when the
+	// flags name none, unless they are read.
+	open := storagemap.Open
+	if o.Keys.NeedsEtcd(o.ref.Names) {
+		open = storagemap.OpenData
+	}
+	session, t, err := cli.OpenOne(ctx, open, o.SessionConfig(), *o.ref, o.Scope)
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,8 @@ type Options struct {
 	Migrate   migrate.Request
 	output    string
 	all       bool
+	// namespaceSet is -n given, which -A refuses.
+	namespaceSet bool
 }
 
 // New is the `regctl migrate` command; runF, when set, runs instead of
@@ -94,7 +96,7 @@ rewritten and writes nothing. It works on --etcd-servers and --data-dir, not on 
 	fs.Int64Var(&opts.Migrate.ChunkSize, "chunk-size", scan.DefaultPageSize, "Keys read per etcd range request while choosing the values; 0 reads them all at once")
 	fs.StringVarP(&opts.output, "output", "o", string(render.Table), "Output format: table|yaml|json")
 	cli.AddDropUnknownFieldsFlag(fs, &opts.Migrate.DropUnknownFields)
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
+	cli.CompleteNamespaces(cmd, g)
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(migrate.Formats...))
 	return cli.WithOptions(cmd, opts, runF)
 }
@@ -103,9 +105,7 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) (err error) {
 	if len(args) == 1 {
 		o.Types = strings.Split(args[0], ",")
 	}
-	if o.all && cmd.Flags().Changed("namespace") {
-		return fmt.Errorf("`-n` and `-A` both given: name one namespace, or all")
-	}
+	o.namespaceSet = cmd.Flags().Changed("namespace")
 	if o.Output, err = render.ParseFormat(o.output, migrate.Formats...); err != nil {
 		return err
 	}
@@ -119,6 +119,9 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) (err error) {
 }
 
 func (o *Options) Validate() error {
+	if o.all && o.namespaceSet {
+		return cli.ErrNamespaceAndAll
+	}
 	if o.RevisionGiven() {
 		return stores.ErrWriteAtRevision
 	}

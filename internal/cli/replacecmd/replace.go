@@ -62,14 +62,14 @@ this release's kube-apiserver would; use the regctl built for the cluster's rele
 		Args: cobra.NoArgs,
 	}
 	fs := cmd.Flags()
-	cli.AddFilenameFlags(fs, &opts.WriteOptions, &opts.Filenames, "The manifest of the new versions")
+	cli.AddFilenameFlags(fs, &opts.Filenames, &opts.Recursive, "The manifest of the new versions")
 	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "Namespace for objects that do not name one")
 	fs.StringVar(&opts.Subresource, "subresource", "", "Write through this subresource's store (e.g. status)")
 	fs.BoolVar(&opts.Force, "force", false, "Replace objects that carry no resourceVersion: read the current one first")
 	cli.AddWriteFlags(cmd, &opts.WriteOptions)
 	cli.AddManifestFlags(cmd, &opts.WriteOptions)
 	cli.AddDropUnknownFieldsFlag(fs, &opts.DropUnknownFields)
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
+	cli.CompleteNamespaces(cmd, g)
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(cli.WriteFormats...))
 	return cli.WithOptions(cmd, opts, runF)
 }

@@ -13,10 +13,10 @@ import (
 
 	"github.com/regctl/regctl/internal/changes"
 	"github.com/regctl/regctl/internal/cli"
+	"github.com/regctl/regctl/internal/cli/pointintime"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/gctune"
 	"github.com/regctl/regctl/internal/handle"
-	"github.com/regctl/regctl/internal/points"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/restore"
 	"github.com/regctl/regctl/internal/storagemap"
@@ -107,7 +107,7 @@ Exit status: 0 when every object was restored or was unchanged, 1 when one was l
 	fs.BoolVar(&opts.Overwrite, "overwrite", false, "Write the source's content over an object that differs now (the same uid only)")
 	cli.AddDryRunFlag(cmd, "Compare and check every write, print what would be done, write nothing")
 	fs.StringVarP(&opts.output, "output", "o", "", "Print the report as json or yaml instead of a line per object")
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
+	cli.CompleteNamespaces(cmd, g)
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(render.JSON, render.YAML))
 	return cli.WithOptions(cmd, opts, runF)
 }
@@ -131,7 +131,7 @@ func (o *Options) Validate() error {
 	case o.RevisionGiven():
 		return errors.New("`--revision` and restore: name the revision to restore from with `--from rev:N` or `--from rev:TIME`")
 	case o.AllNamespaces && o.NamespaceSet:
-		return errors.New("`-n` and `-A` both given: name one namespace, or all")
+		return cli.ErrNamespaceAndAll
 	case len(o.Args) == 0 && !o.NamespaceSet && !o.AllNamespaces:
 		return errors.New("name what to restore: TYPE[/NAME], `-n NAMESPACE` (the namespace and everything in it) or `-A` (everything)")
 	}
@@ -142,7 +142,7 @@ func (o *Options) Validate() error {
 }
 
 // live is the etcd a restore writes to, as it is now.
-var live = changes.Source{Name: points.Live}
+var live = changes.Source{Name: pointintime.Live}
 
 // Run opens the live etcd (written) and the source (read), pairs their
 // resources, and restores.
@@ -164,12 +164,12 @@ func (o *Options) Run(ctx context.Context) error {
 
 // sessions are the live session, writable, that also looks up namespaces
 // and CRDs, and the source's, with its own encryption config if given.
-func (o *Options) sessions() *points.Sessions {
+func (o *Options) sessions() *pointintime.Sessions {
 	scope := o.Scope
 	if scope.AllNamespaces {
 		scope.Namespace = ""
 	}
-	sides := points.New(o.SessionConfig(), o.Args, scope)
+	sides := pointintime.New(o.SessionConfig(), o.Args, scope)
 	sides.NamespaceAlone = true
 	sides.Configure = func(src changes.Source, cfg *storagemap.Config) {
 		if src == live {
@@ -188,8 +188,8 @@ func (o *Options) sessions() *points.Sessions {
 }
 
 // request opens both sides and pairs their resources.
-func (o *Options) request(ctx context.Context, sides *points.Sessions) (restore.Request, error) {
-	pair, err := sides.Pair(ctx, o.From, points.Live)
+func (o *Options) request(ctx context.Context, sides *pointintime.Sessions) (restore.Request, error) {
+	pair, err := sides.Pair(ctx, o.From, pointintime.Live)
 	if err != nil {
 		return restore.Request{}, err
 	}
@@ -202,7 +202,7 @@ func (o *Options) request(ctx context.Context, sides *points.Sessions) (restore.
 		Selection: o.selection(),
 	}
 	req.Reopen = func(ctx context.Context) (*restore.Request, error) {
-		pairs, s, err := sides.PairAgain(ctx, points.Live)
+		pairs, s, err := sides.PairAgain(ctx, pointintime.Live)
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package versioncmd
 
 import (
 	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/regctl/regctl/internal/buildinfo"
@@ -25,8 +26,9 @@ const versionText render.Format = "text"
 
 var versionFormats = []render.Format{versionText, render.YAML, render.JSON}
 
-// New is the `regctl version` command.
-func New(g *cli.Globals) *cobra.Command {
+// New is the `regctl version` command; runF, when set, runs instead of
+// Options.Run (cli.WithOptions).
+func New(g *cli.Globals, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{Globals: g}
 	cmd := &cobra.Command{
 		Use:   "version [-o text|yaml|json]",
@@ -44,7 +46,7 @@ etcd (which regctl embeds) it was built against.`,
 	}
 	cmd.Flags().StringVarP(&opts.output, "output", "o", string(versionText), "Output format: text|yaml|json")
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(versionFormats...))
-	return cli.WithOptions(cmd, opts, nil)
+	return cli.WithOptions(cmd, opts, runF)
 }
 
 func (o *Options) Complete(*cobra.Command, []string) (err error) {

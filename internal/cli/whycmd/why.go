@@ -66,24 +66,23 @@ server's own stores; it works on a live etcd, a snapshot (--snapshot) and a sand
 	fs := cmd.Flags()
 	fs.StringVarP(&opts.output, "output", "o", string(render.Table), "Output format: table|yaml|json")
 	cli.AddNamespaceFlag(fs, &opts.Scope)
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(g.CompletionFlags))
+	cli.CompleteNamespaces(cmd, g)
 	_ = cmd.RegisterFlagCompletionFunc("output", completion.Formats(why.Formats...))
 	return cli.WithOptions(cli.ReadsAtRevision(cmd), opts, runF)
 }
 
-func (o *Options) Complete(cmd *cobra.Command, args []string) error {
-	f, err := render.ParseFormat(o.output, why.Formats...)
-	o.Why.Output, o.Why.Revision = f, o.Revision
+func (o *Options) Complete(cmd *cobra.Command, args []string) (err error) {
+	if o.Why.Output, err = render.ParseFormat(o.output, why.Formats...); err != nil {
+		return err
+	}
+	o.Why.Revision = o.Revision
 	o.NamespaceSet = cmd.Flags().Changed("namespace")
 	o.Args = args
+	o.ref, err = target.ParseRef(args, "", false)
 	return err
 }
 
-func (o *Options) Validate() (err error) {
-	o.ref, err = target.ParseRef(o.Args, "", false)
-	if err != nil {
-		return err
-	}
+func (o *Options) Validate() error {
 	if len(o.ref.Names) != 1 || o.ref.Subresource != "" {
 		return errors.New("name exactly one object, e.g. `namespace/shop` or `pods/web`")
 	}

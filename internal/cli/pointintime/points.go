@@ -1,10 +1,10 @@
-// Package points opens the sessions that points in time are read through
+// Package pointintime opens the sessions that points in time are read through
 // (the sides of a diff over time, a restore's source and target) and the
 // targets each side's map has of what the command names: live (the data
 // the flags name, as it is now), rev:N (that etcd at N, its custom
 // resources through the CRDs as they were then), rev:TIME (at the revision
 // the Leases' clocks tell for the time, TellTime), a snapshot file.
-package points
+package pointintime
 
 import (
 	"context"

@@ -1,15 +1,18 @@
-package main
+// Package rootcmd is regctl's root command: the flags every command shares
+// (kube-apiserver's, the data to work on, verbosity, the request timeout)
+// and every command under it. cmd/regctl runs it, with exit codes and
+// Ctrl-C; cmd/gendocs writes the reference from it.
+package rootcmd
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 
 	"github.com/regctl/regctl/internal/cli"
@@ -29,98 +32,22 @@ import (
 	"github.com/regctl/regctl/internal/cli/whycmd"
 	"github.com/regctl/regctl/internal/completion"
 	"github.com/regctl/regctl/internal/logs"
-	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap"
 	"github.com/regctl/regctl/internal/storagemap/serverflags"
 )
 
-// errInterrupted is the cause of the context when the user pressed Ctrl-C.
-var errInterrupted = errors.New("interrupted")
-
-// exitInterrupted is what a shell reports for a command ended by SIGINT.
-const exitInterrupted = 130
-
-// Run runs regctl with args and returns the process exit code. The whole CLI
-// is callable from tests with buffers for streams. A panic never reaches
-// the user as a trace: it is one line that says it is a bug.
-func Run(ctx context.Context, streams cli.IOStreams, args []string) (code int) {
-	defer func() {
-		if r := recover(); r != nil {
-			fmt.Fprintf(streams.ErrOut, "error: regctl bug: %s; please report it with the command that caused it\n", render.OneLine(fmt.Errorf("%v", r)))
-			code = 1
-		}
-	}()
-	out := &printed{w: streams.Out}
-	streams.Out = out
-	root, g := newRootCmd(streams)
-	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
-	if errors.Is(context.Cause(ctx), errInterrupted) {
-		report(streams.ErrOut, interrupted(err, out.any), nil)
-		return exitInterrupted
-	}
-	if err == nil {
-		return 0
-	}
-	err = g.Explain(err)
-	var ee *cli.ExitError
-	if errors.As(err, &ee) {
-		report(streams.ErrOut, ee.Err, nil)
-		return ee.Code
-	}
-	report(streams.ErrOut, err, nil)
-	return 1
+// DropGlobalFlags empties pflag.CommandLine, whose flags cobra gives every
+// command: the server's packages register flags of their own there
+// (component-base's --version, which prints the Kubernetes version and
+// quits in a server), and regctl serves none of them. A program calls it
+// before New.
+func DropGlobalFlags() {
+	pflag.CommandLine = pflag.NewFlagSet(os.Args[0], pflag.ContinueOnError)
 }
 
-// interrupted is what a command stopped by Ctrl-C says last, whatever it
-// was doing: its own account when it gives one ("restore interrupted: 512
-// objects written; ..."), otherwise that it was interrupted, and, when it
-// printed something and was cut short, that what it printed is partial. A
-// read cut short by the cancelled context ("listing configmaps: context
-// canceled") is no account; a command that ends cleanly at an interrupt
-// (a watch, which runs until it) printed all there was.
-func interrupted(err error, printedSome bool) error {
-	var ee *cli.ExitError
-	if errors.As(err, &ee) {
-		err = ee.Err
-	}
-	switch {
-	case err != nil && strings.Contains(err.Error(), "interrupted"):
-		return err
-	case err != nil && printedSome:
-		return errors.New("interrupted: what was printed is partial")
-	}
-	return errInterrupted
-}
-
-// printed is the standard output of a command, which says whether the
-// command printed anything.
-type printed struct {
-	w   io.Writer
-	any bool
-}
-
-func (p *printed) Write(b []byte) (int, error) {
-	p.any = p.any || len(b) > 0
-	return p.w.Write(b)
-}
-
-// report prints the error line, or fallback when the error says nothing.
-func report(w io.Writer, err, fallback error) {
-	var ee *cli.ExitError
-	if errors.As(err, &ee) {
-		err = ee.Err
-	}
-	if err == nil {
-		err = fallback
-	}
-	if err != nil {
-		fmt.Fprintf(w, "error: %s\n", render.OneLine(err))
-	}
-}
-
-// newRootCmd is the root command, and the flags its commands share.
-func newRootCmd(streams cli.IOStreams) (*cobra.Command, *cli.Globals) {
+// New is regctl's root command with every command under it, and the flags
+// its commands share, which Globals.Explain reads when the command fails.
+func New(streams cli.IOStreams) (*cobra.Command, *cli.Globals) {
 	g := &cli.Globals{IO: streams, Server: serverflags.NewOptions(), RequestTimeout: 5 * time.Second}
 	cmd := &cobra.Command{
 		Use:   "regctl",
@@ -140,42 +67,9 @@ a sandbox that keeps what is written from one command to the next. Without an
 etcd, regctl builds the map on an ephemeral in-process etcd.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			logs.Setup(g.Verbosity, streams.ErrOut)
-			if g.ReleaseMismatch != storagemap.MismatchRefuse && g.ReleaseMismatch != storagemap.MismatchIgnore {
-				return fmt.Errorf("`--%s` is %s or %s, not %q", storagemap.MismatchFlag, storagemap.MismatchRefuse, storagemap.MismatchIgnore, g.ReleaseMismatch)
-			}
-			if g.RequestTimeout < 0 {
-				return fmt.Errorf("`--request-timeout` must be 0 (no timeout) or more, not %s", g.RequestTimeout)
-			}
-			if g.Snapshot != "" && cmd.Flags().Changed("etcd-servers") {
-				return errors.New("`--snapshot` and `--etcd-servers` both name an etcd to read: give one")
-			}
-			if g.Manifest != "" {
-				if err := g.Server.ApplyManifest(cmd.Flags(), g.Manifest, g.ManifestRoot); err != nil {
-					return err
-				}
-			} else if g.ManifestRoot != "" {
-				return errors.New("`--manifest-root` resolves the files of `--apiserver-manifest`: give the manifest too")
-			}
-			if ignored := g.Server.Ignored(); len(ignored) > 0 {
-				klog.V(1).Infof("kube-apiserver flags accepted and ignored (they shape nothing regctl builds): %s", strings.Join(ignored, " "))
-			}
-			// A snapshot or a sandbox is the etcd the command line names:
-			// etcdctl's environment stands for flags not given, not for
-			// another etcd.
-			if g.Snapshot == "" && g.DataDir == "" {
-				if err := serverflags.FromEnvironment(cmd.Flags(), os.Getenv); err != nil {
-					return err
-				}
-			}
-			// Once, before the command reads its options: a time is the
-			// revision it reads at. The commands that refuse --revision
-			// refuse a time before anything is dialed.
-			if cli.ReadsAt(cmd) {
-				return g.TellRevision(cmd.Context())
-			}
-			return nil
+			return setUp(cmd, g)
 		},
 	}
 	cmd.SetIn(streams.In)
@@ -195,8 +89,7 @@ etcd, regctl builds the map on an ephemeral in-process etcd.`,
 
 	cmd.AddCommand(
 		routescmd.New(g, nil),
-		versioncmd.New(g),
-		newGendocsCmd(),
+		versioncmd.New(g, nil),
 		getcmd.New(g, nil),
 		keyscmd.New(g, nil),
 		inspectcmd.New(g, nil),
@@ -225,4 +118,45 @@ func withIgnoredFlagsLine(template string) string {
 		template = strings.Replace(template, block, block+"\n\n"+ignoredFlagsLine, 1)
 	}
 	return template
+}
+
+// setUp reads and checks the flags every command shares, once, before the
+// command reads its options: the manifest's flags under those given,
+// etcdctl's environment, and a time given to `--revision` told as a
+// revision for the commands that read at one.
+func setUp(cmd *cobra.Command, g *cli.Globals) error {
+	if g.ReleaseMismatch != storagemap.MismatchRefuse && g.ReleaseMismatch != storagemap.MismatchIgnore {
+		return fmt.Errorf("`--%s` is %s or %s, not %q", storagemap.MismatchFlag, storagemap.MismatchRefuse, storagemap.MismatchIgnore, g.ReleaseMismatch)
+	}
+	if g.RequestTimeout < 0 {
+		return fmt.Errorf("`--request-timeout` must be 0 (no timeout) or more, not %s", g.RequestTimeout)
+	}
+	if g.Snapshot != "" && cmd.Flags().Changed("etcd-servers") {
+		return errors.New("`--snapshot` and `--etcd-servers` both name an etcd to read: give one")
+	}
+	if g.Manifest != "" {
+		if err := g.Server.ApplyManifest(cmd.Flags(), g.Manifest, g.ManifestRoot); err != nil {
+			return err
+		}
+	} else if g.ManifestRoot != "" {
+		return errors.New("`--manifest-root` resolves the files of `--apiserver-manifest`: give the manifest too")
+	}
+	if ignored := g.Server.Ignored(); len(ignored) > 0 {
+		klog.V(1).Infof("kube-apiserver flags accepted and ignored (they shape nothing regctl builds): %s", strings.Join(ignored, " "))
+	}
+	// A snapshot or a sandbox is the etcd the command line names:
+	// etcdctl's environment stands for flags not given, not for
+	// another etcd.
+	if g.Snapshot == "" && g.DataDir == "" {
+		if err := serverflags.FromEnvironment(cmd.Flags(), os.Getenv); err != nil {
+			return err
+		}
+	}
+	// Once, before the command reads its options: a time is the
+	// revision it reads at. The commands that refuse --revision
+	// refuse a time before anything is dialed.
+	if cli.ReadsAt(cmd) {
+		return g.TellRevision(cmd.Context())
+	}
+	return nil
 }
