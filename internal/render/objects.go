@@ -10,6 +10,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/yaml"
+
+	"github.com/regctl/regctl/internal/render/itemjson"
 )
 
 // ListWriter prints Kubernetes objects one at a time, so a list of any
@@ -21,7 +23,7 @@ type ListWriter struct {
 	format Format
 	n      int
 	// Buffers reused object after object.
-	json typedJSON
+	json itemjson.Writer
 	out  []byte
 	// names is kubectl's -o name printer, made at the first name.
 	names printers.ResourcePrinter
@@ -56,13 +58,7 @@ func (l *ListWriter) add(obj runtime.Object) error {
 		}
 		return l.names.PrintObj(obj, l.w)
 	case JSON:
-		// kubectl's JSON printer indents a List by four spaces, its items
-		// at two levels in; each item is indented here as it would be there.
-		sep := ",\n        "
-		if l.n == 0 {
-			sep = "{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n        "
-		}
-		out, err := listItems.append(&l.json, append(l.out[:0], sep...), obj, len("        "))
+		out, err := l.json.Item(l.out[:0], l.n, obj)
 		l.out = out
 		if err != nil {
 			return err
@@ -100,11 +96,7 @@ func (l *ListWriter) Close() error {
 	var err error
 	switch l.format {
 	case JSON:
-		head := "\n    ],\n"
-		if l.n == 0 {
-			head = "{\n    \"apiVersion\": \"v1\",\n    \"items\": [],\n"
-		}
-		_, err = io.WriteString(l.w, head+"    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}\n")
+		_, err = io.WriteString(l.w, itemjson.End(l.n))
 	case YAML:
 		head := ""
 		if l.n == 0 {

@@ -18,6 +18,8 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
+
+	"github.com/regctl/regctl/internal/render/kubectltest"
 )
 
 func pod(name string) runtime.Object {
@@ -209,7 +211,7 @@ func TestYAMLListIsKubectls(t *testing.T) {
 	}
 	for _, objs := range [][]runtime.Object{{long}, {blank}, {long, blank, pod("web")}} {
 		if got, want := streamedYAMLList(t, objs), kubectlYAMLList(t, objs); got != want {
-			t.Errorf("streamed yaml list differs from kubectl's:\n%s", firstDifference(got, want))
+			t.Errorf("streamed yaml list differs from kubectl's:\n%s", kubectltest.FirstDifference(got, want))
 		}
 	}
 	if got, want := streamedYAMLList(t, nil), kubectlYAMLList(t, nil); got != want {
@@ -224,7 +226,7 @@ func TestYAMLListIsKubectlsForRandomObjects(t *testing.T) {
 	t.Logf("seed %d", seed)
 	// Raw JSON as encoding/json writes it: the yaml list writes a raw
 	// number as it is written, where kubectl writes the value it read.
-	filler := kindFiller(seed, []string{`{"b":[1,{"d":"<x>","c":null}],"a":"` + "\u2028" + `"}`})
+	filler := kubectltest.KindFiller(seed, []string{`{"b":[1,{"d":"<x>","c":null}],"a":"` + "\u2028" + `"}`})
 	var objs []runtime.Object
 	for gvk, typ := range scheme.Scheme.AllKnownTypes() {
 		if gvk.Version == runtime.APIVersionInternal || strings.HasSuffix(gvk.Kind, "List") {
@@ -243,7 +245,7 @@ func TestYAMLListIsKubectlsForRandomObjects(t *testing.T) {
 		objs = append(objs, obj)
 		if len(objs) == 20 {
 			if got, want := streamedYAMLList(t, objs), kubectlYAMLList(t, objs); got != want && !kubectlOrdersKeysAtRandom(t, objs, got) {
-				t.Errorf("streamed yaml list differs from kubectl's:\n%s", firstDifference(got, want))
+				t.Errorf("streamed yaml list differs from kubectl's:\n%s", kubectltest.FirstDifference(got, want))
 			}
 			objs = objs[:0]
 		}
@@ -298,5 +300,43 @@ func TestFieldsAreAligned(t *testing.T) {
 	}
 	if want := "regctl:     v1\nkubernetes: v1.36.3\n"; b.String() != want {
 		t.Errorf("got %q, want %q", b.String(), want)
+	}
+}
+
+// streamedJSON is what a ListWriter prints of objs in json.
+func streamedJSON(objs []runtime.Object) (string, error) {
+	var out bytes.Buffer
+	l := NewListWriter(&out, JSON)
+	for _, obj := range objs {
+		if err := l.Add(obj); err != nil {
+			return "", err
+		}
+	}
+	if err := l.Close(); err != nil {
+		return "", err
+	}
+	return out.String(), nil
+}
+
+// A streamed json List is, byte for byte, what kubectl get -o json prints
+// of the whole list, empty, of one object and of several kinds.
+func TestJSONListIsKubectls(t *testing.T) {
+	cm := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: "page", Namespace: "shop"},
+		Data:       map[string]string{"index.html": "<html>\n</html>\n"},
+	}
+	for _, objs := range [][]runtime.Object{nil, {pod("web")}, {pod("web"), cm, pod("db")}} {
+		got, err := streamedJSON(objs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := kubectltest.GetJSON(objs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("streamed json list of %d differs from kubectl's:\n%s", len(objs), kubectltest.FirstDifference(got, want))
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package render
+package itemjson
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
+
+	"github.com/regctl/regctl/internal/render/kubectltest"
 )
 
 // typedJSON agrees with the plain path on the probe, so that a process
@@ -67,7 +69,7 @@ func TestTypedJSONThatDisagreesIsNotUsed(t *testing.T) {
 		return bytes.ReplaceAll(out, []byte(`\u003c`), []byte(`\u003C`)), err
 	})
 	objs := switchObjects()
-	want, err := kubectlGetJSON(objs)
+	want, err := kubectltest.GetJSON(objs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +83,7 @@ func TestTypedJSONThatDisagreesIsNotUsed(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got != want {
-			t.Errorf("after a disagreement, the list is not kubectl's:\n%s", firstDifference(got, want))
+			t.Errorf("after a disagreement, the list is not kubectl's:\n%s", kubectltest.FirstDifference(got, want))
 		}
 		if probed < 0 {
 			probed = *calls
@@ -111,8 +113,8 @@ func TestTypedJSONThatAgreesIsUsed(t *testing.T) {
 	if *calls != probed+len(objs) {
 		t.Errorf("typedJSON printed %d of %d objects", *calls-probed, len(objs))
 	}
-	if want, err := kubectlGetJSON(objs); err != nil || got != want {
-		t.Errorf("the list is not kubectl's (%v):\n%s", err, firstDifference(got, want))
+	if want, err := kubectltest.GetJSON(objs); err != nil || got != want {
+		t.Errorf("the list is not kubectl's (%v):\n%s", err, kubectltest.FirstDifference(got, want))
 	}
 	klog.Flush()
 	if log.Len() > 0 {

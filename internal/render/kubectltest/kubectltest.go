@@ -1,4 +1,8 @@
-package render
+// Package kubectltest is what kubectl itself prints, for the tests of
+// regctl's printers to compare with: kubectl get's path from the server's
+// JSON to its JSON printer, and objects of every built-in kind filled at
+// random.
+package kubectltest
 
 import (
 	"bytes"
@@ -26,10 +30,10 @@ import (
 	"sigs.k8s.io/randfill"
 )
 
-// builtIn holds every kind of kube-apiserver's chain: client-go's scheme
+// BuiltIn holds every kind of kube-apiserver's chain: client-go's scheme
 // (every built-in group) and the kinds of the two servers behind it,
 // CustomResourceDefinitions and APIServices.
-var builtIn = func() *runtime.Scheme {
+var BuiltIn = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme,
@@ -45,11 +49,11 @@ var builtIn = func() *runtime.Scheme {
 
 // serverJSON is the object as kube-apiserver sends it: its JSON serializer's
 // encoding.
-var serverJSON = jsonserializer.NewSerializerWithOptions(jsonserializer.DefaultMetaFactory, builtIn, builtIn, jsonserializer.SerializerOptions{})
+var serverJSON = jsonserializer.NewSerializerWithOptions(jsonserializer.DefaultMetaFactory, BuiltIn, BuiltIn, jsonserializer.SerializerOptions{})
 
-// asKubectlHoldsIt is obj as kubectl holds what the server sent: the
+// AsKubectlHoldsIt is obj as kubectl holds what the server sent: the
 // server's JSON read by the unstructured JSON scheme.
-func asKubectlHoldsIt(obj runtime.Object) (*unstructured.Unstructured, error) {
+func AsKubectlHoldsIt(obj runtime.Object) (*unstructured.Unstructured, error) {
 	var sent bytes.Buffer
 	if err := serverJSON.Encode(obj, &sent); err != nil {
 		return nil, err
@@ -61,14 +65,14 @@ func asKubectlHoldsIt(obj runtime.Object) (*unstructured.Unstructured, error) {
 	return u, nil
 }
 
-// kubectlGetJSON is what `kubectl get -o json` prints of objs: kubectl's
+// GetJSON is what `kubectl get -o json` prints of objs: kubectl's
 // printGeneric (k8s.io/kubectl/pkg/cmd/get) puts what it read into a v1
 // List, reads that back with the unstructured JSON scheme, and prints an
 // UnstructuredList of its items with cli-runtime's JSONPrinter.
-func kubectlGetJSON(objs []runtime.Object) (string, error) {
+func GetJSON(objs []runtime.Object) (string, error) {
 	list := corev1.List{TypeMeta: metav1.TypeMeta{Kind: "List", APIVersion: "v1"}}
 	for _, obj := range objs {
-		u, err := asKubectlHoldsIt(obj)
+		u, err := AsKubectlHoldsIt(obj)
 		if err != nil {
 			return "", err
 		}
@@ -100,36 +104,21 @@ func kubectlGetJSON(objs []runtime.Object) (string, error) {
 	return out.String(), nil
 }
 
-// streamedJSON is what a ListWriter prints of objs in json.
-func streamedJSON(objs []runtime.Object) (string, error) {
-	var out bytes.Buffer
-	l := NewListWriter(&out, JSON)
-	for _, obj := range objs {
-		if err := l.Add(obj); err != nil {
-			return "", err
-		}
-	}
-	if err := l.Close(); err != nil {
-		return "", err
-	}
-	return out.String(), nil
-}
-
-// kubectlRewritesRaw are values of raw JSON fields (raw extensions, CRDs'
+// RewrittenRaw are values of raw JSON fields (raw extensions, CRDs'
 // defaults and examples), most of which kubectl get prints otherwise than
 // they are written: numbers, escapes, a repeated key.
-var kubectlRewritesRaw = []string{
+var RewrittenRaw = []string{
 	`{"b":[1,{"d":"<x>","c":null}],"a":"` + "\u2028" + `"}`,
 	`1.0`, `1e3`, `-0`, `-0.0`, `12345678901234567890`, `0.1`, `1E-7`, `1.50`,
 	`"s"`, `true`, `null`, `[]`, `{}`, `{"n":[2.50,3]}`,
 	`"\u00e9\/\u003C\ud83d\ude00"`, `{"a":1,"\u0061":2,"a":3}`,
 }
 
-// kindFiller fills objects of built-in kinds at random: strings of any
+// KindFiller fills objects of built-in kinds at random: strings of any
 // runes, nil and empty slices and maps, unset pointers, and values that
 // are valid where the types cannot hold anything (quantities, raw JSON
 // taken from raws).
-func kindFiller(seed int64, raws []string) *randfill.Filler {
+func KindFiller(seed int64, raws []string) *randfill.Filler {
 	rawJSON := func(c randfill.Continue) []byte { return []byte(raws[c.Intn(len(raws))]) }
 	funcs := fuzzer.MergeFuzzerFuncs(metafuzzer.Funcs, func(serializer.CodecFactory) []any {
 		return []any{
@@ -157,5 +146,15 @@ func kindFiller(seed int64, raws []string) *randfill.Filler {
 	})
 	// Some kinds nest many levels deep, each level a list of up to three
 	// more: a bound on the depth keeps a fill from growing without end.
-	return fuzzer.FuzzerFor(funcs, rand.NewSource(seed), serializer.NewCodecFactory(builtIn)).NilChance(0.2).NumElements(0, 3).MaxDepth(12)
+	return fuzzer.FuzzerFor(funcs, rand.NewSource(seed), serializer.NewCodecFactory(BuiltIn)).NilChance(0.2).NumElements(0, 3).MaxDepth(12)
+}
+
+// FirstDifference shows where got and kubectl's want part.
+func FirstDifference(got, want string) string {
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	from := max(0, i-200)
+	return "regctl:  ..." + got[from:min(len(got), i+100)] + "\nkubectl: ..." + want[from:min(len(want), i+100)]
 }

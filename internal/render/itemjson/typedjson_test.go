@@ -1,4 +1,4 @@
-package render
+package itemjson
 
 import (
 	"encoding/json"
@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/regctl/regctl/internal/render/kubectltest"
 )
 
 // kubectlJSON is what kubectl get prints of obj as an item of a list,
@@ -59,17 +61,8 @@ func checkTypedJSON(t *testing.T, obj any) {
 	case wantErr == nil && err != nil:
 		t.Errorf("%T: the plan fails: %v", obj, err)
 	case got != want:
-		t.Errorf("%T:\n%s", obj, firstDifference(got, want))
+		t.Errorf("%T:\n%s", obj, kubectltest.FirstDifference(got, want))
 	}
-}
-
-func firstDifference(got, want string) string {
-	i := 0
-	for i < len(got) && i < len(want) && got[i] == want[i] {
-		i++
-	}
-	from := max(0, i-200)
-	return "plan:    ..." + got[from:min(len(got), i+100)] + "\nkubectl: ..." + want[from:min(len(want), i+100)]
 }
 
 // kindsSeed makes the filled objects the same in every run, so that a
@@ -86,8 +79,8 @@ var seedFlag = flag.Int64("typedjson.seed", kindsSeed, "seed of the objects Test
 // holds a custom resource (unstructured) and a list of all of them.
 func TestTypedJSONIsKubectlsForEveryBuiltInKind(t *testing.T) {
 	t.Logf("seed %d", *seedFlag)
-	filler := kindFiller(*seedFlag, kubectlRewritesRaw)
-	gvks := slices.SortedFunc(maps.Keys(builtIn.AllKnownTypes()), func(a, b schema.GroupVersionKind) int {
+	filler := kubectltest.KindFiller(*seedFlag, kubectltest.RewrittenRaw)
+	gvks := slices.SortedFunc(maps.Keys(kubectltest.BuiltIn.AllKnownTypes()), func(a, b schema.GroupVersionKind) int {
 		return strings.Compare(a.String(), b.String())
 	})
 	kinds := 0
@@ -100,7 +93,7 @@ func TestTypedJSONIsKubectlsForEveryBuiltInKind(t *testing.T) {
 			if round == 0 {
 				kinds++
 			}
-			obj := reflect.New(builtIn.AllKnownTypes()[gvk]).Interface().(runtime.Object)
+			obj := reflect.New(kubectltest.BuiltIn.AllKnownTypes()[gvk]).Interface().(runtime.Object)
 			filler.Fill(obj)
 			obj.GetObjectKind().SetGroupVersionKind(gvk)
 			if obj.GetObjectKind().GroupVersionKind().Empty() {
@@ -114,7 +107,7 @@ func TestTypedJSONIsKubectlsForEveryBuiltInKind(t *testing.T) {
 			if round > 0 {
 				continue
 			}
-			if u, err := asKubectlHoldsIt(obj); err == nil {
+			if u, err := kubectltest.AsKubectlHoldsIt(obj); err == nil {
 				checkList(t, gvk.String()+" as unstructured", u)
 			}
 			all = append(all, obj)
@@ -130,7 +123,7 @@ func TestTypedJSONIsKubectlsForEveryBuiltInKind(t *testing.T) {
 // checkList checks that a json list of objs is kubectl's.
 func checkList(t *testing.T, what string, objs ...runtime.Object) {
 	t.Helper()
-	want, wantErr := kubectlGetJSON(objs)
+	want, wantErr := kubectltest.GetJSON(objs)
 	got, err := streamedJSON(objs)
 	switch {
 	case wantErr != nil && err == nil:
@@ -138,7 +131,7 @@ func checkList(t *testing.T, what string, objs ...runtime.Object) {
 	case wantErr == nil && err != nil:
 		t.Errorf("%s: regctl cannot print it: %v", what, err)
 	case got != want:
-		t.Errorf("%s:\n%s", what, firstDifference(got, want))
+		t.Errorf("%s:\n%s", what, kubectltest.FirstDifference(got, want))
 	}
 }
 

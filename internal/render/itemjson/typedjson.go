@@ -1,4 +1,7 @@
-package render
+// Package itemjson writes the items of a List as kubectl get -o json
+// prints them, in one pass (typedJSON), checked against encoding/json on a
+// probe at first use.
+package itemjson
 
 import (
 	"bytes"
