@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/regctl/regctl/internal/etcdview/embedded"
 	"github.com/regctl/regctl/internal/etcdview/etcdtest"
 )
 
@@ -17,12 +16,7 @@ import (
 // deletion after it in revision order, none of the keys beside the prefix,
 // and nothing written by the reading.
 func TestPrefixHistory(t *testing.T) {
-	e, err := embedded.Start(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	c := etcdtest.Client(t, e.ClientURL)
+	_, c := etcdtest.Start(t)
 	ctx := context.Background()
 	put := func(key, value string) int64 {
 		t.Helper()
@@ -92,12 +86,7 @@ func TestPrefixHistory(t *testing.T) {
 // TestPrefixHistoryNeverCompacted reads every write of an etcd that never
 // compacted: nothing is held at revision 1, and each write is an event.
 func TestPrefixHistoryNeverCompacted(t *testing.T) {
-	e, err := embedded.Start(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	c := etcdtest.Client(t, e.ClientURL)
+	_, c := etcdtest.Start(t)
 	ctx := context.Background()
 	var want []int64
 	for i := range 3 {

@@ -7,19 +7,13 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/regctl/regctl/internal/etcdview/embedded"
 	"github.com/regctl/regctl/internal/etcdview/etcdtest"
 )
 
 // TestCheckRevisionOn reads a real etcd at revisions it holds, compacted
 // and not reached yet; revision 0 and negative ones dial nothing.
 func TestCheckRevisionOn(t *testing.T) {
-	e, err := embedded.Start(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	c := etcdtest.Client(t, e.ClientURL)
+	_, c := etcdtest.Start(t)
 	ctx := context.Background()
 	var revs []int64
 	for _, v := range []string{"a", "b", "c"} {

@@ -24,12 +24,7 @@ import (
 // endpoint that does not answer is listed with why, and none answering is
 // an error.
 func TestMemberStatusesAreEtcds(t *testing.T) {
-	e, err := embedded.Start(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	c := etcdtest.Client(t, e.ClientURL)
+	e, c := etcdtest.Start(t)
 	ctx := context.Background()
 	for i := range 20 {
 		if _, err := c.Put(ctx, fmt.Sprintf("/registry/configmaps/a/%d", i), strings.Repeat("x", 1000)); err != nil {
@@ -259,12 +254,7 @@ func changes(t *testing.T, c *clientv3.Client) []string {
 // each with the value it replaced, live and from a snapshot of the same
 // etcd: the same, in revision order.
 func TestChangesAreTheHistoryEtcdHolds(t *testing.T) {
-	e, err := embedded.Start(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	c := etcdtest.Client(t, e.ClientURL)
+	_, c := etcdtest.Start(t)
 	history(t, c)
 	live := changes(t, c)
 	want := []string{
@@ -296,12 +286,7 @@ func TestChangesAreTheHistoryEtcdHolds(t *testing.T) {
 // TestChangesKeepTheirOrderWithinATransaction: a transaction's changes
 // share its revision, and come in its order.
 func TestChangesKeepTheirOrderWithinATransaction(t *testing.T) {
-	e, err := embedded.Start(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	c := etcdtest.Client(t, e.ClientURL)
+	_, c := etcdtest.Start(t)
 	ctx := context.Background()
 	if _, err := c.Txn(ctx).Then(clientv3.OpPut("b", "1"), clientv3.OpPut("a", "2")).Commit(); err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 
-	"github.com/regctl/regctl/internal/etcdview/embedded"
 	"github.com/regctl/regctl/internal/etcdview/etcdtest"
 )
 
@@ -37,12 +36,7 @@ func TestClaimsGroup(t *testing.T) {
 // TestUsageWalkVisitsEachKey: a walk's visitor is told of every key once,
 // with the usage it counts in, and the usage adds up what it was told.
 func TestUsageWalkVisitsEachKey(t *testing.T) {
-	e, err := embedded.Start(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	c := etcdtest.Client(t, e.ClientURL)
+	_, c := etcdtest.Start(t)
 	ctx := context.Background()
 	for i := range 7 {
 		if _, err := c.Put(ctx, fmt.Sprintf("/registry/configmaps/a/%d", i), fmt.Sprint(i*100)); err != nil {

@@ -11,7 +11,6 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/regctl/regctl/internal/etcdview/embedded"
 	"github.com/regctl/regctl/internal/etcdview/etcdtest"
 )
 
@@ -42,12 +41,7 @@ func (c *countingKV) Get(ctx context.Context, key string, opts ...clientv3.OpOpt
 // bounded multiple of the keys: a walk that asked for the rest of the
 // prefix page after page would make it count about n²/2p.
 func TestWalksCountWhatTheyRead(t *testing.T) {
-	e, err := embedded.Start(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	c := etcdtest.Client(t, e.ClientURL)
+	e, c := etcdtest.Start(t)
 	ctx := context.Background()
 
 	var want []string

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/regctl/regctl/internal/etcdview/embedded"
 )
 
 // Client is a plain etcd client on url, closed when the test ends.
@@ -43,4 +45,16 @@ func SaveSnapshot(t testing.TB, c *clientv3.Client, path string) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Start starts an ephemeral etcd for the test, closed when it ends, and
+// returns it with a plain client on it.
+func Start(t testing.TB) (*embedded.Etcd, *clientv3.Client) {
+	t.Helper()
+	e, err := embedded.Start(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e, Client(t, e.ClientURL)
 }

@@ -12,7 +12,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/regctl/regctl/internal/etcdview"
-	"github.com/regctl/regctl/internal/etcdview/embedded"
 	"github.com/regctl/regctl/internal/etcdview/etcdtest"
 )
 
@@ -20,12 +19,7 @@ import (
 // its pages, and of them those in use as bbolt counts them for etcd's
 // backend, and the revision and compaction of the etcd it was saved from.
 func TestSnapshotStatusIsTheFiles(t *testing.T) {
-	e, err := embedded.Start(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	c := etcdtest.Client(t, e.ClientURL)
+	_, c := etcdtest.Start(t)
 	ctx := context.Background()
 	// Values written, then compacted away: pages that held them are free.
 	for i := range 200 {
