@@ -22,6 +22,7 @@ import (
 
 	"github.com/regctl/regctl/internal/etcdview"
 	"github.com/regctl/regctl/internal/etcdview/embedded"
+	"github.com/regctl/regctl/internal/etcdview/etcdtest"
 	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/logs/logstest"
 	"github.com/regctl/regctl/internal/render"
@@ -45,21 +46,6 @@ func open(t *testing.T, url, snapshot string) (*storagemap.Session, handle.Keysp
 	}
 	t.Cleanup(func() { s.Close() })
 	return s, ks
-}
-
-func startEtcd(t *testing.T, opts ...embedded.Option) (*embedded.Etcd, *clientv3.Client) {
-	t.Helper()
-	e, err := embedded.Start(nil, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{e.ClientURL}, DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return e, c
 }
 
 // status is etcd's own status answer of the member at endpoint.
@@ -167,7 +153,7 @@ func tallyOf(t *testing.T, c *clientv3.Client, prefix string) tally {
 // the one written most; and nothing is written.
 func TestSpaceOfAnEtcd(t *testing.T) {
 	ctx := context.Background()
-	e, c := startEtcd(t)
+	e, c := etcdtest.Start(t)
 	write(t, c)
 	_, ks := open(t, e.ClientURL, "")
 	settle(t, c)
@@ -339,7 +325,7 @@ func storedRevisions(t *testing.T, path string) (revisions, values int64) {
 // snapshot saved before says the same as the live one.
 func TestWhatACompactionFrees(t *testing.T) {
 	ctx := context.Background()
-	e, c := startEtcd(t)
+	e, c := etcdtest.Start(t)
 	write(t, c)
 	_, ks := open(t, e.ClientURL, "")
 	live, err := Run(ctx, ks, nil, Request{Top: 3, ChunkSize: DefaultPageSize})
@@ -411,7 +397,7 @@ func saveSnapshot(t *testing.T, c *clientv3.Client, path string) {
 func TestSpaceOfAnEtcdOverItsQuota(t *testing.T) {
 	ctx := context.Background()
 	const quota = 2 << 20
-	e, c := startEtcd(t, embedded.WithQuota(quota))
+	e, c := etcdtest.Start(t, embedded.WithQuota(quota))
 	value := strings.Repeat("x", 64<<10)
 	for i := 0; ; i++ {
 		_, err := c.Put(ctx, fmt.Sprintf("/registry/configmaps/big/cm%04d", i), value)
@@ -460,7 +446,7 @@ func TestSpaceOfAnEtcdOverItsQuota(t *testing.T) {
 // snapshot's is read all the same.
 func TestALongHistoryIsNotRead(t *testing.T) {
 	ctx := context.Background()
-	e, c := startEtcd(t)
+	e, c := etcdtest.Start(t)
 	write(t, c)
 	_, ks := open(t, e.ClientURL, "")
 	var out, errOut bytes.Buffer

@@ -17,7 +17,7 @@ import (
 
 	"github.com/regctl/regctl/internal/cli"
 	"github.com/regctl/regctl/internal/clock"
-	"github.com/regctl/regctl/internal/etcdview/embedded"
+	"github.com/regctl/regctl/internal/etcdview/etcdtest"
 	"github.com/regctl/regctl/internal/storagemap/serverflags"
 )
 
@@ -61,16 +61,7 @@ func ParseOn[O any](t testing.TB, newCmd func(*cli.Globals, func(context.Context
 // errOut, and a client of its own.
 func Etcd(t testing.TB, out, errOut io.Writer) (*cli.Globals, *clientv3.Client) {
 	t.Helper()
-	e, err := embedded.Start(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{e.ClientURL}, DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	e, c := etcdtest.Start(t)
 	g := Globals(0)
 	g.IO.Out, g.IO.ErrOut = out, errOut
 	g.Server.Server.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}

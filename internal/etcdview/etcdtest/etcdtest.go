@@ -47,11 +47,11 @@ func SaveSnapshot(t testing.TB, c *clientv3.Client, path string) {
 	}
 }
 
-// Start starts an ephemeral etcd for the test, closed when it ends, and
-// returns it with a plain client on it.
-func Start(t testing.TB) (*embedded.Etcd, *clientv3.Client) {
+// Start starts an ephemeral etcd for the test, with opts, closed when it
+// ends, and returns it with a plain client on it.
+func Start(t testing.TB, opts ...embedded.Option) (*embedded.Etcd, *clientv3.Client) {
 	t.Helper()
-	e, err := embedded.Start(nil)
+	e, err := embedded.Start(nil, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
