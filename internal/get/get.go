@@ -6,6 +6,8 @@
 package get
 
 import (
+	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -112,11 +114,20 @@ func Run(ctx context.Context, named []target.Named, o Options) error {
 			return fmt.Errorf("%s cannot be listed: name an object", t.Path)
 		}
 	}
+	out := newPageOut(o.Out)
+	o.Out = out
 	if o.tabular() {
-		return listTables(ctx, targets, &o)
+		return cmp.Or(listTables(ctx, targets, &o, out), out.Flush())
 	}
-	return listObjects(ctx, targets, &o)
+	return cmp.Or(listObjects(ctx, targets, &o, out), out.Flush())
 }
+
+// pageOut holds what a page of a list prints until the page is done:
+// kubectl's printers write a line at a time, and under the table writer a
+// cell at a time, each a system call on an unbuffered standard output.
+type pageOut struct{ *bufio.Writer }
+
+func newPageOut(w io.Writer) pageOut { return pageOut{bufio.NewWriterSize(w, 64<<10)} }
 
 // getNamed reads each named object of each type; missing ones are reported
 // and the others still printed, as kubectl does. Nothing is printed before

@@ -35,7 +35,7 @@ func (o *Options) listOptions() stores.ListOptions {
 // tables keep their cells (and row metadata) and are printed once every
 // list has been read to its end, so that a list that stops early prints
 // no table at all.
-func listTables(ctx context.Context, targets []handle.Target, o *Options) error {
+func listTables(ctx context.Context, targets []handle.Target, o *Options, out pageOut) error {
 	o.boundHeap()
 	if o.Print.HoldsObjects() {
 		return listWholeTables(ctx, targets, o)
@@ -44,7 +44,7 @@ func listTables(ctx context.Context, targets []handle.Target, o *Options) error 
 	unreadable, err := eachTable(ctx, targets, o, func(t handle.Target) error {
 		kind := schema.GroupKind{Group: t.Resource.Group, Kind: t.Resource.Kind}
 		return stream.Start(kind, o.AllNamespaces && t.Resource.Namespaced, len(targets) > 1)
-	}, func(tb *metav1.Table) error { return stream.Append(tb) })
+	}, func(tb *metav1.Table) error { return cmp.Or(stream.Append(tb), out.Flush()) })
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func eachTable(ctx context.Context, targets []handle.Target, o *Options, start f
 // listObjects streams each type's objects, page by page, into one yaml or
 // json List (or names). A list that stops before its end leaves the
 // document open, so it never passes for the whole.
-func listObjects(ctx context.Context, targets []handle.Target, o *Options) error {
+func listObjects(ctx context.Context, targets []handle.Target, o *Options, out pageOut) error {
 	o.boundHeap()
 	lw := o.Print.NewListWriter(o.Out, o.Output)
 	var unreadable error
@@ -122,7 +122,7 @@ func listObjects(ctx context.Context, targets []handle.Target, o *Options) error
 					return err
 				}
 			}
-			return nil
+			return out.Flush()
 		})
 		if !stores.WalkedToEnd(err) {
 			lw.Cut()

@@ -135,8 +135,8 @@ func TestTablesPrintPageByPage(t *testing.T) {
 		return out.String(), out.writes
 	}
 	out, writes := list("")
-	if writes < 3 {
-		t.Errorf("25 rows in pages of 10 written in %d writes, want one a page at least", writes)
+	if writes != 3 {
+		t.Errorf("25 rows in pages of 10 written in %d writes, want one a page", writes)
 	}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if len(lines) != 26 || !strings.HasPrefix(lines[0], "NAME") || strings.Count(out, "NAME") != 1 {
@@ -177,5 +177,34 @@ func TestTablesPrintPageByPage(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("sorted rows %q, want %q", got, want)
+	}
+}
+
+// TestListsWriteAPageAtATime: kubectl's printers write a line at a time;
+// a list reaches the output a page at a time, each page whole, as it is
+// read.
+func TestListsWriteAPageAtATime(t *testing.T) {
+	cms, create := maptest.ConfigMaps(t, "shop")
+	for i := range 25 {
+		create("cm-" + strconv.Itoa(i))
+	}
+	for _, output := range []string{"name", "json", "yaml"} {
+		t.Run(output, func(t *testing.T) {
+			o := Options{ChunkSize: 10, Print: render.NewGetPrintFlags()}
+			var err error
+			if o.Output, err = o.Print.Format(output, true, render.Table, render.Name, render.JSON, render.YAML); err != nil {
+				t.Fatal(err)
+			}
+			var out flushes
+			var errOut bytes.Buffer
+			o.Out, o.ErrOut = &out, &errOut
+			if err := Run(context.Background(), []target.Named{{Target: cms}}, o); err != nil {
+				t.Fatal(err)
+			}
+			// A write for each page, and the list's end.
+			if n := strings.Count(out.String(), "cm-"); n < 25 || out.writes < 3 || out.writes > 4 {
+				t.Errorf("%d objects in pages of 10 written in %d writes, want 25 in 3 or 4:\n%s", n, out.writes, out.String())
+			}
+		})
 	}
 }
