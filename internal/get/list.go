@@ -114,11 +114,11 @@ func listObjects(ctx context.Context, targets []handle.Target, o *Options, out p
 	for _, t := range targets {
 		err := stores.List(ctx, t, o.listOptions(), func(p stores.Page) error {
 			for _, item := range p.Items {
-				obj, err := stores.ListItemToExternal(t, item)
+				obj, err := o.printed(t, item)
 				if err != nil {
 					return err
 				}
-				if err := lw.Add(o.trim(obj)); err != nil {
+				if err := lw.Add(obj); err != nil {
 					return err
 				}
 			}
@@ -134,6 +134,24 @@ func listObjects(ctx context.Context, targets []handle.Target, o *Options, out p
 	// the whole list, printed in full, and the error still makes the exit
 	// code 1.
 	return cmp.Or(unreadable, lw.Close())
+}
+
+// printed is a listed item as it is printed: in the served version,
+// trimmed; with -o name, as its kind and name alone, all that kubectl's
+// name printer reads of it, which spares converting every item.
+func (o *Options) printed(t handle.Target, item runtime.Object) (runtime.Object, error) {
+	if o.Output == render.Name && !o.Print.HoldsObjects() {
+		m, err := meta.Accessor(item)
+		if err != nil {
+			return nil, fmt.Errorf("reading the name of a %s: %w", t.Resource.Kind, err)
+		}
+		return render.NameOnly(t.GroupVersion().WithKind(t.Resource.Kind), m.GetNamespace(), m.GetName()), nil
+	}
+	obj, err := stores.ListItemToExternal(t, item)
+	if err != nil {
+		return nil, err
+	}
+	return o.trim(obj), nil
 }
 
 // listCut is the error of a list that stopped before its end: the
