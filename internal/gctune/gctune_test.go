@@ -35,3 +35,16 @@ func TestBoundHeapFollowsWhatIsLive(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestBoundHeapHasAFloor: with little live, the bound is the floor, not a
+// few MiB above what is live, where the collector would mark the storage
+// map again every few MiB a list allocates.
+func TestBoundHeapHasAFloor(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	runtime.GC()
+	BoundHeap()
+	if limit := debug.SetMemoryLimit(-1); limit != heapFloor {
+		t.Fatalf("limit %d MiB with %d MiB kept, want the floor, %d MiB", limit>>20, kept()>>20, heapFloor>>20)
+	}
+}
