@@ -35,36 +35,13 @@ func Keys(ctx context.Context, r Resource, namespace string, rev, pageSize int64
 	if err != nil {
 		return err
 	}
-	// The next page is read while fn works on this one: etcd answers a
-	// window while the keys before it are printed.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	pages := make(chan []string, 1)
-	walked := make(chan error, 1)
-	go func() {
-		defer close(pages)
-		walked <- PagesAt(ctx, c, prefix, prefix, rev, pageSize, true, func(kvs []*mvccpb.KeyValue) error {
-			keys := make([]string, len(kvs))
-			for i, kv := range kvs {
-				keys[i] = string(kv.Key)
-			}
-			select {
-			case pages <- keys:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		})
-	}()
-	for keys := range pages {
-		if err := fn(keys); err != nil {
-			cancel()
-			for range pages {
-			}
-			return err
+	return PagesAt(ctx, c, prefix, prefix, rev, pageSize, true, func(kvs []*mvccpb.KeyValue) error {
+		keys := make([]string, len(kvs))
+		for i, kv := range kvs {
+			keys[i] = string(kv.Key)
 		}
-	}
-	return <-walked
+		return fn(keys)
+	})
 }
 
 // ObjectKeys is the key of each named object in namespace; with check, also
