@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regctl/regctl/internal/handle"
 	"github.com/regctl/regctl/internal/render"
 	"github.com/regctl/regctl/internal/storagemap/maptest"
 	"github.com/regctl/regctl/internal/stores/listwatch"
@@ -96,6 +97,23 @@ func (f *flushes) Write(p []byte) (int, error) {
 	return f.Buffer.Write(p)
 }
 
+// listCounted lists tg's objects with o in output, and is what it printed
+// and in how many writes.
+func listCounted(t *testing.T, tg handle.Target, output string, o Options) (string, int) {
+	t.Helper()
+	var err error
+	if o.Output, err = o.Print.Format(output, true, render.Table, render.Name, render.JSON, render.YAML); err != nil {
+		t.Fatal(err)
+	}
+	var out flushes
+	var errOut bytes.Buffer
+	o.Out, o.ErrOut = &out, &errOut
+	if err := Run(context.Background(), []target.Named{{Target: tg}}, o); err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), out.writes
+}
+
 // TestTablesPrintPageByPage: a table of a list read in pages is printed a
 // page at a time, as it is read, with its header once and every row lined
 // up with the rows before it; with --sort-by, once, whole, and sorted.
@@ -122,17 +140,7 @@ func TestTablesPrintPageByPage(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		var err error
-		if o.Output, err = o.Print.Format("table", false, render.Table, render.Name); err != nil {
-			t.Fatal(err)
-		}
-		var out flushes
-		var errOut bytes.Buffer
-		o.Out, o.ErrOut = &out, &errOut
-		if err := Run(context.Background(), []target.Named{{Target: cms}}, o); err != nil {
-			t.Fatal(err)
-		}
-		return out.String(), out.writes
+		return listCounted(t, cms, "table", o)
 	}
 	out, writes := list("")
 	if writes != 3 {
@@ -190,20 +198,10 @@ func TestListsWriteAPageAtATime(t *testing.T) {
 	}
 	for _, output := range []string{"name", "json", "yaml"} {
 		t.Run(output, func(t *testing.T) {
-			o := Options{ChunkSize: 10, Print: render.NewGetPrintFlags()}
-			var err error
-			if o.Output, err = o.Print.Format(output, true, render.Table, render.Name, render.JSON, render.YAML); err != nil {
-				t.Fatal(err)
-			}
-			var out flushes
-			var errOut bytes.Buffer
-			o.Out, o.ErrOut = &out, &errOut
-			if err := Run(context.Background(), []target.Named{{Target: cms}}, o); err != nil {
-				t.Fatal(err)
-			}
+			out, writes := listCounted(t, cms, output, Options{ChunkSize: 10, Print: render.NewGetPrintFlags()})
 			// A write for each page, and the list's end.
-			if n := strings.Count(out.String(), "cm-"); n < 25 || out.writes < 3 || out.writes > 4 {
-				t.Errorf("%d objects in pages of 10 written in %d writes, want 25 in 3 or 4:\n%s", n, out.writes, out.String())
+			if n := strings.Count(out, "cm-"); n < 25 || writes < 3 || writes > 4 {
+				t.Errorf("%d objects in pages of 10 written in %d writes, want 25 in 3 or 4:\n%s", n, writes, out)
 			}
 		})
 	}
