@@ -114,20 +114,16 @@ func Run(ctx context.Context, named []target.Named, o Options) error {
 			return fmt.Errorf("%s cannot be listed: name an object", t.Path)
 		}
 	}
-	out := newPageOut(o.Out)
+	// What a page of the list prints is written when the page is done:
+	// kubectl's printers write a line at a time, and under the table writer
+	// a cell at a time, each a system call on an unbuffered stdout.
+	out := bufio.NewWriterSize(o.Out, 64<<10)
 	o.Out = out
 	if o.tabular() {
 		return cmp.Or(listTables(ctx, targets, &o, out), out.Flush())
 	}
 	return cmp.Or(listObjects(ctx, targets, &o, out), out.Flush())
 }
-
-// pageOut holds what a page of a list prints until the page is done:
-// kubectl's printers write a line at a time, and under the table writer a
-// cell at a time, each a system call on an unbuffered standard output.
-type pageOut struct{ *bufio.Writer }
-
-func newPageOut(w io.Writer) pageOut { return pageOut{bufio.NewWriterSize(w, 64<<10)} }
 
 // getNamed reads each named object of each type; missing ones are reported
 // and the others still printed, as kubectl does. Nothing is printed before

@@ -1,6 +1,7 @@
 package get
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"fmt"
@@ -35,7 +36,7 @@ func (o *Options) listOptions() stores.ListOptions {
 // tables keep their cells (and row metadata) and are printed once every
 // list has been read to its end, so that a list that stops early prints
 // no table at all.
-func listTables(ctx context.Context, targets []handle.Target, o *Options, out pageOut) error {
+func listTables(ctx context.Context, targets []handle.Target, o *Options, out *bufio.Writer) error {
 	o.boundHeap()
 	if o.Print.HoldsObjects() {
 		return listWholeTables(ctx, targets, o)
@@ -107,7 +108,7 @@ func eachTable(ctx context.Context, targets []handle.Target, o *Options, start f
 // listObjects streams each type's objects, page by page, into one yaml or
 // json List (or names). A list that stops before its end leaves the
 // document open, so it never passes for the whole.
-func listObjects(ctx context.Context, targets []handle.Target, o *Options, out pageOut) error {
+func listObjects(ctx context.Context, targets []handle.Target, o *Options, out *bufio.Writer) error {
 	o.boundHeap()
 	lw := o.Print.NewListWriter(o.Out, o.Output)
 	var unreadable error
