@@ -230,20 +230,6 @@ func TestMigrateStopsBetweenObjects(t *testing.T) {
 		t.Errorf("dry run: exit %d, %+v, revision %d→%d; want %d plain secrets chosen, the broken one listed, exit 1, nothing written", code, dry, rev, e.revision(t), count)
 	}
 
-	cmd, stdout, stderr := startBinary(t, regctlBinary(t), "migrate", "-o", "json", "--qps=10", e.flag(), enc)
-	time.Sleep(1500 * time.Millisecond)
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	out, _ := io.ReadAll(stdout)
-	cmd.Wait()
-	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
-		t.Fatalf("interrupted migrate exited %d, want %d: %s", code, exitInterrupted, stderr)
-	}
-	report := &migrate.Report{}
-	if err := json.Unmarshal(out, report); err != nil {
-		t.Fatalf("the interrupted migration's report: %v: %s", err, out)
-	}
 	encrypted := func() int64 {
 		resp, err := e.client.Get(context.Background(), "/registry/secrets/shop/", clientv3.WithPrefix())
 		if err != nil {
@@ -256,6 +242,26 @@ func TestMigrateStopsBetweenObjects(t *testing.T) {
 			}
 		}
 		return n
+	}
+	cmd, stdout, stderr := startBinary(t, regctlBinary(t), "migrate", "-o", "json", "--qps=10", e.flag(), enc)
+	// Interrupt once the first secret is rewritten, not after a fixed time:
+	// a loaded machine may still be opening the session after seconds.
+	for deadline := time.Now().Add(30 * time.Second); encrypted() == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("migrate rewrote nothing in 30s: %s", stderr)
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(stdout)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Fatalf("interrupted migrate exited %d, want %d: %s", code, exitInterrupted, stderr)
+	}
+	report := &migrate.Report{}
+	if err := json.Unmarshal(out, report); err != nil {
+		t.Fatalf("the interrupted migration's report: %v: %s", err, out)
 	}
 	done := resourceReport(report, "secrets").Rewritten
 	if !report.Interrupted || done == 0 || done >= count || encrypted() != done {
