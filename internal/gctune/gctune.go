@@ -36,23 +36,6 @@ func Steady() {
 	}
 }
 
-// Tight collects garbage early while a command builds something large out
-// of growing arrays (a snapshot's index), each copy of which is garbage
-// once the next is made: at the default pacing they would pile up to as
-// much again as what is built. It returns the function that restores the
-// pacing. GOGC, when set, wins.
-func Tight() (restore func()) {
-	if os.Getenv("GOGC") != "" {
-		return func() {}
-	}
-	before := debug.SetGCPercent(tightPercent)
-	return func() { debug.SetGCPercent(before) }
-}
-
-// tightPercent is the pacing Tight sets: what it builds holds no pointers
-// (the collector has little to mark in it), so collecting often is cheap.
-const tightPercent = 10
-
 // BoundHeap sets a soft limit on the Go heap for a command that lists many
 // objects: what it keeps beside the list (the storage map, with a thousand
 // CRDs tens of MiB; the stores of the CRDs a scan is at) and two pages (and a

@@ -350,9 +350,6 @@ func (s *Snapshot) value(r storedRevision, buf *[]byte) (*mvccpb.KeyValue, error
 // own, where a panic on a damaged page cannot be recovered, and ends the
 // process (`etcdutl snapshot status`, which runs it first, does).
 func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
-	// The index grows by copies of its arrays: collected as soon as they
-	// are garbage, they do not add up to twice what the index holds.
-	defer gctune.Tight()()
 	idx := &snapshotIndex{}
 	// The key bucket is ordered by revision: each revision is read with its
 	// key's name, then they are sorted by name, and by revision for a key.
@@ -368,6 +365,11 @@ func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 	}
 	indexKeys := func(b *bolt.Bucket) error {
 		inline := b.Root() == 0
+		// Each array is made once, at its size: grown by copies, as
+		// append grows it, a million revisions made copies that cost
+		// collections and, at their peak, memory.
+		scan = make([]storedRevision, 0, min(b.Stats().KeyN, int(s.size/minRevision)))
+		idx.names = make([]byte, 0, namesBytes(b, cap(scan)))
 		var last mvcc.Revision
 		return b.ForEach(func(k, v []byte) error {
 			if inline && len(k)+len(v) > info.PageSize || !inline && (!inFile(k) || !inFile(v)) {
@@ -468,14 +470,18 @@ func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 		return nil, fmt.Errorf("reading the snapshot %s: %w", s.path, err)
 	}
 	idx.current = max(idx.current, idx.compacted)
-	// Group the revisions by key, each key's oldest first.
-	slices.SortFunc(scan, func(a, b storedRevision) int {
-		return cmp.Or(bytes.Compare(idx.nameOf(a), idx.nameOf(b)), cmp.Compare(a.main, b.main), cmp.Compare(a.sub, b.sub))
-	})
 	if len(scan) > math.MaxUint32 {
 		return nil, fmt.Errorf("reading the snapshot %s: more than %d revisions", s.path, uint32(math.MaxUint32))
 	}
+	groupByKey(idx.names, scan)
 	idx.revs = scan
+	keys := 0
+	for i := range scan {
+		if i == 0 || !bytes.Equal(idx.nameOf(scan[i]), idx.nameOf(scan[i-1])) {
+			keys++
+		}
+	}
+	idx.keys = make([]indexedKey, 0, keys)
 	for i := 0; i < len(scan); {
 		j := i + 1
 		for j < len(scan) && bytes.Equal(idx.nameOf(scan[j]), idx.nameOf(scan[i])) {
@@ -487,6 +493,78 @@ func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 	// The index is live from here on: a heap bound, which follows what
 	// each collection leaves live, counts it already.
 	return idx, nil
+}
+
+// minRevision is the fewest bytes of the file a revision takes: its 17-byte
+// key in the bucket and a value with a key. It bounds the revisions a
+// damaged count of them can make room for.
+const minRevision = 20
+
+// namesBytes is about how many bytes the names of n revisions of the key
+// bucket b take: n times the mean of 64 revisions' names, spread over the
+// bucket, and a quarter more: a sample, not a count, which append makes
+// good when it falls short.
+func namesBytes(b *bolt.Bucket, n int) int {
+	c := b.Cursor()
+	first, _ := c.First()
+	last, _ := c.Last()
+	if len(first) < 17 || len(last) < 17 {
+		return 0
+	}
+	from, to := mvcc.BytesToRev(first).Main, mvcc.BytesToRev(last).Main
+	const samples = 64
+	var sum, read int
+	for i := range int64(samples) {
+		k, v := c.Seek(mvcc.RevToBytes(mvcc.Revision{Main: from + (to-from)*i/(samples-1)}, mvcc.NewRevBytes()))
+		if k == nil {
+			continue
+		}
+		if h, err := headerOf(v); err == nil {
+			sum += len(h.key)
+			read++
+		}
+	}
+	if read == 0 {
+		return 0
+	}
+	return n * sum / read * 5 / 4
+}
+
+// groupByKey orders the revisions, read in revision order, by key, each
+// key's oldest first, in place. It sorts their places rather than the
+// revisions themselves (4 bytes to move where a revision is 56), then moves
+// each revision once; the key bucket's order is the revisions' own, so a
+// place breaks a tie of names as (main, sub) would.
+func groupByKey(names []byte, scan []storedRevision) {
+	order := make([]uint32, len(scan))
+	spans := make([]span, len(scan))
+	for i, r := range scan {
+		order[i], spans[i] = uint32(i), r.name
+	}
+	slices.SortFunc(order, func(a, b uint32) int {
+		x, y := spans[a], spans[b]
+		return cmp.Or(bytes.Compare(names[x.from:x.to], names[y.from:y.to]), cmp.Compare(a, b))
+	})
+	// Position i takes the revision at order[i]: follow each cycle of
+	// that permutation, marking the places filled.
+	const filled = math.MaxUint32
+	for i := range order {
+		if order[i] == filled {
+			continue
+		}
+		first := scan[i]
+		j := i
+		for {
+			from := order[j]
+			order[j] = filled
+			if int(from) == i {
+				scan[j] = first
+				break
+			}
+			scan[j] = scan[from]
+			j = int(from)
+		}
+	}
 }
 
 // bytes is the memory the index keeps: what its arrays hold (what append
