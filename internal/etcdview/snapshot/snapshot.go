@@ -368,8 +368,9 @@ func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 		// Each array is made once, at its size: grown by copies, as
 		// append grows it, a million revisions made copies that cost
 		// collections and, at their peak, memory.
-		scan = make([]storedRevision, 0, min(b.Stats().KeyN, int(s.size/minRevision)))
-		idx.names = make([]byte, 0, namesBytes(b, cap(scan)))
+		revisions, names := s.count(b, inFile)
+		scan = make([]storedRevision, 0, revisions)
+		idx.names = make([]byte, 0, names)
 		var last mvcc.Revision
 		return b.ForEach(func(k, v []byte) error {
 			if inline && len(k)+len(v) > info.PageSize || !inline && (!inFile(k) || !inFile(v)) {
@@ -495,39 +496,24 @@ func (s *Snapshot) buildIndex() (*snapshotIndex, error) {
 	return idx, nil
 }
 
-// minRevision is the fewest bytes of the file a revision takes: its 17-byte
-// key in the bucket and a value with a key. It bounds the revisions a
-// damaged count of them can make room for.
-const minRevision = 20
-
-// namesBytes is about how many bytes the names of n revisions of the key
-// bucket b take: n times the mean of 64 revisions' names, spread over the
-// bucket, and a quarter more: a sample, not a count, which append makes
-// good when it falls short.
-func namesBytes(b *bolt.Bucket, n int) int {
+// count walks the key bucket b for how many revisions it holds and how
+// many bytes their names take, handing the pages read back as indexing
+// does: bbolt's own count (Bucket.Stats) keeps every page it reads, the
+// whole file. What is damaged is left to the indexing walk to tell.
+func (s *Snapshot) count(b *bolt.Bucket, inFile func([]byte) bool) (revisions, names int) {
+	inline := b.Root() == 0
 	c := b.Cursor()
-	first, _ := c.First()
-	last, _ := c.Last()
-	if len(first) < 17 || len(last) < 17 {
-		return 0
-	}
-	from, to := mvcc.BytesToRev(first).Main, mvcc.BytesToRev(last).Main
-	const samples = 64
-	var sum, read int
-	for i := range int64(samples) {
-		k, v := c.Seek(mvcc.RevToBytes(mvcc.Revision{Main: from + (to-from)*i/(samples-1)}, mvcc.NewRevBytes()))
-		if k == nil {
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		revisions++
+		if !inline && !inFile(v) {
 			continue
 		}
 		if h, err := headerOf(v); err == nil {
-			sum += len(h.key)
-			read++
+			names += len(h.key)
 		}
+		s.mapped(len(v))
 	}
-	if read == 0 {
-		return 0
-	}
-	return n * sum / read * 5 / 4
+	return revisions, names
 }
 
 // groupByKey orders the revisions, read in revision order, by key, each
