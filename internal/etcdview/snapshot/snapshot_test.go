@@ -475,6 +475,10 @@ func TestASnapshotsIndexIsCompact(t *testing.T) {
 	if len(idx.keys) != 3001 || len(idx.revs) != 3003 {
 		t.Fatalf("indexed %d keys and %d revisions, want 3001 and 3003", len(idx.keys), len(idx.revs))
 	}
+	// Each array is made once at its size, not grown by copies.
+	if cap(idx.revs) != len(idx.revs) || cap(idx.keys) != len(idx.keys) || cap(idx.names) != len(idx.names) {
+		t.Errorf("capacities of revisions %d/%d, keys %d/%d, names %d/%d: want each array made at its size", len(idx.revs), cap(idx.revs), len(idx.keys), cap(idx.keys), len(idx.names), cap(idx.names))
+	}
 	want := names + 3001*16 + 3003*56 + int64(len(idx.copies))
 	if got := idx.bytes(); got > want {
 		t.Errorf("the index holds %d bytes, want at most %d", got, want)
