@@ -26,7 +26,10 @@ import (
 
 // message is what a generated type declares: its fields by number.
 type message struct {
-	fields map[protowire.Number]messageField
+	// fields is indexed by number: the generated types number their
+	// fields from 1 with few gaps, and a value's every field is looked
+	// up here.
+	fields []messageField
 	// last is the highest number the type declares: a field past it was
 	// added after this release, one below it removed (or added by
 	// another release in a gap).
@@ -34,6 +37,7 @@ type message struct {
 }
 
 type messageField struct {
+	// name is empty for a number the type does not declare.
 	name string
 	// msg is the field's message type (an element's, for a repeated
 	// field); nil for scalars and for types with their own encoding
@@ -68,15 +72,18 @@ func messageOfLocked(t reflect.Type) *message {
 	if m, ok := messages[t]; ok {
 		return m
 	}
-	m := &message{fields: map[protowire.Number]messageField{}}
+	m := &message{}
 	// Recorded before its fields, for types that hold themselves
 	// (JSONSchemaProps).
 	messages[t] = m
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		num, name, ok := protobufTag(f.Tag.Get("protobuf"))
-		if !ok {
+		if !ok || num > maxFieldNumber {
 			continue
+		}
+		if name == "" {
+			name = "#" + strconv.Itoa(int(num))
 		}
 		field := messageField{name: name}
 		ft := f.Type
@@ -92,10 +99,13 @@ func messageOfLocked(t reflect.Type) *message {
 		default:
 			field.msg = elemMessage(ft)
 		}
+		if int(num) >= len(m.fields) {
+			m.fields = append(m.fields, make([]messageField, int(num)+1-len(m.fields))...)
+		}
 		m.fields[num] = field
 		m.last = max(m.last, num)
 	}
-	if len(m.fields) == 0 {
+	if m.last == 0 {
 		messages[t] = nil
 		return nil
 	}
@@ -154,6 +164,18 @@ type Field struct {
 
 func (f Field) String() string { return f.Path }
 
+// maxFieldNumber bounds the numbers a type's fields are looked up by: the
+// generated types' are below a hundred.
+const maxFieldNumber = 1 << 12
+
+// field is the field m declares as num.
+func (m *message) field(num protowire.Number) (messageField, bool) {
+	if num < 1 || int(num) >= len(m.fields) || m.fields[num].name == "" {
+		return messageField{}, false
+	}
+	return m.fields[num], true
+}
+
 // unknownFields lists the fields of raw, an encoded m, that m does not
 // declare, at most limit of them.
 func unknownFields(raw []byte, m *message, limit int) ([]Field, error) {
@@ -162,40 +184,101 @@ func unknownFields(raw []byte, m *message, limit int) ([]Field, error) {
 	return w.found, err
 }
 
-// walker walks a value against its type. The path of names it is at is
-// joined only for a field it reports: most values have none.
+// walker walks a value against its type. The path of fields it is at is
+// joined only for a field it reports: most values have none. A scan walks
+// every protobuf value it reads, so the walk is a plain loop: no closure,
+// no string, nothing allocated for a value with no unknown field.
 type walker struct {
-	path  []string
+	path  []messageField
 	found []Field
 	limit int
 }
 
 func (w *walker) walk(b []byte, m *message) error {
-	return eachField(b, func(num protowire.Number, value []byte) error {
-		f, known := m.fields[num]
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return errMalformed
+		}
+		b = b[n:]
+		var value []byte
+		if typ == protowire.BytesType {
+			value, n = protowire.ConsumeBytes(b)
+		} else {
+			n = protowire.ConsumeFieldValue(num, typ, b)
+		}
+		if n < 0 {
+			return errMalformed
+		}
+		b = b[n:]
+		f, known := m.field(num)
 		if !known {
-			if len(w.found) < w.limit {
-				w.found = append(w.found, Field{Path: join(strings.Join(w.path, "."), "#"+strconv.Itoa(int(num))), Number: int(num), Newer: num > m.last})
+			w.report(num, m)
+			continue
+		}
+		if typ != protowire.BytesType || f.msg == nil && f.mapValue == nil {
+			continue
+		}
+		w.path = append(w.path, f)
+		var err error
+		if f.isMap {
+			err = w.walkEntry(value, f.mapValue)
+		} else {
+			err = w.walk(value, f.msg)
+		}
+		w.path = w.path[:len(w.path)-1]
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walkEntry walks a map entry: a message of its key (1) and its value (2),
+// a message of type value.
+func (w *walker) walkEntry(b []byte, value *message) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return errMalformed
+		}
+		b = b[n:]
+		if typ != protowire.BytesType {
+			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+				return errMalformed
 			}
-			return nil
+			b = b[n:]
+			continue
 		}
-		if value == nil || f.msg == nil && f.mapValue == nil {
-			return nil
+		v, n := protowire.ConsumeBytes(b)
+		if n < 0 {
+			return errMalformed
 		}
-		w.path = append(w.path, f.name)
-		defer func() { w.path = w.path[:len(w.path)-1] }()
-		if !f.isMap {
-			return w.walk(value, f.msg)
-		}
-		// A map entry is a message of its key (1) and its value (2).
-		w.path[len(w.path)-1] += "[]"
-		return eachField(value, func(num protowire.Number, v []byte) error {
-			if num == 2 && v != nil {
-				return w.walk(v, f.mapValue)
+		b = b[n:]
+		if num == 2 {
+			if err := w.walk(v, value); err != nil {
+				return err
 			}
-			return nil
-		})
-	})
+		}
+	}
+	return nil
+}
+
+// report records num, a field m does not declare, at the walker's path.
+func (w *walker) report(num protowire.Number, m *message) {
+	if len(w.found) >= w.limit {
+		return
+	}
+	names := make([]string, 0, len(w.path)+1)
+	for _, f := range w.path {
+		if f.isMap {
+			names = append(names, f.name+"[]")
+		} else {
+			names = append(names, f.name)
+		}
+	}
+	names = append(names, "#"+strconv.Itoa(int(num)))
+	w.found = append(w.found, Field{Path: strings.Join(names, "."), Number: int(num), Newer: num > m.last})
 }
 
 // noBytes is an empty length-delimited field's value, told from nil.
@@ -228,13 +311,6 @@ func eachField(b []byte, fn func(num protowire.Number, value []byte) error) erro
 		}
 	}
 	return nil
-}
-
-func join(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
 }
 
 // protobufMagic starts every value the apiserver's protobuf serializer

@@ -88,7 +88,7 @@ func TestTypesThatHoldThemselvesAndMapsOfMessages(t *testing.T) {
 	for n, f := range m.fields {
 		if f.name == "properties" && f.isMap {
 			found = true
-			data = protowire.AppendBytes(protowire.AppendTag(data, n, protowire.BytesType), entry)
+			data = protowire.AppendBytes(protowire.AppendTag(data, protowire.Number(n), protowire.BytesType), entry)
 		}
 	}
 	if !found {
