@@ -168,12 +168,12 @@ func (f Field) String() string { return f.Path }
 // generated types' are below a hundred.
 const maxFieldNumber = 1 << 12
 
-// field is the field m declares as num.
-func (m *message) field(num protowire.Number) (messageField, bool) {
+// field is the field m declares as num; nil when it declares none.
+func (m *message) field(num protowire.Number) *messageField {
 	if num < 1 || int(num) >= len(m.fields) || m.fields[num].name == "" {
-		return messageField{}, false
+		return nil
 	}
-	return m.fields[num], true
+	return &m.fields[num]
 }
 
 // unknownFields lists the fields of raw, an encoded m, that m does not
@@ -186,41 +186,31 @@ func unknownFields(raw []byte, m *message, limit int) ([]Field, error) {
 
 // walker walks a value against its type. The path of fields it is at is
 // joined only for a field it reports: most values have none. A scan walks
-// every protobuf value it reads, so the walk is a plain loop: no closure,
-// no string, nothing allocated for a value with no unknown field.
+// every protobuf value it reads, so the walk is a plain loop: no closure
+// and no string for a value with no unknown field, only the path's few
+// pointers.
 type walker struct {
-	path  []messageField
+	path  []*messageField
 	found []Field
 	limit int
 }
 
 func (w *walker) walk(b []byte, m *message) error {
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return errMalformed
+		num, value, rest, err := nextField(b)
+		if err != nil {
+			return err
 		}
-		b = b[n:]
-		var value []byte
-		if typ == protowire.BytesType {
-			value, n = protowire.ConsumeBytes(b)
-		} else {
-			n = protowire.ConsumeFieldValue(num, typ, b)
-		}
-		if n < 0 {
-			return errMalformed
-		}
-		b = b[n:]
-		f, known := m.field(num)
-		if !known {
+		b = rest
+		f := m.field(num)
+		if f == nil {
 			w.report(num, m)
 			continue
 		}
-		if typ != protowire.BytesType || f.msg == nil && f.mapValue == nil {
+		if value == nil || f.msg == nil && f.mapValue == nil {
 			continue
 		}
 		w.path = append(w.path, f)
-		var err error
 		if f.isMap {
 			err = w.walkEntry(value, f.mapValue)
 		} else {
@@ -238,24 +228,12 @@ func (w *walker) walk(b []byte, m *message) error {
 // a message of type value.
 func (w *walker) walkEntry(b []byte, value *message) error {
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return errMalformed
+		num, v, rest, err := nextField(b)
+		if err != nil {
+			return err
 		}
-		b = b[n:]
-		if typ != protowire.BytesType {
-			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
-				return errMalformed
-			}
-			b = b[n:]
-			continue
-		}
-		v, n := protowire.ConsumeBytes(b)
-		if n < 0 {
-			return errMalformed
-		}
-		b = b[n:]
-		if num == 2 {
+		b = rest
+		if num == 2 && v != nil {
 			if err := w.walk(v, value); err != nil {
 				return err
 			}
@@ -288,29 +266,38 @@ var noBytes = make([]byte, 0)
 // of those that are length-delimited (nil for the others).
 func eachField(b []byte, fn func(num protowire.Number, value []byte) error) error {
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return errMalformed
+		num, value, rest, err := nextField(b)
+		if err != nil {
+			return err
 		}
-		b = b[n:]
-		var value []byte
-		if typ == protowire.BytesType {
-			value, n = protowire.ConsumeBytes(b)
-			if value == nil && n >= 0 {
-				value = noBytes
-			}
-		} else {
-			n = protowire.ConsumeFieldValue(num, typ, b)
-		}
-		if n < 0 {
-			return errMalformed
-		}
-		b = b[n:]
+		b = rest
 		if err := fn(num, value); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// nextField reads the first field of b: its number, its bytes when it is
+// length-delimited (nil for the others), and what follows it.
+func nextField(b []byte) (num protowire.Number, value, rest []byte, err error) {
+	num, typ, n := protowire.ConsumeTag(b)
+	if n < 0 {
+		return 0, nil, nil, errMalformed
+	}
+	b = b[n:]
+	if typ == protowire.BytesType {
+		value, n = protowire.ConsumeBytes(b)
+		if value == nil && n >= 0 {
+			value = noBytes
+		}
+	} else {
+		n = protowire.ConsumeFieldValue(num, typ, b)
+	}
+	if n < 0 {
+		return 0, nil, nil, errMalformed
+	}
+	return num, value, b[n:], nil
 }
 
 // protobufMagic starts every value the apiserver's protobuf serializer
