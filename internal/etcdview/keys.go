@@ -131,8 +131,14 @@ const firstPage = 64
 
 // nextLimit is the size of the page after kvs, read with limit: about
 // pageBytes of values like those of kvs, at most twice limit, and at most
-// pageSize.
+// pageSize. An empty page (a window between keys) says nothing of the
+// values to come and leaves the limit as it is: doubled over a run of
+// empty windows, it would let the next page read thousands of large
+// values in one response.
 func nextLimit(kvs []*mvccpb.KeyValue, limit, pageSize int64) int64 {
+	if len(kvs) == 0 {
+		return limit
+	}
 	var size int64
 	for _, kv := range kvs {
 		size += int64(len(kv.Key) + len(kv.Value))

@@ -158,3 +158,49 @@ func firstDifferences(got, want []string) []string {
 	}
 	return out
 }
+
+// TestPagesStayBoundedAcrossGaps walks values of 16 KiB in two groups far
+// apart, as a cluster's CRDs and the resources after them are: the windows
+// between the groups hold no key, and what the page after them reads is
+// still about pageBytes, as before the gap. An empty window says nothing of the values to come: a walk
+// that doubled its page at each read a thousand values of the second group
+// in one response.
+func TestPagesStayBoundedAcrossGaps(t *testing.T) {
+	e, c := etcdtest.Start(t)
+	ctx := context.Background()
+	const prefix, size = "/registry/", 16 << 10
+	value := strings.Repeat("v", size)
+	for group, n := range map[string]int{"apiextensions.k8s.io/crds/": 200, "zz/things/": 1000} {
+		var ops []clientv3.Op
+		for i := range n {
+			ops = append(ops, clientv3.OpPut(fmt.Sprintf("%s%s%04d", prefix, group, i), value))
+			if len(ops) == 50 { // within etcd's 1.5 MiB a request
+				if _, err := c.Txn(ctx).Then(ops...).Commit(); err != nil {
+					t.Fatal(err)
+				}
+				ops = ops[:0]
+			}
+		}
+	}
+	walker := etcdtest.Client(t, e.ClientURL)
+	counting := &countingKV{KV: walker.KV}
+	walker.KV = counting
+	var pages, read int
+	err := Pages(ctx, walker, prefix, prefix, 10000, false, func(kvs []*mvccpb.KeyValue) error {
+		pages++
+		read += len(kvs)
+		// The first page is firstPage values; the others about
+		// pageBytes, at most twice the page before them.
+		if bytes := len(kvs) * size; pages > 1 && bytes > 2*pageBytes {
+			t.Errorf("page %d: %d values, %d KiB: more than twice %d KiB", pages, len(kvs), bytes>>10, pageBytes>>10)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if read != 1200 {
+		t.Fatalf("read %d values, want 1200", read)
+	}
+	t.Logf("%d pages in %d requests", pages, counting.requests)
+}
