@@ -38,12 +38,10 @@ const windowGrowth = 8
 // costs a request for less than a page.
 const windowPages = 2
 
-// windowJumpBits bounds how much larger than an empty window the next one
-// is when it reaches to the end of the keys that start as the empty one's
-// ends do: 2^windowJumpBits times for the first empty window of a run, and
-// that to the power of how many bytes up each later one reaches (see
-// answered).
-const windowJumpBits = 16
+// windowJump bounds how much larger than an empty window the next one is
+// when it reaches to the end of the keys that start as the empty one's
+// ends do.
+const windowJump = 1 << 16
 
 func bigMin(a, b *big.Int) *big.Int {
 	if a.Cmp(b) < 0 {
@@ -59,8 +57,6 @@ type windows struct {
 	end string
 	// width is the next window's, nil before the first answer.
 	width *big.Int
-	// empties is how many windows in a row have held no key.
-	empties int
 }
 
 func newWindows(prefix string) *windows {
@@ -137,33 +133,23 @@ func (w *windows) answered(from, to string, count, returned int64, first, last s
 		next.Mul(span, big.NewInt(max(target, 1)))
 		next.Quo(next, big.NewInt(held))
 	}
-	if held > 0 {
-		w.empties = 0
-	} else {
+	if held == 0 {
 		// An empty window ends the keys that start as both its ends
 		// do, up to the byte where they differ: the next keys start
 		// otherwise (the next namespace, the next hundred of a
 		// numbered name). The next window reaches to the end of the
 		// keys that start as its start does up to that byte, one more
 		// than its ends share (the next namespace, not the next ten),
-		// within 2^windowJumpBits of this one's width. From the third
-		// empty window of a run on, each reaches twice as many bytes up
-		// as the one before (1, 1, 2, 4, 8 bytes), so that the gap
-		// between a name tens of bytes deep and the next namespace takes
-		// a few requests, not one or two a byte; it overshoots the
-		// gap's level by at most as many bytes as it climbed, and the
-		// window after it is cut to the density of what it held.
-		up := 1 << min(max(w.empties-1, 0), 3)
-		w.empties++
+		// within windowJump of this one's width.
 		common := len(w.prefix)
 		for common < min(len(from), len(to)) && from[common] == to[common] {
 			common++
 		}
-		level := max(len(w.prefix)+1, common+2-up)
+		level := common + 1
 		if level <= len(to) {
 			if end := PrefixEnd(to[:level]); end < w.end {
 				jump := new(big.Int).Sub(w.position(end), w.position(to))
-				jump = bigMin(jump, new(big.Int).Lsh(span, uint(windowJumpBits*up)))
+				jump = bigMin(jump, new(big.Int).Mul(span, big.NewInt(windowJump)))
 				if jump.Cmp(next) > 0 {
 					next = jump
 				}
