@@ -162,9 +162,9 @@ func firstDifferences(got, want []string) []string {
 // TestPagesStayBoundedAcrossGaps walks values of 16 KiB in two groups far
 // apart, as a cluster's CRDs and the resources after them are: the windows
 // between the groups hold no key, and what the page after them reads is
-// still about pageBytes, as before the gap. An empty window says nothing of the values to come: a walk
-// that doubled its page at each read a thousand values of the second group
-// in one response.
+// still about pageBytes, as before the gap. An empty window says nothing
+// of the values to come: a walk that doubled its page at each read a
+// thousand values of the second group in one response.
 func TestPagesStayBoundedAcrossGaps(t *testing.T) {
 	e, c := etcdtest.Start(t)
 	ctx := context.Background()
