@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"google.golang.org/protobuf/encoding/protowire"
-	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
+	apiextensionsinstall "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	aggregatorscheme "k8s.io/kube-aggregator/pkg/apiserver/scheme"
@@ -333,9 +333,18 @@ func unwrapProtobuf(data []byte) (apiVersion, kind string, raw []byte, err error
 	return apiVersion, kind, raw, err
 }
 
-// typeSchemes are the schemes of the servers of kube-apiserver's chain,
-// which name the Go type of every built-in stored kind.
-var typeSchemes = []*apiruntime.Scheme{legacyscheme.Scheme, apiextensionsapiserver.Scheme, aggregatorscheme.Scheme}
+// typeSchemes name the Go type of every built-in stored kind, as the
+// schemes of the servers of kube-apiserver's chain do. The apiextensions
+// server's scheme is its group's install, made here: its package would
+// bring the whole generic server (admission, informers) into every
+// package that reads a stored value.
+var typeSchemes = []*apiruntime.Scheme{legacyscheme.Scheme, apiextensionsScheme(), aggregatorscheme.Scheme}
+
+func apiextensionsScheme() *apiruntime.Scheme {
+	s := apiruntime.NewScheme()
+	apiextensionsinstall.Install(s)
+	return s
+}
 
 var kindMessages sync.Map // schema.GroupVersionKind → *message
 

@@ -8,7 +8,13 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	// The built-in groups in legacyscheme, as the server's providers
+	// install them in regctl.
+	_ "k8s.io/kubernetes/pkg/apis/core/install"
 )
 
 // paths are the paths of fields.
@@ -142,5 +148,53 @@ func TestNewerOrdersVersionsAsKubernetesDoes(t *testing.T) {
 		if got := Newer(c.stored, c.writes); got != c.newer {
 			t.Errorf("Newer(%s, %s) = %v, want %v", c.stored, c.writes, got, c.newer)
 		}
+	}
+}
+
+// TestKindsOfEveryServerOfTheChainAreWalked stores, as the apiserver's
+// protobuf serializer wraps a value, one kind of each server of
+// kube-apiserver's chain with a field its type does not declare: each is
+// walked by its type. A kind no scheme holds is not walked.
+func TestKindsOfEveryServerOfTheChainAreWalked(t *testing.T) {
+	stored := func(apiVersion, kind string, raw []byte) []byte {
+		t.Helper()
+		u := runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: apiVersion, Kind: kind}, Raw: withField(raw, 999)}
+		data, err := u.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append([]byte("k8s\x00"), data...)
+	}
+	marshal := func(m interface{ Marshal() ([]byte, error) }) []byte {
+		t.Helper()
+		b, err := m.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	meta := metav1.ObjectMeta{Name: "x"}
+	for _, c := range []struct {
+		apiVersion, kind string
+		raw              []byte
+	}{
+		{"v1", "Pod", marshal(&corev1.Pod{ObjectMeta: meta})},
+		{"apiextensions.k8s.io/v1beta1", "CustomResourceDefinition", marshal(&apiextensionsv1beta1.CustomResourceDefinition{ObjectMeta: meta})},
+		{"apiextensions.k8s.io/v1", "CustomResourceDefinition", marshal(&apiextensionsv1.CustomResourceDefinition{ObjectMeta: meta})},
+		{"apiregistration.k8s.io/v1", "APIService", marshal(&apiregistrationv1.APIService{ObjectMeta: meta})},
+	} {
+		gvk, fields, err := ProtobufFields(stored(c.apiVersion, c.kind, c.raw), 5)
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.apiVersion, c.kind, err)
+		}
+		if gvk.Kind != c.kind || gvk.GroupVersion().String() != c.apiVersion {
+			t.Errorf("%s %s read as %v", c.apiVersion, c.kind, gvk)
+		}
+		if want := []string{"#999"}; !slices.Equal(paths(fields), want) {
+			t.Errorf("%s %s: unknown fields %v, want %v", c.apiVersion, c.kind, paths(fields), want)
+		}
+	}
+	if _, fields, err := ProtobufFields(stored("example.com/v1", "Widget", nil), 5); err != nil || fields != nil {
+		t.Errorf("a kind no scheme holds: %v, %v", fields, err)
 	}
 }
