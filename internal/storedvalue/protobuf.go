@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"google.golang.org/protobuf/encoding/protowire"
-	apiextensionsinstall "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
+	apiextensionsscheme "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/scheme"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	aggregatorscheme "k8s.io/kube-aggregator/pkg/apiserver/scheme"
@@ -334,17 +334,12 @@ func unwrapProtobuf(data []byte) (apiVersion, kind string, raw []byte, err error
 }
 
 // typeSchemes name the Go type of every built-in stored kind, as the
-// schemes of the servers of kube-apiserver's chain do. The apiextensions
-// server's scheme is its group's install, made here: its package would
-// bring the whole generic server (admission, informers) into every
-// package that reads a stored value.
-var typeSchemes = []*apiruntime.Scheme{legacyscheme.Scheme, apiextensionsScheme(), aggregatorscheme.Scheme}
-
-func apiextensionsScheme() *apiruntime.Scheme {
-	s := apiruntime.NewScheme()
-	apiextensionsinstall.Install(s)
-	return s
-}
+// schemes of the servers of kube-apiserver's chain do. A stored value is of
+// a versioned type, and the apiextensions group's versioned types are in
+// its generated clientset's scheme, which regctl initialises anyway: the
+// apiextensions server's own package would bring the whole generic server
+// (admission, informers) into every package that reads a stored value.
+var typeSchemes = []*apiruntime.Scheme{legacyscheme.Scheme, apiextensionsscheme.Scheme, aggregatorscheme.Scheme}
 
 var kindMessages sync.Map // schema.GroupVersionKind → *message
 
